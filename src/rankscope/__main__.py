@@ -1,0 +1,5 @@
+import sys
+
+from rankscope.cli.app import main
+
+sys.exit(main())

@@ -1,0 +1,81 @@
+"""The ``rankscope`` command: a thin layer over the library.
+
+Each command lives in its own module of this package and exposes ``register(app)``; modules are
+found at start-up so that commands stay independent. Heavy imports happen inside the commands.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import click
+import typer
+
+from rankscope import __version__
+from rankscope.errors import RankscopeError
+
+app = typer.Typer(
+    name="rankscope",
+    help="Measure, compare and judge the quality of search and retrieval systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"rankscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Measure, compare and judge the quality of search and retrieval systems."""
+
+
+def _register_commands() -> None:
+    package = importlib.import_module("rankscope.cli")
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name in {"app", "common"} or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"rankscope.cli.{info.name}")
+        register = getattr(module, "register", None)
+        if register is not None:
+            register(app)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run the CLI; print a RankscopeError's message (no traceback) and exit non-zero."""
+    try:
+        result = app(args=argv, standalone_mode=False)
+    except RankscopeError as error:
+        print(f"rankscope: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Abort:
+        print("rankscope: aborted", file=sys.stderr)
+        return 130
+    except KeyboardInterrupt:
+        print("rankscope: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,112 @@
+"""Ranked results as an immutable columnar value, ordered the way trec_eval orders them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from rankscope.data.qrels import _byte_key
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Run:
+    """query_id -> ranked (doc_id, score), with a run name.
+
+    Layout (all rows of one query are contiguous, queries in ``query_ids`` order):
+
+    - ``query_ids``: unique query ids, sorted by byte order (trec_eval's ``strcmp`` order).
+    - ``offsets``: int64, length ``len(query_ids) + 1``; rows of query ``i`` are
+      ``offsets[i]:offsets[i+1]``.
+    - ``doc_ids``: pyarrow string array; within a query rows are in trec_eval's order:
+      score descending, ties broken by doc_id descending (byte order). A file's rank column is
+      ignored, as trec_eval ignores it.
+    - ``scores``: float64, one per row.
+
+    Build with the readers in :mod:`rankscope.data` or :meth:`from_dict`; never mutate the arrays.
+    """
+
+    name: str
+    query_ids: tuple[str, ...]
+    offsets: npt.NDArray[np.int64]
+    doc_ids: pa.Array
+    scores: npt.NDArray[np.float64]
+    source: str | None = None
+
+    @classmethod
+    def from_dict(
+        cls, data: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None
+    ) -> Run:
+        """Build from ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
+        qids = sorted((str(q) for q in data), key=_byte_key)
+        docs: list[str] = []
+        scores: list[float] = []
+        offsets = [0]
+        for q in qids:
+            ranked = sorted(
+                ((str(d), float(s)) for d, s in data[q].items()),
+                key=lambda ds: (-ds[1], _neg_bytes(ds[0])),
+            )
+            for d, s in ranked:
+                docs.append(d)
+                scores.append(s)
+            offsets.append(len(docs))
+        return cls(
+            name=name,
+            query_ids=tuple(qids),
+            offsets=np.asarray(offsets, dtype=np.int64),
+            doc_ids=pa.array(docs, type=pa.string()),
+            scores=np.asarray(scores, dtype=np.float64),
+            source=source,
+        )
+
+    def __len__(self) -> int:
+        return int(self.scores.shape[0])
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.query_ids)
+
+    def ranking(self, query_id: str) -> list[tuple[str, float]]:
+        """The ranked ``(doc_id, score)`` list of one query (empty when absent)."""
+        try:
+            i = self.query_ids.index(query_id)
+        except ValueError:
+            return []
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        docs = self.doc_ids.slice(lo, hi - lo).to_pylist()
+        return list(zip(docs, self.scores[lo:hi].tolist(), strict=True))
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        return {q: dict(self.ranking(q)) for q in self.query_ids}
+
+    def __iter__(self) -> Iterator[tuple[str, str, int, float]]:
+        """Rows as ``(query_id, doc_id, rank, score)``, rank 1-based in trec_eval order."""
+        docs = self.doc_ids.to_pylist()
+        scores = self.scores.tolist()
+        for i, q in enumerate(self.query_ids):
+            lo = int(self.offsets[i])
+            for r in range(lo, int(self.offsets[i + 1])):
+                yield q, docs[r], r - lo + 1, scores[r]
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.num_queries} queries, {len(self)} rows)"
+
+
+class _neg_bytes:  # noqa: N801 - a sort key: reverses byte order of a string
+    __slots__ = ("b",)
+
+    def __init__(self, s: str) -> None:
+        self.b = _byte_key(s)
+
+    def __lt__(self, other: _neg_bytes) -> bool:
+        return self.b > other.b
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _neg_bytes) and self.b == other.b
+
+    def __hash__(self) -> int:
+        return hash(self.b)

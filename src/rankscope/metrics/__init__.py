@@ -1,0 +1,1 @@
+"""IR measures: names, trec_eval-exact kernels and the evaluate() API."""
