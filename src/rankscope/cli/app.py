@@ -55,7 +55,7 @@ _register_commands()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the CLI; print a RankscopeError's message (no traceback) and exit non-zero."""
+    """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero."""
     try:
         result = app(args=argv, standalone_mode=False)
     except RankscopeError as error:

@@ -96,7 +96,7 @@ class Run:
         return f"Run({self.name!r}, {self.num_queries} queries, {len(self)} rows)"
 
 
-class _neg_bytes:  # noqa: N801 - a sort key: reverses byte order of a string
+class _neg_bytes:  # a sort key that reverses the byte order of a string
     __slots__ = ("b",)
 
     def __init__(self, s: str) -> None:
