@@ -240,8 +240,19 @@ def _walk_class(entry: _Entry, documented: set[int]) -> Iterator[_Entry]:
         yield _Entry(f"{entry.doc_id}.{attr}", entry.module, kind, value, rank)
 
 
-def _document(entry: _Entry) -> Document | None:
+def _docstring(entry: _Entry) -> str | None:
     raw = getattr(entry.obj, "__doc__", None)
+    if entry.kind == "class" and not raw:
+        # Some classes (concurrent.futures.ThreadPoolExecutor) document themselves in __init__;
+        # only a Python-level __init__ of their own counts, not object's generic slot text.
+        init = vars(entry.obj).get("__init__")
+        if inspect.isfunction(init):
+            raw = init.__doc__
+    return raw if isinstance(raw, str) else None
+
+
+def _document(entry: _Entry) -> Document | None:
+    raw = _docstring(entry)
     if not isinstance(raw, str):
         return None
     doc = inspect.cleandoc(raw).strip()
