@@ -1,0 +1,93 @@
+"""Checkpoints: one result file per finished configuration plus a manifest, written atomically.
+
+The manifest maps each configuration name to the hash of everything that decides its results
+(configuration, corpus, queries, retrieval settings). A rerun reuses a configuration only when
+its hash still matches and its file is intact, so an interrupted benchmark resumes where it
+stopped and a changed suite recomputes exactly what changed. Judgments are not part of the hash:
+measures are always recomputed from the stored rankings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+
+def safe_name(name: str) -> str:
+    """A file-name-safe form of a configuration name."""
+    return _UNSAFE.sub("_", name).strip("._") or "config"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` so that readers see the old file or the new one, never half of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_json(path: Path, data: Any) -> None:
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+
+
+class Checkpoints:
+    """The ``configs/`` folder and ``manifest.json`` of an output folder."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.out_dir = out_dir
+        self.folder = out_dir / "configs"
+        self.manifest_path = out_dir / MANIFEST
+        self.entries: dict[str, dict[str, Any]] = {}
+        if self.manifest_path.is_file():
+            try:
+                data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+                self.entries = dict(data.get("configs", {}))
+            except (OSError, ValueError, AttributeError):
+                self.entries = {}  # a damaged manifest only costs recomputation
+
+    def path_for(self, name: str) -> Path:
+        return self.folder / f"{safe_name(name)}.json"
+
+    def load(self, name: str, key: str) -> dict[str, Any] | None:
+        """The stored record of a finished configuration when its key still matches."""
+        entry = self.entries.get(name)
+        if not entry or entry.get("key") != key or entry.get("status") != "ok":
+            return None
+        path = self.out_dir / str(entry.get("file", ""))
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(record, dict) or record.get("key") != key:
+            return None
+        return record
+
+    def save(self, record: dict[str, Any]) -> None:
+        """Store a configuration's record, then point the manifest at it."""
+        name = str(record["name"])
+        path = self.path_for(name)
+        atomic_write_json(path, record)
+        self.entries[name] = {
+            "key": record["key"],
+            "status": record["status"],
+            "file": path.relative_to(self.out_dir).as_posix(),
+        }
+        atomic_write_json(self.manifest_path, {"version": 1, "configs": self.entries})
+
+    def clear(self) -> None:
+        self.entries = {}
+        atomic_write_json(self.manifest_path, {"version": 1, "configs": {}})

@@ -1,0 +1,324 @@
+"""Run a suite: per configuration, chunk, index (timed), warm up, then measure repeated runs.
+
+For each configuration the runner
+
+1. chunks the documents when the configuration asks for it (engines index chunks);
+2. builds the engine and indexes, timing it;
+3. runs every query ``warmup`` times untimed, then ``repeats`` times timed, one latency sample
+   per query execution; queries run in a thread pool of ``concurrency`` workers when the engine
+   says it is ``thread_safe``;
+4. maps chunk hits back to documents (a document ranks where its best chunk ranks), fetching
+   ``max_k × chunk_fetch_factor`` chunks so that ``max_k`` distinct documents usually come back;
+5. checkpoints the record (rankings, latencies, index time) and writes its TREC run file.
+
+A configuration that raises is recorded as failed with its message and the others still run;
+``KeyboardInterrupt`` stops the benchmark, and finished configurations are kept for ``resume``.
+Measures are computed at the end from all rankings, by :mod:`rankscope.bench.evaluation`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from rankscope.bench.build import build_engine
+from rankscope.bench.checkpoint import (
+    Checkpoints,
+    atomic_write_json,
+    atomic_write_text,
+    safe_name,
+)
+from rankscope.bench.results import BenchmarkResult, assemble_results
+from rankscope.engines.base import Document, Engine, Hit, Query
+from rankscope.engines.chunking import chunk_documents, collapse_to_documents
+from rankscope.errors import RankscopeError
+from rankscope.suite.model import Suite
+from rankscope.suite.schema import Settings
+from rankscope.suite.sweep import BenchConfig
+
+
+class Reporter(Protocol):
+    """Receives progress; the CLI shows it as a progress bar."""
+
+    def start(self, config: BenchConfig, total: int) -> None: ...
+
+    def advance(self, steps: int = 1) -> None: ...
+
+    def finish(self, config: BenchConfig, status: str, resumed: bool) -> None: ...
+
+
+class NullReporter:
+    def start(self, config: BenchConfig, total: int) -> None:
+        pass
+
+    def advance(self, steps: int = 1) -> None:
+        pass
+
+    def finish(self, config: BenchConfig, status: str, resumed: bool) -> None:
+        pass
+
+
+@dataclass
+class _QueryFailure(Exception):
+    query_id: str
+    error: Exception
+
+
+def run_benchmark(
+    suite: Suite,
+    out_dir: str | Path,
+    *,
+    resume: bool = True,
+    reporter: Reporter | None = None,
+    engine_factory: Callable[[BenchConfig], Engine] = build_engine,
+) -> BenchmarkResult:
+    """Run every configuration of ``suite``, writing results under ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    report = reporter or NullReporter()
+    atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
+
+    docs = suite.documents()
+    qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
+    context = _checkpoint_context(suite)
+    checkpoints = Checkpoints(out)
+    if not resume:
+        checkpoints.clear()
+
+    records: list[dict[str, Any]] = []
+    for config in suite.configs:
+        key = config.key(*context)
+        record = checkpoints.load(config.name, key) if resume else None
+        if record is not None:
+            record["resumed"] = True
+            report.finish(config, "ok", resumed=True)
+        else:
+            record = run_config(config, docs, suite.queries, suite.settings, report, engine_factory)
+            record["key"] = key
+            if record["status"] == "ok":
+                _write_outputs(out, record, suite.settings)
+            checkpoints.save(record)
+            record["resumed"] = False
+            report.finish(config, str(record["status"]), resumed=False)
+        records.append(record)
+
+    result = assemble_results(suite, records, qrels)
+    atomic_write_json(out / "results.json", result.data)
+    return result
+
+
+def run_config(
+    config: BenchConfig,
+    docs: Sequence[Document],
+    queries: Sequence[Query],
+    settings: Settings,
+    reporter: Reporter | None = None,
+    engine_factory: Callable[[BenchConfig], Engine] = build_engine,
+) -> dict[str, Any]:
+    """Benchmark one configuration; failures are returned as a record, never raised.
+
+    ``KeyboardInterrupt`` (and other non-``Exception`` exits) propagate.
+    """
+    report = reporter or NullReporter()
+    passes = settings.warmup + settings.repeats
+    report.start(config, total=1 + passes * len(queries))
+    record: dict[str, Any] = {
+        "name": config.name,
+        "config": config.to_dict(),
+        "status": "ok",
+        "error": None,
+        "stage": None,
+        "started_at": _now(),
+        "warmup": settings.warmup,
+        "repeats": settings.repeats,
+    }
+    stage = "chunk"
+    try:
+        units: Sequence[Document] = docs
+        parents: dict[str, str] | None = None
+        if config.chunking is not None:
+            c = config.chunking
+            units = chunk_documents(docs, c.size, c.overlap, c.unit)
+            parents = {u.id: u.parent_id or u.id for u in units}
+        record["num_documents"] = len(docs)
+        record["num_units"] = len(units)
+        fetch_k = settings.max_k * (settings.chunk_fetch_factor if parents is not None else 1)
+        record["fetch_k"] = fetch_k
+
+        stage = "build"
+        with engine_factory(config) as engine:
+            for query in queries:  # refuse unsupported kinds before spending time on indexing
+                engine.check_kind(query)
+            stage = "index"
+            started = time.perf_counter()
+            engine.index(units)
+            record["index_time_s"] = time.perf_counter() - started
+            reporter_advance = report.advance
+            reporter_advance(1)
+
+            stage = "search"
+            workers = settings.concurrency if engine.thread_safe else 1
+            record["concurrency"] = workers
+            samples: dict[str, list[float]] = {q.id: [] for q in queries}
+            first: dict[str, list[Hit]] | None = None
+            wall = 0.0
+            with ThreadPoolExecutor(max_workers=workers) if workers > 1 else _NoPool() as pool:
+                for pass_no in range(passes):
+                    hits, times, elapsed = _run_pass(engine, queries, fetch_k, pool, report)
+                    if pass_no < settings.warmup:
+                        continue
+                    wall += elapsed
+                    for qid, seconds in times.items():
+                        samples[qid].append(seconds)
+                    if first is None:
+                        first = hits
+        assert first is not None  # repeats >= 1 is enforced by the schema
+        record["latency_samples_s"] = samples
+        record["measured_wall_s"] = wall
+        executions = settings.repeats * len(queries)
+        record["qps"] = executions / wall if wall > 0 else None
+        record["rankings"], record["chunk_rankings"] = _rankings(
+            first, parents, settings.max_k, units, text_depth=max(settings.k)
+        )
+    except _QueryFailure as failure:
+        _fail(record, stage, failure.error, f"query {failure.query_id!r}: ")
+    except Exception as error:
+        _fail(record, stage, error, "")
+    record["finished_at"] = _now()
+    return record
+
+
+def _fail(record: dict[str, Any], stage: str, error: Exception, prefix: str) -> None:
+    record["status"] = "failed"
+    record["stage"] = stage
+    kind = "" if isinstance(error, RankscopeError) else f"{type(error).__name__}: "
+    record["error"] = f"{stage} failed: {prefix}{kind}{error}"
+    for key in ("rankings", "chunk_rankings", "latency_samples_s"):
+        record.pop(key, None)
+
+
+class _NoPool:
+    """Runs tasks inline (engines that are not thread-safe, or concurrency 1)."""
+
+    def __enter__(self) -> _NoPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def map(self, fn: Callable[[Query], Any], items: Sequence[Query]) -> list[Any]:
+        return [fn(item) for item in items]
+
+
+def _run_pass(
+    engine: Engine, queries: Sequence[Query], k: int, pool: Any, report: Reporter
+) -> tuple[dict[str, list[Hit]], dict[str, float], float]:
+    def one(query: Query) -> tuple[str, list[Hit], float]:
+        started = time.perf_counter()
+        try:
+            hits = engine.search(query, k)
+        except Exception as error:
+            raise _QueryFailure(query.id, error) from error
+        elapsed = time.perf_counter() - started
+        report.advance(1)
+        return query.id, hits, elapsed
+
+    started = time.perf_counter()
+    outcomes = list(pool.map(one, queries))
+    wall = time.perf_counter() - started
+    hits = {qid: h for qid, h, _ in outcomes}
+    times = {qid: t for qid, _, t in outcomes}
+    return hits, times, wall
+
+
+def _rankings(
+    hits: dict[str, list[Hit]],
+    parents: dict[str, str] | None,
+    max_k: int,
+    units: Sequence[Document],
+    text_depth: int,
+) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]] | None]:
+    """Document rankings (``[[doc, score], ...]``) and, when chunked, the chunk rankings.
+
+    Chunk rows are ``[chunk_id, doc_id, score, text]``; the text (for graders) is kept for the
+    first ``text_depth`` chunks of each query and None below.
+    """
+    docs: dict[str, list[list[Any]]] = {}
+    chunks: dict[str, list[list[Any]]] | None = None if parents is None else {}
+    texts = {u.id: u.text for u in units} if parents is not None else {}
+    for qid, ranked in hits.items():
+        if parents is None:
+            docs[qid] = [[h.doc_id, float(h.score)] for h in ranked[:max_k]]
+            continue
+        collapsed = collapse_to_documents(ranked, max_k, parents)
+        docs[qid] = [[h.doc_id, float(h.score)] for h in collapsed]
+        assert chunks is not None
+        # keep the chunks up to the one that contributed the last kept document
+        wanted = {h.doc_id for h in collapsed}
+        kept: list[list[Any]] = []
+        for h in ranked:
+            if not wanted:
+                break
+            parent = parents.get(h.doc_id, h.doc_id)
+            text = texts.get(h.doc_id) if len(kept) < text_depth else None
+            kept.append([h.doc_id, parent, float(h.score), text])
+            wanted.discard(parent)
+        chunks[qid] = kept
+    return docs, chunks
+
+
+def _write_outputs(out: Path, record: dict[str, Any], settings: Settings) -> None:
+    """The TREC run file and, for chunked configurations, the chunk-level results."""
+    name = str(record["name"])
+    base = safe_name(name)
+    lines = []
+    for qid in sorted(record["rankings"]):
+        for rank, (doc, score) in enumerate(record["rankings"][qid], start=1):
+            lines.append(f"{qid} Q0 {doc} {rank} {score:.6f} {base}\n")
+    run_path = out / "runs" / f"{base}.trec"
+    atomic_write_text(run_path, "".join(lines))
+    record["run_file"] = run_path.relative_to(out).as_posix()
+    chunks = record.get("chunk_rankings")
+    if chunks:
+        rows = []
+        for qid in sorted(chunks):
+            for rank, (chunk_id, doc_id, score, text) in enumerate(chunks[qid], start=1):
+                rows.append(
+                    json.dumps(
+                        {
+                            "query_id": qid,
+                            "rank": rank,
+                            "chunk_id": chunk_id,
+                            "doc_id": doc_id,
+                            "score": score,
+                            "text": text,
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
+        chunk_path = out / "chunks" / f"{base}.jsonl"
+        atomic_write_text(chunk_path, "".join(rows))
+        record["chunks_file"] = chunk_path.relative_to(out).as_posix()
+
+
+def _checkpoint_context(suite: Suite) -> tuple[object, ...]:
+    s = suite.settings
+    retrieval = {
+        "max_k": s.max_k,
+        "warmup": s.warmup,
+        "repeats": s.repeats,
+        "concurrency": s.concurrency,
+        "chunk_fetch_factor": s.chunk_fetch_factor,
+    }
+    return (suite.corpus_fingerprint(), suite.queries_fingerprint(), retrieval)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,271 @@
+"""Corpus sources: BEIR folders, JSONL files, folders of files, ir_datasets, Python docstrings.
+
+Each source yields :class:`~rankscope.engines.base.Document` values; BEIR folders and ir_datasets
+also bring their own queries and judgments, which the suite uses when it gives none itself.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rankscope.data.qrels import Qrels
+from rankscope.engines.base import Document, Query
+from rankscope.errors import ConfigError, FormatError
+from rankscope.suite.schema import (
+    BeirCorpus,
+    CorpusSpec,
+    DocstringsCorpus,
+    FilesCorpus,
+    IrDatasetsCorpus,
+    JsonlCorpus,
+)
+
+# Definitions in most languages: def/class (Python), function (JS), func (Go), fn/struct (Rust)...
+_SYMBOL_RE = re.compile(
+    r"^\s*(?:export\s+|pub(?:\([^)]*\))?\s+|async\s+|public\s+|private\s+|static\s+)*"
+    r"(?:def|class|function|func|fn|struct|interface|trait|enum|type|module)\s+"
+    r"(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)",
+    re.MULTILINE,
+)
+
+
+def load_documents(spec: CorpusSpec, base_dir: Path) -> list[Document]:
+    """All documents of a corpus, in a stable order."""
+    if isinstance(spec, BeirCorpus):
+        folder = _existing(base_dir / spec.path, "corpus.path", folder=True)
+        return list(read_jsonl_documents(_existing(folder / "corpus.jsonl", "corpus.path")))
+    if isinstance(spec, JsonlCorpus):
+        path = _existing(base_dir / spec.path, "corpus.path")
+        return list(
+            read_jsonl_documents(path, spec.id_field, spec.title_field, spec.text_field)
+        )
+    if isinstance(spec, FilesCorpus):
+        return read_file_documents(spec, base_dir)
+    if isinstance(spec, IrDatasetsCorpus):
+        dataset = _ir_dataset(spec.dataset)
+        return [_ir_document(d) for d in dataset.docs_iter()]
+    if isinstance(spec, DocstringsCorpus):
+        stdlib = importlib.import_module("rankscope.demo.stdlib")
+        docs: list[Document] = stdlib.load_corpus(spec.modules)
+        return docs
+    raise ConfigError(f"unknown corpus type {spec!r}")  # pragma: no cover - schema prevents it
+
+
+def corpus_queries(spec: CorpusSpec, base_dir: Path) -> list[Query] | None:
+    """Queries that come with the corpus (BEIR ``queries.jsonl``, ir_datasets), else None."""
+    if isinstance(spec, BeirCorpus):
+        path = _existing(base_dir / spec.path / "queries.jsonl", "corpus.path")
+        return read_jsonl_queries(path)
+    if isinstance(spec, IrDatasetsCorpus):
+        dataset = _ir_dataset(spec.dataset)
+        if not dataset.has_queries():
+            return None
+        return [Query(id=str(q.query_id), text=_ir_query_text(q)) for q in dataset.queries_iter()]
+    return None
+
+
+def corpus_qrels(spec: CorpusSpec, base_dir: Path) -> Qrels | None:
+    """Judgments that come with the corpus (BEIR ``qrels/<split>.tsv``, ir_datasets), else None."""
+    if isinstance(spec, BeirCorpus):
+        path = base_dir / spec.path / "qrels" / f"{spec.split}.tsv"
+        if not path.is_file():
+            splits = sorted(p.stem for p in (base_dir / spec.path / "qrels").glob("*.tsv"))
+            raise ConfigError(
+                f"BEIR folder has no qrels file for split {spec.split!r}",
+                path=path,
+                hint=f"set corpus.split to one of: {', '.join(splits) or '(none found)'}",
+            )
+        from rankscope.suite.judgments import read_qrels_file
+
+        return read_qrels_file(path)
+    if isinstance(spec, IrDatasetsCorpus):
+        dataset = _ir_dataset(spec.dataset)
+        if not dataset.has_qrels():
+            return None
+        judged: dict[str, dict[str, int]] = {}
+        for row in dataset.qrels_iter():
+            judged.setdefault(str(row.query_id), {})[str(row.doc_id)] = int(row.relevance)
+        return Qrels.from_dict(judged, source=f"ir_datasets:{spec.dataset}")
+    return None
+
+
+def read_jsonl_documents(
+    path: Path,
+    id_field: str | None = None,
+    title_field: str = "title",
+    text_field: str = "text",
+) -> Iterator[Document]:
+    """Documents from JSONL; the id is ``id_field`` or else ``_id`` / ``id`` / ``doc_id``."""
+    for line_no, obj in _jsonl_objects(path):
+        doc_id = _pick_id(obj, id_field, ("_id", "id", "doc_id", "docid"), path, line_no)
+        text = obj.get(text_field, "")
+        title = obj.get(title_field, "")
+        if not isinstance(text, str) or not isinstance(title, str):
+            raise FormatError(
+                f"`{text_field}` and `{title_field}` must be strings",
+                path=path,
+                line=line_no,
+                value=text if not isinstance(text, str) else title,
+            )
+        extra = {
+            str(k): str(v)
+            for k, v in _flatten(obj).items()
+            if k not in {text_field, title_field, id_field, "_id", "id", "doc_id", "docid"}
+        }
+        yield Document(id=doc_id, text=text, title=title, fields=extra)
+
+
+def read_jsonl_queries(path: Path) -> list[Query]:
+    """Queries from JSONL: ``_id``/``id`` and ``text``, plus ``category`` when present."""
+    queries = []
+    for line_no, obj in _jsonl_objects(path):
+        qid = _pick_id(obj, None, ("_id", "id", "query_id", "qid"), path, line_no)
+        text = obj.get("text", obj.get("query"))
+        if not isinstance(text, str):
+            raise FormatError(
+                "query has no `text` string", path=path, line=line_no, value=obj.get("text")
+            )
+        category = obj.get("category")
+        queries.append(Query(id=qid, text=text, category=None if category is None else str(category)))
+    return queries
+
+
+def read_file_documents(spec: FilesCorpus, base_dir: Path) -> list[Document]:
+    """Each text file under the folder is a document; its id is its relative POSIX path.
+
+    Hidden files and folders (``.git``, ``.venv``...) are skipped, as are binary files and files
+    over ``max_bytes``. ``fields["path"]`` holds the path and ``fields["symbols"]`` the names the
+    file defines (def/class/function...), used by ``expected_symbols`` judgments.
+    """
+    root = _existing(base_dir / spec.path, "corpus.path", folder=True)
+    seen: set[Path] = set()
+    docs: list[Document] = []
+    for pattern in spec.glob:
+        for file in sorted(root.glob(pattern)):
+            rel = file.relative_to(root).as_posix()
+            if file in seen or not file.is_file() or any(p.startswith(".") for p in rel.split("/")):
+                continue
+            if any(fnmatch.fnmatch(rel, ex) for ex in spec.exclude):
+                continue
+            seen.add(file)
+            try:
+                raw = file.read_bytes()
+            except OSError:
+                continue
+            if len(raw) > spec.max_bytes or b"\0" in raw[:8192]:
+                continue
+            text = raw.decode("utf-8", errors="replace")
+            symbols = " ".join(dict.fromkeys(_SYMBOL_RE.findall(text)))
+            docs.append(
+                Document(
+                    id=rel,
+                    text=text,
+                    title=rel,
+                    fields={"path": rel, "symbols": symbols},
+                )
+            )
+    if not docs:
+        raise ConfigError(
+            "the files corpus matched no readable text files",
+            path=root,
+            value=spec.glob,
+            hint="check corpus.path and corpus.glob (e.g. glob: '**/*.py')",
+        )
+    return docs
+
+
+def _jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    with path.open(encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise FormatError(
+                    f"not valid JSON: {error.msg}", path=path, line=line_no, value=line.strip()
+                ) from None
+            if not isinstance(obj, dict):
+                raise FormatError("each line must be a JSON object", path=path, line=line_no)
+            yield line_no, obj
+
+
+def _pick_id(
+    obj: dict[str, Any], field: str | None, candidates: tuple[str, ...], path: Path, line: int
+) -> str:
+    names = (field,) if field else candidates
+    for name in names:
+        if name in obj and obj[name] is not None:
+            return str(obj[name])
+    raise FormatError(
+        f"object has no id field (looked for {', '.join(names)})",
+        path=path,
+        line=line,
+        hint="add an `_id` or `id` key, or set corpus.id_field",
+    )
+
+
+def _flatten(obj: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if isinstance(value, dict):
+            for sub, inner in value.items():
+                if isinstance(inner, str | int | float):
+                    out[str(sub)] = inner
+        elif isinstance(value, str | int | float) and not isinstance(value, bool):
+            out[key] = value
+    return out
+
+
+def _existing(path: Path, yaml_path: str, folder: bool = False) -> Path:
+    ok = path.is_dir() if folder else path.exists()
+    if not ok:
+        kind = "folder" if folder else "file"
+        raise ConfigError(
+            f"{yaml_path}: {kind} not found",
+            path=path,
+            hint="paths in a suite are relative to the suite file",
+        )
+    return path
+
+
+def _ir_dataset(name: str) -> Any:
+    try:
+        ir_datasets = importlib.import_module("ir_datasets")
+    except ImportError:
+        raise ConfigError(
+            f"corpus type ir_datasets ({name!r}) needs the ir_datasets package, which is not "
+            f"installed",
+            hint="pip install ir_datasets; it downloads the dataset on first use, so run it on a "
+            "machine with internet access (or use a local BEIR folder: corpus.type: beir)",
+        ) from None
+    try:
+        return ir_datasets.load(name)
+    except KeyError:
+        raise ConfigError(
+            f"ir_datasets does not know the dataset {name!r}",
+            hint="see https://ir-datasets.com for valid ids, e.g. beir/scifact/test",
+        ) from None
+
+
+def _ir_document(doc: Any) -> Document:
+    fields = doc._asdict() if hasattr(doc, "_asdict") else {}
+    text = str(fields.pop("text", fields.pop("body", "")) or "")
+    title = str(fields.pop("title", "") or "")
+    doc_id = str(fields.pop("doc_id"))
+    extra = {k: str(v) for k, v in fields.items() if isinstance(v, str)}
+    return Document(id=doc_id, text=text, title=title, fields=extra)
+
+
+def _ir_query_text(query: Any) -> str:
+    for name in ("text", "title", "query"):
+        value = getattr(query, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return str(query[1])

@@ -1,0 +1,248 @@
+"""Load a suite file: YAML with line numbers -> validated spec -> resolved :class:`Suite`.
+
+Every problem is reported as a :class:`~rankscope.errors.ConfigError` naming the file, the line,
+the path inside the YAML (``queries[3].kind``), what was found and what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from rankscope.data.qrels import Qrels
+from rankscope.engines.base import Query
+from rankscope.errors import ConfigError
+from rankscope.suite.corpus import corpus_qrels, corpus_queries, read_jsonl_queries
+from rankscope.suite.judgments import CodeExpectation, JudgmentSet, read_qrels_file
+from rankscope.suite.model import Suite
+from rankscope.suite.schema import QueriesFile, QuerySpec, SuiteSpec, parse_boosted_field
+from rankscope.suite.sweep import BenchConfig, expand_sweep, from_engine_spec
+from rankscope.suite.yamlpos import PathKey, format_path, line_of, load_yaml_with_lines, read_text
+
+_MAX_REPORTED = 8
+
+
+def load_suite(path: str | Path) -> Suite:
+    """Read and validate a suite file."""
+    file = Path(path)
+    return load_suite_text(read_text(file), source=str(file), base_dir=file.parent, path=file)
+
+
+def load_suite_text(
+    text: str, *, source: str = "<suite>", base_dir: Path | None = None, path: Path | None = None
+) -> Suite:
+    """Validate suite YAML given as text; relative paths resolve against ``base_dir``."""
+    data, lines = load_yaml_with_lines(text, source)
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            "a suite file must be a YAML mapping with name, corpus, queries and engines",
+            path=source,
+            line=1,
+            value=type(data).__name__,
+        )
+    try:
+        spec = SuiteSpec.model_validate(data)
+    except ValidationError as error:
+        raise _config_error(error, data, lines, source) from None
+    return _resolve(spec, lines, source, base_dir or Path.cwd(), path)
+
+
+def _resolve(
+    spec: SuiteSpec, lines: dict[PathKey, int], source: str, base_dir: Path, path: Path | None
+) -> Suite:
+    configs = [from_engine_spec(e) for e in spec.engines]
+    _check_engines(configs, [("engines", i, "engine") for i in range(len(configs))], lines, source)
+    if spec.sweep is not None:
+        swept = expand_sweep(spec.sweep)
+        _check_engines(swept, [("sweep", "engine")] * len(swept), lines, source)
+        named = {c.name for c in configs}
+        for config in swept:
+            if config.name not in named:
+                configs.append(config)
+
+    judgments = JudgmentSet()
+    if isinstance(spec.queries, list):
+        queries = [_query(q) for q in spec.queries]
+        for q in spec.queries:
+            _collect_judgments(q, judgments)
+    elif isinstance(spec.queries, QueriesFile):
+        qfile = base_dir / spec.queries.path
+        if not qfile.is_file():
+            raise ConfigError(
+                f"queries.path: file not found: {qfile}",
+                path=source,
+                line=line_of(("queries", "path"), lines),
+                hint="paths in a suite are relative to the suite file",
+            )
+        queries = read_jsonl_queries(qfile)
+    else:
+        found = corpus_queries(spec.corpus, base_dir)
+        if found is None:
+            raise ConfigError(
+                "the corpus brings no queries; add `queries:`",
+                path=source,
+                line=line_of(("corpus",), lines),
+            )
+        queries = found
+    corpus_judged = None
+    if spec.corpus.type in ("beir", "ir_datasets"):
+        corpus_judged = corpus_qrels(spec.corpus, base_dir)
+        if corpus_judged is not None and spec.queries is None:
+            # BEIR convention: the split's qrels decide which queries are evaluated.
+            judged = set(corpus_judged.query_ids)
+            queries = [q for q in queries if q.id in judged]
+    graded: dict[str, dict[str, int]] = {}
+    for extra in _qrels_files(spec, lines, source, base_dir, corpus_judged):
+        for qid, doc, grade in extra:
+            graded.setdefault(qid, {})[doc] = grade
+    judgments.graded = graded
+    if not queries:
+        raise ConfigError(
+            "the suite has no queries", path=source, line=line_of(("queries",), lines)
+        )
+    return Suite(
+        name=spec.name,
+        description=spec.description,
+        spec=spec,
+        base_dir=base_dir,
+        queries=queries,
+        judgments=judgments,
+        settings=spec.settings,
+        configs=configs,
+        path=path,
+    )
+
+
+def _qrels_files(
+    spec: SuiteSpec,
+    lines: dict[PathKey, int],
+    source: str,
+    base_dir: Path,
+    corpus_judged: Qrels | None,
+) -> list[Qrels]:
+    found: list[Qrels] = [] if corpus_judged is None else [corpus_judged]
+    entries = [spec.qrels] if isinstance(spec.qrels, str) else list(spec.qrels or [])
+    for i, entry in enumerate(entries):
+        file = base_dir / entry
+        if not file.is_file():
+            where: PathKey = ("qrels",) if isinstance(spec.qrels, str) else ("qrels", i)
+            raise ConfigError(
+                f"{format_path(where)}: qrels file not found: {file}",
+                path=source,
+                line=line_of(where, lines),
+                hint="paths in a suite are relative to the suite file",
+            )
+        found.append(read_qrels_file(file))
+    return found
+
+
+def _query(spec: QuerySpec) -> Query:
+    return Query(
+        id=spec.id,
+        text=spec.text,
+        kind=spec.kind,
+        field=spec.field,
+        fields=tuple(parse_boosted_field(f) for f in spec.fields),
+        slop=spec.slop,
+        must=tuple(spec.must),
+        should=tuple(spec.should),
+        must_not=tuple(spec.must_not),
+        category=spec.category,
+    )
+
+
+def _collect_judgments(spec: QuerySpec, judgments: JudgmentSet) -> None:
+    if spec.judgments:
+        judgments.inline[spec.id] = dict(spec.judgments)
+    if spec.needle_doc_id is not None:
+        judgments.needles[spec.id] = spec.needle_doc_id
+    if spec.expected_answer is not None:
+        judgments.answers[spec.id] = spec.expected_answer
+    if spec.expected_files or spec.expected_symbols:
+        judgments.code[spec.id] = CodeExpectation(
+            tuple(spec.expected_files), tuple(spec.expected_symbols)
+        )
+
+
+def _check_engines(
+    configs: list[BenchConfig], where: list[PathKey], lines: dict[PathKey, int], source: str
+) -> None:
+    try:
+        from rankscope.engines import engine_names
+
+        known = set(engine_names())
+    except Exception:  # an engine module that fails to import must not hide suite errors
+        return
+    for config, path in zip(configs, where, strict=True):
+        if config.engine not in known:
+            raise ConfigError(
+                f"{format_path(path)}: unknown engine {config.engine!r}",
+                path=source,
+                line=line_of(path, lines),
+                hint=f"expected one of: {', '.join(sorted(known))}",
+            )
+
+
+def _config_error(
+    error: ValidationError, data: Any, lines: dict[PathKey, int], source: str
+) -> ConfigError:
+    located = [(_yaml_loc(item["loc"], data, item["type"]), item) for item in error.errors()]
+    problems: list[tuple[int | None, str]] = []
+    for loc, item in located:
+        # A union reports every branch it tried; keep the most specific location only.
+        if any(len(other) > len(loc) and other[: len(loc)] == loc for other, _ in located):
+            continue
+        problems.append((line_of(loc, lines), _describe(item, loc)))
+    first_line = problems[0][0]
+    if len(problems) == 1:
+        return ConfigError(problems[0][1], path=source, line=first_line)
+    shown = problems[:_MAX_REPORTED]
+    text = f"{len(problems)} problems in the suite:\n" + "\n".join(
+        f"  line {ln if ln is not None else '?'}: {msg}" for ln, msg in shown
+    )
+    if len(problems) > len(shown):
+        text += f"\n  ... and {len(problems) - len(shown)} more"
+    return ConfigError(text, path=source, line=first_line)
+
+
+def _yaml_loc(loc: tuple[int | str, ...], data: Any, kind: str) -> PathKey:
+    """Map a pydantic location onto the YAML: drop union/tag segments that are not in the data."""
+    out: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        last = i == len(loc) - 1
+        if isinstance(node, Mapping) and part in node:
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            out.append(part)
+            node = node[part]
+        elif isinstance(node, Mapping) and isinstance(part, str) and last and kind == "missing":
+            out.append(part)
+        else:
+            continue
+    return tuple(out)
+
+
+def _describe(item: Mapping[str, Any], loc: PathKey) -> str:
+    where = format_path(loc)
+    kind = item["type"]
+    value = item.get("input")
+    if kind == "missing":
+        return f"{where}: required field is missing"
+    if kind == "extra_forbidden":
+        return f"{where}: unknown field (check its spelling; it is not part of the suite format)"
+    msg = str(item["msg"])
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, ") :]
+    if kind == "union_tag_invalid":
+        msg = f"unknown corpus type; expected one of {item.get('ctx', {}).get('expected_tags')}"
+    if kind == "union_tag_not_found":
+        msg = "the corpus needs a `type` (beir, jsonl, files, ir_datasets or python_docstrings)"
+    shown = ""
+    if not isinstance(value, Mapping | list) and value is not None:
+        shown = f" (got {value!r})"
+    return f"{where}: {msg}{shown}"

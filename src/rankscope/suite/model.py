@@ -1,0 +1,112 @@
+"""The resolved suite: queries, judgments, settings and configurations, ready to run."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rankscope.data.qrels import Qrels
+from rankscope.engines.base import Document, Query
+from rankscope.errors import ConfigError
+from rankscope.suite.corpus import load_documents
+from rankscope.suite.judgments import JudgmentSet
+from rankscope.suite.schema import Settings, SuiteSpec
+from rankscope.suite.sweep import BenchConfig, check_embedding_extra, preset_configs
+
+
+@dataclass
+class Suite:
+    """A loaded suite. Documents are read on first use and kept."""
+
+    name: str
+    description: str
+    spec: SuiteSpec
+    base_dir: Path
+    queries: list[Query]
+    judgments: JudgmentSet
+    settings: Settings
+    configs: list[BenchConfig]
+    path: Path | None = None
+    extra_qrels: Qrels | None = None
+    _documents: list[Document] | None = field(default=None, repr=False)
+    _qrels: Qrels | None = field(default=None, repr=False)
+
+    def documents(self) -> list[Document]:
+        if self._documents is None:
+            self._documents = load_documents(self.spec.corpus, self.base_dir)
+        return self._documents
+
+    def qrels(self) -> Qrels:
+        """Document-level judgments (code-search expectations resolved against the corpus)."""
+        if self._qrels is None:
+            docs: Sequence[Document] = self.documents() if self.judgments.code else ()
+            self._qrels = self.judgments.resolve(
+                docs, match_grade=max(1, self.settings.relevance_threshold)
+            )
+        return self._qrels
+
+    @property
+    def answers(self) -> dict[str, str]:
+        return dict(self.judgments.answers)
+
+    def corpus_fingerprint(self) -> str:
+        """A hash of the documents, so that a changed corpus invalidates checkpoints."""
+        digest = hashlib.sha256()
+        for doc in self.documents():
+            for part in (doc.id, doc.title, doc.text, *sorted(doc.fields.items())):
+                digest.update(str(part).encode("utf-8", "surrogateescape"))
+                digest.update(b"\0")
+        return digest.hexdigest()[:16]
+
+    def queries_fingerprint(self) -> str:
+        digest = hashlib.sha256(repr(self.queries).encode("utf-8", "surrogateescape"))
+        return digest.hexdigest()[:16]
+
+    def select(self, names: Sequence[str] = (), preset: str | None = None) -> Suite:
+        """A copy limited to configurations by name, or running a preset's configurations."""
+        configs = list(self.configs)
+        if preset is not None:
+            configs = preset_configs(preset)
+            check_embedding_extra(configs, f"preset {preset!r}")
+        if names:
+            by_name = {c.name: c for c in configs}
+            unknown = [n for n in names if n not in by_name]
+            if unknown:
+                raise ConfigError(
+                    f"no configuration named {', '.join(map(repr, unknown))} in suite "
+                    f"{self.name!r}",
+                    path=self.path,
+                    hint=f"choose from: {', '.join(by_name) or '(none)'}",
+                )
+            configs = [by_name[n] for n in names]
+        return replace(self, configs=configs)
+
+    def resolved(self) -> dict[str, Any]:
+        """The suite as it will run: absolute paths, sweep expanded into ``engines``."""
+        data = self.spec.model_dump(mode="json", exclude_none=True)
+        corpus = data["corpus"]
+        if "path" in corpus:
+            corpus["path"] = str((self.base_dir / corpus["path"]).resolve())
+        if isinstance(data.get("queries"), dict):
+            data["queries"]["path"] = str((self.base_dir / data["queries"]["path"]).resolve())
+        qrels = data.get("qrels")
+        if isinstance(qrels, str):
+            data["qrels"] = str((self.base_dir / qrels).resolve())
+        elif isinstance(qrels, list):
+            data["qrels"] = [str((self.base_dir / q).resolve()) for q in qrels]
+        data.pop("sweep", None)
+        data["engines"] = [_config_yaml(c) for c in self.configs]
+        return data
+
+    def resolved_yaml(self) -> str:
+        return yaml.safe_dump(self.resolved(), sort_keys=False, allow_unicode=True)
+
+
+def _config_yaml(config: BenchConfig) -> dict[str, Any]:
+    out = {k: v for k, v in config.to_dict().items() if v not in (None, {})}
+    return out

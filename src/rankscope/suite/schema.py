@@ -1,0 +1,289 @@
+"""The suite file's shape as pydantic models: what a user may write, with defaults.
+
+These models validate the YAML as written; :mod:`rankscope.suite.loader` turns a validated spec
+into a resolved :class:`~rankscope.suite.model.Suite` (documents, queries, judgments,
+configurations). Unknown keys are rejected so that a typo never silently changes a benchmark.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from rankscope.engines.base import QueryKind
+
+CorpusType = Literal["beir", "jsonl", "files", "ir_datasets", "python_docstrings"]
+ChunkUnit = Literal["tokens", "chars"]
+PresetName = Literal["quick", "chunk_comparison", "embedding_comparison", "comprehensive"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _as_str(value: Any) -> Any:
+    # YAML reads `id: 12` as an int; ids are strings everywhere else (TREC files, engines).
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+class BeirCorpus(_Strict):
+    """A BEIR folder: ``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``."""
+
+    type: Literal["beir"]
+    path: str
+    split: str = "test"
+
+
+class JsonlCorpus(_Strict):
+    """One JSON object per line; ``_id``/``id``, ``title`` and ``text`` (field names adjustable)."""
+
+    type: Literal["jsonl"]
+    path: str
+    id_field: str | None = None
+    title_field: str = "title"
+    text_field: str = "text"
+
+
+class FilesCorpus(_Strict):
+    """A folder of files, each file a document whose id is its path relative to the folder."""
+
+    type: Literal["files"]
+    path: str
+    glob: list[str] = Field(default_factory=lambda: ["**/*"])
+    exclude: list[str] = Field(default_factory=list)
+    max_bytes: Annotated[int, Field(gt=0)] = 1_000_000
+
+    @field_validator("glob", "exclude", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class IrDatasetsCorpus(_Strict):
+    """A dataset from the ``ir_datasets`` catalogue (downloaded by ir_datasets on first use)."""
+
+    type: Literal["ir_datasets"]
+    dataset: str
+
+
+class DocstringsCorpus(_Strict):
+    """Docstrings of installed Python modules (the offline demo corpus)."""
+
+    type: Literal["python_docstrings"]
+    modules: Annotated[list[str], Field(min_length=1)]
+
+
+CorpusSpec = Annotated[
+    BeirCorpus | JsonlCorpus | FilesCorpus | IrDatasetsCorpus | DocstringsCorpus,
+    Field(discriminator="type"),
+]
+
+
+class QuerySpec(_Strict):
+    """One query with its kind-specific parameters and judgments."""
+
+    id: str
+    text: str
+    category: str | None = None
+    kind: QueryKind = "query_string"
+    field: str | None = None
+    fields: list[str] = Field(default_factory=list)
+    slop: Annotated[int, Field(ge=0)] = 0
+    must: list[str] = Field(default_factory=list)
+    should: list[str] = Field(default_factory=list)
+    must_not: list[str] = Field(default_factory=list)
+    judgments: dict[str, Annotated[int, Field(ge=0, le=3)]] = Field(default_factory=dict)
+    expected_files: list[str] = Field(default_factory=list)
+    expected_symbols: list[str] = Field(default_factory=list)
+    needle_doc_id: str | None = None
+    expected_answer: str | None = None
+
+    _as_str_id = field_validator("id", "needle_doc_id", "category", mode="before")(_as_str)
+
+    @field_validator("judgments", mode="before")
+    @classmethod
+    def _str_keys(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {str(_as_str(k)): v for k, v in value.items()}
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _boosts(cls, value: list[str]) -> list[str]:
+        for item in value:
+            parse_boosted_field(item)
+        return value
+
+    @model_validator(mode="after")
+    def _kind_parameters(self) -> QuerySpec:
+        if self.kind == "multi_match" and not self.fields:
+            raise ValueError('multi_match queries need `fields`, e.g. fields: ["title^3", "text"]')
+        if self.kind == "match" and not self.field:
+            raise ValueError("match queries need `field`, e.g. field: title")
+        if self.kind == "boolean" and not (self.must or self.should):
+            raise ValueError("boolean queries need at least one term in `must` or `should`")
+        if self.fields and self.kind != "multi_match":
+            raise ValueError(f"`fields` applies to multi_match queries only, not {self.kind}")
+        if self.slop and self.kind != "phrase":
+            raise ValueError(f"`slop` applies to phrase queries only, not {self.kind}")
+        if (self.must or self.should or self.must_not) and self.kind != "boolean":
+            raise ValueError(f"must/should/must_not apply to boolean queries only, not {self.kind}")
+        return self
+
+
+def parse_boosted_field(item: str) -> tuple[str, float]:
+    """``"title^3"`` -> ``("title", 3.0)``; ``"text"`` -> ``("text", 1.0)``."""
+    name, sep, boost = item.partition("^")
+    if not name.strip():
+        raise ValueError(f"field {item!r} has no name; write it as name or name^boost")
+    if not sep:
+        return name.strip(), 1.0
+    try:
+        value = float(boost)
+    except ValueError:
+        raise ValueError(
+            f"field {item!r} has a boost that is not a number; write it as name^boost, e.g. title^3"
+        ) from None
+    if value <= 0:
+        raise ValueError(f"field {item!r} needs a positive boost")
+    return name.strip(), value
+
+
+class QueriesFile(_Strict):
+    """Queries read from a file: JSONL (``_id``/``id``, ``text`` and any query field) or BEIR."""
+
+    path: str
+
+
+class Settings(_Strict):
+    """How the benchmark measures: cut-offs, depth, relevance threshold, repetitions."""
+
+    k: Annotated[list[Annotated[int, Field(gt=0)]], Field(min_length=1)] = Field(
+        default_factory=lambda: [5, 10, 20]
+    )
+    max_k: Annotated[int, Field(gt=0)] = 100
+    relevance_threshold: Annotated[int, Field(ge=1)] = 1
+    warmup: Annotated[int, Field(ge=0)] = 1
+    repeats: Annotated[int, Field(ge=1)] = 3
+    concurrency: Annotated[int, Field(ge=1)] = 1
+    #: chunks fetched per wanted document when an engine indexes chunks (see runner)
+    chunk_fetch_factor: Annotated[int, Field(ge=1)] = 5
+
+    @field_validator("k", mode="before")
+    @classmethod
+    def _one_k(cls, value: Any) -> Any:
+        return [value] if isinstance(value, int) else value
+
+    @model_validator(mode="after")
+    def _depth_covers_k(self) -> Settings:
+        if max(self.k) > self.max_k:
+            raise ValueError(
+                f"max_k ({self.max_k}) is smaller than the largest cut-off k ({max(self.k)}); "
+                f"raise max_k or drop that k"
+            )
+        return self
+
+
+class ChunkingSpec(_Strict):
+    """Split documents into overlapping chunks before indexing."""
+
+    size: Annotated[int, Field(gt=0)]
+    overlap: Annotated[int, Field(ge=0)] = 0
+    unit: ChunkUnit = "tokens"
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkingSpec:
+        if self.overlap >= self.size:
+            raise ValueError(
+                f"chunk overlap ({self.overlap}) must be smaller than chunk size ({self.size})"
+            )
+        return self
+
+
+class EngineSpec(_Strict):
+    """A named configuration: an engine, its options, chunking, embedding model, reranker."""
+
+    name: str
+    engine: str
+    chunking: ChunkingSpec | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    embedding_model: str | None = None
+    reranker: str | None = None
+
+    _as_str_name = field_validator("name", mode="before")(_as_str)
+
+
+class SweepSpec(_Strict):
+    """A matrix of configurations; a preset fills the axes that are not given."""
+
+    preset: PresetName | None = None
+    engine: list[str] | None = None
+    chunk_size: list[Annotated[int, Field(gt=0)] | None] | None = None
+    overlap: list[Annotated[int, Field(ge=0)]] | None = None
+    unit: ChunkUnit = "tokens"
+    embedding_model: list[str | None] | None = None
+    reranker: list[str | None] | None = None
+    #: per-engine options, e.g. {tantivy: {...}}
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("engine", "chunk_size", "overlap", "embedding_model", "reranker", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return value if value is None or isinstance(value, list) else [value]
+
+    @model_validator(mode="after")
+    def _something_to_expand(self) -> SweepSpec:
+        if self.preset is None and not self.engine:
+            raise ValueError("a sweep needs `engine: [...]` or a `preset`")
+        return self
+
+
+class SuiteSpec(_Strict):
+    """The whole suite file."""
+
+    name: str
+    description: str = ""
+    corpus: CorpusSpec
+    queries: list[QuerySpec] | QueriesFile | None = None
+    qrels: str | list[str] | None = None
+    settings: Settings = Field(default_factory=Settings)
+    engines: list[EngineSpec] = Field(default_factory=list)
+    sweep: SweepSpec | None = None
+
+    _as_str_name = field_validator("name", mode="before")(_as_str)
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _plain_text(cls, value: Any) -> Any:
+        # A bare string in the list is a query_string query numbered by position.
+        if isinstance(value, list):
+            return [
+                {"id": f"q{i + 1}", "text": item} if isinstance(item, str) else item
+                for i, item in enumerate(value)
+            ]
+        return value
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> SuiteSpec:
+        seen: set[str] = set()
+        for spec in self.engines:
+            if spec.name in seen:
+                raise ValueError(f"two engine configurations are named {spec.name!r}")
+            seen.add(spec.name)
+        if isinstance(self.queries, list):
+            ids: set[str] = set()
+            for query in self.queries:
+                if query.id in ids:
+                    raise ValueError(f"two queries have the id {query.id!r}")
+                ids.add(query.id)
+        if not self.engines and self.sweep is None:
+            raise ValueError("the suite has no `engines` and no `sweep`: nothing to benchmark")
+        if self.queries is None and self.corpus.type not in ("beir", "ir_datasets"):
+            raise ValueError(
+                f"a {self.corpus.type} corpus brings no queries: add `queries:` (a list or "
+                f"{{path: queries.jsonl}})"
+            )
+        return self

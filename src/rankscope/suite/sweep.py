@@ -1,0 +1,194 @@
+"""Resolved benchmark configurations, sweep expansion and the named presets.
+
+A sweep is a matrix over engine × chunk size × overlap × embedding model × reranker. Axes that do
+not apply to a combination collapse instead of multiplying: overlap without chunking, an embedding
+model for a lexical engine. Presets fill the axes a sweep leaves out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rankscope.errors import ConfigError
+from rankscope.suite.schema import ChunkingSpec, ChunkUnit, EngineSpec, SweepSpec
+
+#: engines that embed text, and so take an embedding model and need the ``embed`` extra
+EMBEDDING_ENGINES = frozenset({"vector", "hybrid", "pgvector"})
+#: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+
+PRESETS: dict[str, dict[str, list[Any]]] = {
+    # Two lexical engines on whole documents and one chunked variant: a first look in seconds.
+    "quick": {"engine": ["sqlite", "tantivy"], "chunk_size": [None, 256], "overlap": [32]},
+    # How chunk size and overlap move quality, on one BM25 engine.
+    "chunk_comparison": {
+        "engine": ["sqlite"],
+        "chunk_size": [None, 128, 256, 512, 1024],
+        "overlap": [0, 64],
+    },
+    # Embedding models side by side (dense retrieval, 256-token chunks).
+    "embedding_comparison": {
+        "engine": ["vector"],
+        "chunk_size": [256],
+        "overlap": [32],
+        "embedding_model": [
+            DEFAULT_EMBEDDING_MODEL,
+            "BAAI/bge-small-en-v1.5",
+            "intfloat/e5-small-v2",
+        ],
+    },
+    # Lexical, dense and hybrid, two chunk sizes, with and without a reranker.
+    "comprehensive": {
+        "engine": ["sqlite", "tantivy", "vector", "hybrid"],
+        "chunk_size": [None, 256, 512],
+        "overlap": [32],
+        "embedding_model": [DEFAULT_EMBEDDING_MODEL],
+        "reranker": [None, DEFAULT_RERANKER],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Chunking:
+    size: int
+    overlap: int = 0
+    unit: ChunkUnit = "tokens"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"size": self.size, "overlap": self.overlap, "unit": self.unit}
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """One configuration to benchmark: what to build and how to feed it."""
+
+    name: str
+    engine: str
+    options: Mapping[str, Any] = field(default_factory=dict)
+    chunking: Chunking | None = None
+    embedding_model: str | None = None
+    reranker: str | None = None
+
+    @property
+    def needs_embeddings(self) -> bool:
+        return self.engine in EMBEDDING_ENGINES or self.reranker is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "engine": self.engine,
+            "options": dict(self.options),
+            "chunking": None if self.chunking is None else self.chunking.to_dict(),
+            "embedding_model": self.embedding_model,
+            "reranker": self.reranker,
+        }
+
+    def key(self, *context: object) -> str:
+        """A stable hash of everything that decides this configuration's results."""
+        blob = json.dumps([self.to_dict(), *context], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def from_engine_spec(spec: EngineSpec) -> BenchConfig:
+    chunking = None
+    if spec.chunking is not None:
+        chunking = Chunking(spec.chunking.size, spec.chunking.overlap, spec.chunking.unit)
+    return BenchConfig(
+        name=spec.name,
+        engine=spec.engine,
+        options=dict(spec.options),
+        chunking=chunking,
+        embedding_model=spec.embedding_model,
+        reranker=spec.reranker,
+    )
+
+
+def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
+    """The configurations of a sweep, in matrix order, without duplicates."""
+    axes: dict[str, list[Any]] = {}
+    if sweep.preset is not None:
+        axes.update(PRESETS[sweep.preset])
+    for axis in ("engine", "chunk_size", "overlap", "embedding_model", "reranker"):
+        given = getattr(sweep, axis)
+        if given is not None:
+            axes[axis] = list(given)
+    engines = axes.get("engine") or []
+    sizes = axes.get("chunk_size") or [None]
+    overlaps = axes.get("overlap") or [0]
+    models = axes.get("embedding_model") or [None]
+    rerankers = axes.get("reranker") or [None]
+
+    configs: dict[str, BenchConfig] = {}
+    for engine, size, overlap, model, reranker in itertools.product(
+        engines, sizes, overlaps, models, rerankers
+    ):
+        if size is not None and overlap >= size:
+            continue  # an overlap as large as the chunk is not a chunking
+        chunking = None if size is None else Chunking(size, overlap, sweep.unit)
+        if engine in EMBEDDING_ENGINES:
+            model = model or DEFAULT_EMBEDDING_MODEL
+        else:
+            model = None
+        config = BenchConfig(
+            name=config_name(engine, chunking, model, reranker),
+            engine=engine,
+            options=dict(sweep.options.get(engine, {})),
+            chunking=chunking,
+            embedding_model=model,
+            reranker=reranker,
+        )
+        configs.setdefault(config.name, config)
+    return list(configs.values())
+
+
+def config_name(
+    engine: str, chunking: Chunking | None, model: str | None, reranker: str | None
+) -> str:
+    """A short readable name: ``sqlite``, ``sqlite-c256o32``, ``vector-c256o32-minilm+rerank``."""
+    name = engine
+    if chunking is not None:
+        name += f"-c{chunking.size}o{chunking.overlap}"
+        if chunking.unit != "tokens":
+            name += chunking.unit[0]
+    if model is not None and model != DEFAULT_EMBEDDING_MODEL:
+        name += "-" + model.rsplit("/", 1)[-1]
+    if reranker is not None:
+        short = reranker.rsplit("/", 1)[-1]
+        name += "+rerank" if reranker == DEFAULT_RERANKER else f"+{short}"
+    return name
+
+
+def preset_configs(preset: str) -> list[BenchConfig]:
+    if preset not in PRESETS:
+        raise ConfigError(
+            f"unknown preset {preset!r}", hint=f"use one of: {', '.join(PRESETS)}"
+        )
+    return expand_sweep(SweepSpec(preset=preset))  # type: ignore[arg-type]
+
+
+def embeddings_available() -> bool:
+    """Whether the ``embed`` extra (sentence-transformers) can be imported."""
+    return importlib.util.find_spec("sentence_transformers") is not None
+
+
+def check_embedding_extra(configs: list[BenchConfig], what: str) -> None:
+    """Fail early and clearly when configurations need the embed extra and it is missing."""
+    needing = [c.name for c in configs if c.needs_embeddings]
+    if needing and not embeddings_available():
+        raise ConfigError(
+            f"{what} needs the embedding extra (sentence-transformers), which is not installed; "
+            f"configurations that need it: {', '.join(needing)}",
+            hint="pip install 'rankscope[embed]', or choose lexical engines only "
+            "(e.g. --preset quick or chunk_comparison)",
+        )
+
+
+def chunking_from_spec(spec: ChunkingSpec | None) -> Chunking | None:
+    return None if spec is None else Chunking(spec.size, spec.overlap, spec.unit)
