@@ -1,0 +1,222 @@
+"""Join a run to its qrels: the ranked relevance grades every measure is computed from.
+
+The result (:class:`Aligned`) is columnar: one row per ranked document of every evaluated query,
+queries contiguous, so that measures are segment operations over ``offsets`` rather than Python
+loops over queries.  It follows trec_eval 10 (``form_res_rels.c``):
+
+- only queries present in both the run and the qrels are evaluated; qrels queries missing from the
+  run are listed in ``missing_query_ids`` (trec_eval's ``-c`` counts them with every measure 0);
+- ranking is score descending, ties broken by doc id descending (the :class:`Run` row order);
+- ``depth`` (``-M``) keeps the top ``depth`` rows of each query, *then* ``judged_only`` (``-J``)
+  drops the rows trec_eval treats as unjudged (doc absent from the qrels, or a negative grade,
+  which trec_eval reads as "in the pool but not judged") and re-ranks the rest;
+- a doc retrieved twice for one query is an error, as in trec_eval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from numpy.typing import NDArray
+
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.errors import InputError
+
+#: Grade of a retrieved doc that is absent from the qrels.  The smallest int64, so that
+#: ``grades >= level`` is false for every level and ``np.maximum(grades, 0)`` gives gain 0.
+UNJUDGED: int = int(np.iinfo(np.int64).min)
+
+
+@dataclass(frozen=True, slots=True)
+class Aligned:
+    """Ranked qrels grades of one run, all evaluated queries at once.
+
+    - ``query_ids``: queries in both the run and the qrels, byte order.
+    - ``offsets``: int64, ``len(query_ids) + 1``; ranked rows of query ``i`` are
+      ``offsets[i]:offsets[i+1]`` (after ``depth`` and ``judged_only``).
+    - ``grades``: int64 per ranked row in trec_eval order: the doc's qrels grade (negative grades
+      kept as they are), or :data:`UNJUDGED` when the doc is not in the qrels.
+    - ``judged``: bool per ranked row: the doc is in the qrels (any grade).
+    - ``num_rel``: per query, qrels docs counted relevant by trec_eval: grade ``>= rel_level`` and
+      ``>= 0`` (trec_eval never counts a negative grade as relevant).
+    - ``num_judged``: per query, qrels docs of any grade.
+    - ``qrels_offsets`` / ``qrels_grades``: per query, all its qrels grades sorted descending
+      (the ideal ranking for nDCG-like measures).
+    - ``missing_query_ids``: qrels queries absent from the run, byte order.
+    """
+
+    run_name: str
+    query_ids: tuple[str, ...]
+    offsets: NDArray[np.int64]
+    grades: NDArray[np.int64]
+    judged: NDArray[np.bool_]
+    num_rel: NDArray[np.int64]
+    num_judged: NDArray[np.int64]
+    qrels_offsets: NDArray[np.int64]
+    qrels_grades: NDArray[np.int64]
+    missing_query_ids: tuple[str, ...]
+    rel_level: int
+
+    @property
+    def num_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def num_ret(self) -> NDArray[np.int64]:
+        """Ranked rows per query."""
+        return np.diff(self.offsets)
+
+    def query_index(self) -> NDArray[np.int64]:
+        """Per ranked row: the index of its query in ``query_ids``."""
+        return np.repeat(np.arange(self.num_queries, dtype=np.int64), np.diff(self.offsets))
+
+    def positions(self) -> NDArray[np.int64]:
+        """Per ranked row: its 0-based rank within its query."""
+        counts = np.diff(self.offsets)
+        return np.arange(self.grades.shape[0], dtype=np.int64) - np.repeat(
+            self.offsets[:-1], counts
+        )
+
+
+def align(
+    qrels: Qrels,
+    run: Run,
+    *,
+    depth: int | None = None,
+    rel_level: int = 1,
+    judged_only: bool = False,
+) -> Aligned:
+    """Join ``run`` to ``qrels`` the way trec_eval does (see the module docstring).
+
+    Raises :class:`~rankscope.errors.InputError` when ``depth`` is not positive or when a run
+    retrieves the same doc twice for one query.
+    """
+    if depth is not None and depth <= 0:
+        raise InputError(
+            "depth must be a positive number of documents",
+            value=depth,
+            hint="Pass depth=None to keep every retrieved document",
+        )
+    qrels_index = {q: i for i, q in enumerate(qrels.query_ids)}
+    run_to_qrels = np.fromiter(
+        (qrels_index.get(q, -1) for q in run.query_ids), dtype=np.int64, count=run.num_queries
+    )
+    in_both = run_to_qrels >= 0
+    query_ids = tuple(q for q, keep in zip(run.query_ids, in_both.tolist(), strict=True) if keep)
+    run_set = set(run.query_ids)
+    missing = tuple(q for q in qrels.query_ids if q not in run_set)
+    qrels_of_query = run_to_qrels[in_both]  # qrels query index of each evaluated query
+    nq = len(query_ids)
+
+    # Ranked rows of the evaluated queries, cut at `depth`.
+    run_counts = np.diff(run.offsets)
+    counts = run_counts[in_both]
+    starts = run.offsets[:-1][in_both]
+    if depth is not None:
+        counts = np.minimum(counts, depth)
+    offsets = _offsets(counts)
+    rows = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(starts - offsets[:-1], counts)
+    row_query = np.repeat(np.arange(nq, dtype=np.int64), counts)
+
+    # Look every ranked (query, doc) up in the qrels through int64 keys (query * n_docs + doc),
+    # docs numbered by one hash pass over the run's doc ids.
+    run_docs = run.doc_ids if rows.shape[0] == len(run) else run.doc_ids.take(pa.array(rows))
+    encoded = pc.dictionary_encode(run_docs)
+    run_doc = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    n_docs = len(encoded.dictionary)
+    qrels_doc = pc.index_in(qrels.doc_ids, value_set=encoded.dictionary).fill_null(-1)
+    qrels_doc_np = np.asarray(qrels_doc.to_numpy(zero_copy_only=False), dtype=np.int64)
+    qrels_query = np.repeat(np.arange(qrels.num_queries, dtype=np.int64), np.diff(qrels.offsets))
+    retrieved = np.flatnonzero(qrels_doc_np >= 0)  # qrels rows some query of the run retrieved
+    qrels_keys = qrels_query[retrieved] * n_docs + qrels_doc_np[retrieved]
+    order = np.argsort(qrels_keys)
+    sorted_keys = qrels_keys[order]
+    qrels_row_of_key = retrieved[order]
+    run_keys = qrels_of_query[row_query] * n_docs + run_doc
+    if sorted_keys.shape[0]:
+        found_at = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.shape[0] - 1)
+        judged = sorted_keys[found_at] == run_keys
+    else:
+        found_at = np.zeros(run_keys.shape[0], dtype=np.int64)
+        judged = np.zeros(run_keys.shape[0], dtype=np.bool_)
+    qrels_row = qrels_row_of_key[found_at[judged]]
+    grades = np.full(run_keys.shape[0], UNJUDGED, dtype=np.int64)
+    grades[judged] = qrels.grades[qrels_row]
+
+    _check_duplicates(run, run_docs, row_query, run_keys, query_ids)
+
+    if judged_only:
+        keep = judged & (grades >= 0)
+        grades, judged, row_query = grades[keep], judged[keep], row_query[keep]
+        offsets = _offsets(np.bincount(row_query, minlength=nq).astype(np.int64))
+
+    # Per evaluated query: its qrels, grades sorted descending.
+    q_counts = np.diff(qrels.offsets)[qrels_of_query]
+    q_starts = qrels.offsets[:-1][qrels_of_query]
+    qrels_offsets = _offsets(q_counts)
+    q_rows = np.arange(int(qrels_offsets[-1]), dtype=np.int64) + np.repeat(
+        q_starts - qrels_offsets[:-1], q_counts
+    )
+    q_grades = qrels.grades[q_rows]
+    q_query = np.repeat(np.arange(nq, dtype=np.int64), q_counts)
+    q_grades = q_grades[np.lexsort((-q_grades, q_query))]
+    relevant = (q_grades >= rel_level) & (q_grades >= 0)
+    num_rel = _segment_sum(relevant.astype(np.int64), qrels_offsets)
+
+    return Aligned(
+        run_name=run.name,
+        query_ids=query_ids,
+        offsets=offsets,
+        grades=grades,
+        judged=judged,
+        num_rel=num_rel,
+        num_judged=q_counts.astype(np.int64),
+        qrels_offsets=qrels_offsets,
+        qrels_grades=q_grades,
+        missing_query_ids=missing,
+        rel_level=rel_level,
+    )
+
+
+def _offsets(counts: NDArray[np.int64]) -> NDArray[np.int64]:
+    out = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
+
+
+def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
+    sums = np.zeros(values.shape[0] + 1, dtype=np.int64)
+    np.cumsum(values, out=sums[1:])
+    return sums[offsets[1:]] - sums[offsets[:-1]]
+
+
+def _check_duplicates(
+    run: Run,
+    run_docs: pa.Array,
+    row_query: NDArray[np.int64],
+    run_keys: NDArray[np.int64],
+    query_ids: tuple[str, ...],
+) -> None:
+    """trec_eval refuses a run that retrieves one doc twice for a query; so do we.
+
+    A plain sort of the (query, doc) keys (vectorised, fast) finds any; only then is the
+    offending row looked up to name it.
+    """
+    if run_keys.shape[0] < 2:
+        return
+    keys = np.sort(run_keys)
+    same = np.flatnonzero(keys[1:] == keys[:-1])
+    if not same.shape[0]:
+        return
+    dup_row = int(np.flatnonzero(run_keys == keys[same[0]])[-1])
+    raise InputError(
+        f"run {run.name!r} retrieves the same document twice for query "
+        f"{query_ids[int(row_query[dup_row])]!r}",
+        path=run.source,
+        value=run_docs[dup_row].as_py(),
+        hint="Keep one line per (query, document) in the run, as trec_eval requires",
+    )
