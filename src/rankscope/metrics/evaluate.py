@@ -1,0 +1,346 @@
+"""``evaluate()``: score one or more runs against qrels on any measures, in one call.
+
+trec_eval's measures come from :func:`rankscope.metrics.trec.trec_measures` (exactly as trec_eval
+computes them); the others (``hit@k``, ``judged@k``, ``f1@k``, ``mrr@k``, ``ndcg_exp@k``) from
+:mod:`rankscope.metrics.extra`.  Both work on every query at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankscope.data.qrels import Qrels, _byte_key
+from rankscope.data.run import Run
+from rankscope.errors import InputError, MeasureError
+from rankscope.metrics.align import align
+from rankscope.metrics.extra import ExtraKernel
+from rankscope.metrics.names import Measure, parse_measures
+from rankscope.metrics.results import Results, RunScores
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.metrics.trec import TrecEvaluation
+
+QrelsLike: TypeAlias = "Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike[str]"
+RunLike: TypeAlias = "Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str]"
+RunsLike: TypeAlias = "RunLike | Sequence[RunLike] | Mapping[str, RunLike]"
+
+DEFAULT_MEASURES: tuple[str, ...] = ("map", "ndcg@10", "P@10", "recall@100", "mrr")
+
+
+def evaluate(
+    qrels: QrelsLike,
+    run: RunsLike,
+    measures: str | Measure | Iterable[str | Measure] = DEFAULT_MEASURES,
+    *,
+    depth: int | None = None,
+    rel_level: int = 1,
+    judged_only: bool = False,
+    average_over_qrels: bool = False,
+) -> Results:
+    """Score ``run`` (one run or several) against ``qrels`` on ``measures``.
+
+    - ``qrels``: a :class:`Qrels`, ``{query_id: {doc_id: grade}}``, or a file path.
+    - ``run``: a :class:`Run`, ``{query_id: {doc_id: score}}``, a file path, or several of these
+      as a list or as ``{name: run}`` (the key names the run).
+    - ``measures``: names in any accepted spelling (see :mod:`rankscope.metrics.names`).
+    - ``depth`` (trec_eval ``-M``): keep the top ``depth`` documents of each query.
+    - ``rel_level`` (``-l``): the lowest grade counted relevant (a measure's own ``rel=`` wins).
+    - ``judged_only`` (``-J``): drop unjudged documents before ranking.
+    - ``average_over_qrels`` (``-c``): average over every qrels query, 0 for those a run lacks.
+    """
+    the_qrels = _as_qrels(qrels)
+    runs = _as_runs(run)
+    wanted = parse_measures(measures)
+    settings = {
+        "depth": depth,
+        "rel_level": rel_level,
+        "judged_only": judged_only,
+        "average_over_qrels": average_over_qrels,
+    }
+    scored = [
+        _score_run(
+            the_qrels,
+            r,
+            wanted,
+            depth=depth,
+            rel_level=rel_level,
+            judged_only=judged_only,
+            average_over_qrels=average_over_qrels,
+        )
+        for r in runs
+    ]
+    return Results(wanted, scored, settings)
+
+
+def _score_run(
+    qrels: Qrels,
+    run: Run,
+    measures: list[Measure],
+    *,
+    depth: int | None,
+    rel_level: int,
+    judged_only: bool,
+    average_over_qrels: bool,
+) -> RunScores:
+    # trec_eval's rule: a run is scored on the queries it shares with the qrels.
+    in_run = set(run.query_ids)
+    evaluated = tuple(q for q in qrels.query_ids if q in in_run)
+    missing = tuple(q for q in qrels.query_ids if q not in in_run)
+    nq = len(evaluated)
+    values = np.zeros((len(measures), nq), dtype=np.float64)
+    means = np.zeros(len(measures), dtype=np.float64)
+
+    extras = [i for i, m in enumerate(measures) if m.is_extra]
+    if extras:
+        aligned = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
+        kernel = ExtraKernel(aligned)
+        divisor = nq + (len(missing) if average_over_qrels else 0)
+        for i in extras:
+            values[i] = kernel.compute(measures[i], rel_level)
+            means[i] = float(values[i].sum()) / divisor if divisor else 0.0
+
+    trec = [i for i, m in enumerate(measures) if not m.is_extra]
+    for level, batch in _trec_batches(measures, trec, rel_level):
+        evaluation = _run_trec(
+            qrels,
+            run,
+            [measures[i] for i in batch],
+            depth=depth,
+            rel_level=level,
+            judged_only=judged_only,
+            average_over_qrels=average_over_qrels,
+        )
+        rows = _row_map(evaluation.query_ids, evaluated)
+        for i in batch:
+            column = measures[i].trec_column
+            if column not in evaluation.per_query:
+                raise MeasureError(
+                    f"the trec_eval kernels did not compute {measures[i]} (column {column!r})"
+                )
+            per_query = np.asarray(evaluation.per_query[column], dtype=np.float64)
+            values[i] = per_query if rows is None else per_query[rows]
+            means[i] = _summary_value(evaluation.summary.get(column), column)
+
+    query_ids = evaluated
+    if average_over_qrels and missing:
+        query_ids, values = _add_missing(qrels, measures, evaluated, missing, values, rel_level)
+    return RunScores(run.name, query_ids, values, means, missing)
+
+
+def _trec_batches(
+    measures: list[Measure], indices: list[int], rel_level: int
+) -> list[tuple[int, list[int]]]:
+    """Group trec_eval measures into calls: one per relevance level, and more when one family is
+    asked for with different free-form parameters (trec_eval takes one per family and call)."""
+    batches: list[tuple[int, list[int], dict[str, str | None]]] = []
+    for i in indices:
+        m = measures[i]
+        level = rel_level if m.rel is None else m.rel
+        family = m.trec_name or ""
+        for batch_level, members, params in batches:
+            if batch_level == level and params.get(family, m.param) == m.param:
+                members.append(i)
+                params[family] = m.param
+                break
+        else:
+            batches.append((level, [i], {family: m.param}))
+    return [(level, members) for level, members, _ in batches]
+
+
+def _trec_specs(measures: Sequence[Measure]) -> list[str]:
+    """trec_eval ``-m`` arguments; cutoffs of one family are merged (``P.5,10``) because
+    trec_eval reads only the first argument given for a family."""
+    cutoffs: dict[str, list[str]] = {}
+    specs: dict[str, str] = {}
+    for m in measures:
+        name = m.trec_name or ""
+        if m.cutoff is not None:
+            spec = m.trec_spec
+            cutoffs.setdefault(name, [])
+            value = spec[len(name) + 1 :]
+            if value not in cutoffs[name]:
+                cutoffs[name].append(value)
+            specs.setdefault(name, "")
+        else:
+            specs[name] = m.trec_spec
+    return [
+        f"{name}.{','.join(cutoffs[name])}" if name in cutoffs else s for name, s in specs.items()
+    ]
+
+
+def _run_trec(
+    qrels: Qrels,
+    run: Run,
+    measures: Sequence[Measure],
+    *,
+    depth: int | None,
+    rel_level: int,
+    judged_only: bool,
+    average_over_qrels: bool,
+) -> TrecEvaluation:
+    from rankscope.metrics.trec import trec_measures
+
+    return trec_measures(
+        qrels,
+        run,
+        _trec_specs(measures),
+        depth=depth,
+        rel_level=rel_level,
+        judged_only=judged_only,
+        average_over_qrels=average_over_qrels,
+    )
+
+
+def _row_map(have: tuple[str, ...], want: tuple[str, ...]) -> NDArray[np.int64] | None:
+    """Rows of ``have`` in ``want`` order (``None`` when they already match)."""
+    if have == want:
+        return None
+    index = {q: i for i, q in enumerate(have)}
+    try:
+        return np.fromiter((index[q] for q in want), dtype=np.int64, count=len(want))
+    except KeyError as error:  # pragma: no cover - a kernel bug, not user input
+        raise MeasureError(f"the trec_eval kernels did not score query {error.args[0]!r}") from None
+
+
+def _summary_value(value: object, column: str) -> float:
+    if value is None:
+        raise MeasureError(f"the trec_eval kernels gave no summary for {column!r}")
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise MeasureError(f"{column!r} is not numeric ({value!r})") from None
+    return float(value)  # type: ignore[arg-type]
+
+
+def _add_missing(
+    qrels: Qrels,
+    measures: list[Measure],
+    evaluated: tuple[str, ...],
+    missing: tuple[str, ...],
+    values: NDArray[np.float64],
+    rel_level: int,
+) -> tuple[tuple[str, ...], NDArray[np.float64]]:
+    """Rows for qrels queries the run lacks (``-c``): what an empty ranking scores, 0 for every
+    measure but ``num_rel``, which counts the query's relevant documents."""
+    extra = np.zeros((len(measures), len(missing)), dtype=np.float64)
+    wanted = [i for i, m in enumerate(measures) if m.name == "num_rel"]
+    if wanted:
+        position = {q: i for i, q in enumerate(qrels.query_ids)}
+        rows = np.fromiter((position[q] for q in missing), dtype=np.int64, count=len(missing))
+        for i in wanted:
+            own = measures[i].rel
+            level = rel_level if own is None else own
+            relevant = (qrels.grades >= level) & (qrels.grades >= 0)
+            sums = np.zeros(relevant.shape[0] + 1, dtype=np.int64)
+            np.cumsum(relevant, out=sums[1:])
+            extra[i] = (sums[qrels.offsets[rows + 1]] - sums[qrels.offsets[rows]]).astype(float)
+    query_ids = evaluated + missing
+    order = sorted(range(len(query_ids)), key=lambda i: _byte_key(query_ids[i]))
+    combined = np.concatenate([values, extra], axis=1)[:, order]
+    return tuple(query_ids[i] for i in order), combined
+
+
+# ---------------------------------------------------------------------- inputs
+def _as_qrels(qrels: Any) -> Qrels:
+    if isinstance(qrels, Qrels):
+        return qrels
+    if isinstance(qrels, str | os.PathLike):
+        return _read_qrels(Path(qrels))
+    if isinstance(qrels, Mapping):
+        return Qrels.from_dict(qrels)
+    raise InputError(
+        "qrels must be a Qrels, a {query_id: {doc_id: grade}} dict or a file path",
+        value=type(qrels).__name__,
+    )
+
+
+def _as_runs(run: Any) -> list[Run]:
+    runs: list[Run]
+    if isinstance(run, Run | str | os.PathLike):
+        runs = [_as_run(run)]
+    elif isinstance(run, Mapping):
+        first = next(iter(run.values()), None)
+        if first is None or _is_ranking(first):
+            runs = [Run.from_dict(run)]  # {query_id: {doc_id: score}}
+        else:  # {name: run}
+            runs = [_as_run(r, name=str(name)) for name, r in run.items()]
+    elif isinstance(run, Sequence):
+        runs = [_as_run(r) for r in run]
+        if not runs:
+            raise InputError("no runs given; pass a run or a list of runs")
+    else:
+        raise InputError(
+            "run must be a Run, a {query_id: {doc_id: score}} dict, a file path, "
+            "or a list / {name: run} dict of these",
+            value=type(run).__name__,
+        )
+    return _unique_names(runs)
+
+
+def _is_ranking(value: object) -> bool:
+    """A ``{doc_id: score}`` mapping (rather than a whole run)."""
+    if not isinstance(value, Mapping):
+        return False
+    inner = next(iter(value.values()), None)
+    return inner is None or isinstance(inner, int | float | np.number)
+
+
+def _as_run(run: Any, name: str | None = None) -> Run:
+    if isinstance(run, Run):
+        the_run = run
+    elif isinstance(run, str | os.PathLike):
+        the_run = _read_run(Path(run))
+    elif isinstance(run, Mapping):
+        the_run = Run.from_dict(run, name=name or "run")
+    else:
+        raise InputError(
+            "a run must be a Run, a {query_id: {doc_id: score}} dict or a file path",
+            value=type(run).__name__,
+        )
+    if name is not None and the_run.name != name:
+        the_run = Run(name, the_run.query_ids, the_run.offsets, the_run.doc_ids,
+                      the_run.scores, the_run.source)  # fmt: skip
+    return the_run
+
+
+def _unique_names(runs: list[Run]) -> list[Run]:
+    """Runs named alike (two files with the same runid) get ``-2``, ``-3`` suffixes."""
+    seen: dict[str, int] = {}
+    out = []
+    for r in runs:
+        count = seen.get(r.name, 0) + 1
+        seen[r.name] = count
+        if count > 1:
+            r = Run(f"{r.name}-{count}", r.query_ids, r.offsets, r.doc_ids, r.scores, r.source)
+        out.append(r)
+    return out
+
+
+def _read_qrels(path: Path) -> Qrels:
+    from rankscope import data
+
+    reader = getattr(data, "read_qrels", None)
+    if reader is None:  # pragma: no cover - the readers ship with the package
+        raise InputError("reading qrels files is not available in this installation", path=path)
+    result: Qrels = reader(path)
+    return result
+
+
+def _read_run(path: Path) -> Run:
+    from rankscope import data
+
+    reader = getattr(data, "read_run", None)
+    if reader is None:  # pragma: no cover - the readers ship with the package
+        raise InputError("reading run files is not available in this installation", path=path)
+    result: Run = reader(path)
+    return result
+
+
+__all__ = ["DEFAULT_MEASURES", "evaluate"]
