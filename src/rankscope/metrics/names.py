@@ -182,7 +182,7 @@ FAMILIES: dict[str, Family] = {
             required=True,
         ),
         _f("judged", "fraction of the top-k retrieved documents that are judged", cutoff="int"),
-        _f("f1", "harmonic mean of P@k and recall@k", cutoff="int", required=True),
+        _f("f1", "harmonic mean of P@k and recall@k", cutoff="int"),
         _f("ndcg_exp", "nDCG with gain 2^grade - 1 and log2(rank + 1) discount", cutoff="int"),
     )
 }
