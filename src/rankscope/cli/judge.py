@@ -1,0 +1,409 @@
+"""Commands that get judgments: ``pool``, ``judge``, ``qrels import``, ``agree``, ``needle``."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from rankscope.errors import InputError
+
+if TYPE_CHECKING:
+    from rankscope.judge.needle import Retriever
+
+
+def _err(text: str) -> None:
+    typer.echo(text, err=True)
+
+
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
+def _money(value: float | None) -> str:
+    return "unknown (no price for this model in the config)" if value is None else f"${value:.4f}"
+
+
+def _setup_logging(verbose: int) -> None:
+    level = logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1 else logging.DEBUG
+    logging.basicConfig(
+        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+    logging.getLogger("rankscope").setLevel(level)
+
+
+def pool_command(
+    runs: list[Path] = typer.Argument(..., help="Run files (TREC or any format rankscope reads)."),
+    depth: int = typer.Option(20, "--depth", "-d", help="Top documents taken from each run."),
+    queries: Path | None = typer.Option(None, help="BEIR queries.jsonl (query text)."),
+    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl (title and text)."),
+    query_ids: str | None = typer.Option(
+        None, "--query-ids", help="Comma-separated query ids to pool (default: all)."
+    ),
+    max_queries: int | None = typer.Option(
+        None, "--max-queries", help="Pool only the first N query ids (byte order)."
+    ),
+    out: Path = typer.Option(..., "--out", "-o", help="Pool file: .jsonl, .csv or .yaml."),
+) -> None:
+    """Depth-k pool over runs, de-duplicated, with provenance, for annotation or judging."""
+    from rankscope.judge.io import load_run, read_corpus, read_queries
+    from rankscope.judge.pool import build_pool, write_pool
+
+    loaded = [load_run(p) for p in runs]
+    names = [r.name for r in loaded]
+    if len(set(names)) != len(names):  # same run tag in several files: name them by file
+        from dataclasses import replace
+
+        loaded = [replace(r, name=p.stem) for r, p in zip(loaded, runs, strict=True)]
+    qtext = read_queries(queries) if queries else None
+    docs = read_corpus(corpus) if corpus else None
+    wanted: list[str] | None = None
+    if query_ids:
+        wanted = [q.strip() for q in query_ids.split(",") if q.strip()]
+    if max_queries is not None:
+        from rankscope.data.qrels import _byte_key
+
+        every = sorted({q for r in loaded for q in r.query_ids}, key=_byte_key)
+        base = wanted if wanted is not None else every
+        wanted = base[:max_queries]
+    pool = build_pool(loaded, depth, queries=qtext, corpus=docs, query_ids=wanted)
+    if qtext is not None:
+        missing = sorted({e.query_id for e in pool.entries if e.query_id not in qtext})
+        if missing:
+            _err(f"warning: {len(missing)} pooled query id(s) not in {queries}: {missing[:5]}")
+    if docs is not None:
+        absent = sum(1 for e in pool.entries if e.doc_id not in docs)
+        if absent:
+            _err(f"warning: {absent} pooled doc id(s) not in {corpus}; their text is empty")
+    fmt = write_pool(pool, out)
+    per_q = pool.per_query_counts()
+    mean = len(pool) / len(per_q) if per_q else 0.0
+    typer.echo(
+        f"pooled {len(pool)} (query, doc) pairs from {len(loaded)} run(s) at depth {depth}: "
+        f"{len(per_q)} queries, {mean:.1f} docs per query on average"
+    )
+    for name in pool.run_names:
+        contributed = sum(1 for e in pool.entries if any(r == name for r, _ in e.provenance))
+        unique = sum(1 for e in pool.entries if {r for r, _ in e.provenance} == {name})
+        typer.echo(f"  {name}: {contributed} pairs, {unique} found by this run only")
+    typer.echo(f"wrote {fmt} pool to {out}")
+
+
+def judge_command(
+    pool_file: Path = typer.Argument(..., metavar="POOL", help="Pool file from `rankscope pool`."),
+    provider: str = typer.Option("anthropic", help="anthropic, openai, or one from the config."),
+    model: str | None = typer.Option(None, help="Model id or alias (default from the config)."),
+    base_url: str | None = typer.Option(None, help="Server URL (OpenAI-compatible servers)."),
+    api_key_env: str | None = typer.Option(None, help="Environment variable holding the key."),
+    template: Path | None = typer.Option(None, help="Prompt template with {query}, {passage}."),
+    min_label: int = typer.Option(0, help="Lowest label of the template's scale."),
+    max_label: int = typer.Option(3, help="Highest label of the template's scale."),
+    config: Path | None = typer.Option(None, help="Judge config (YAML or TOML)."),
+    cache: Path | None = typer.Option(None, help="Judgment cache (SQLite)."),
+    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl for texts not in the pool."),
+    concurrency: int | None = typer.Option(None, help="Parallel calls (default from config)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print calls, tokens, cost; stop."),
+    fresh: bool = typer.Option(False, "--fresh", help="Ignore the cache and earlier output."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v info, -vv debug."),
+) -> None:
+    """Label a pool 0–3 with an LLM; writes judgments.jsonl, qrels.txt and summary.json."""
+    from rankscope.judge.cache import JudgmentCache, default_cache_path
+    from rankscope.judge.config import load_settings
+    from rankscope.judge.io import read_corpus
+    from rankscope.judge.judging import RelevanceJudge, estimate, judge_pool
+    from rankscope.judge.pool import read_pool
+    from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate
+    from rankscope.judge.providers import make_provider
+
+    _setup_logging(verbose)
+    settings = load_settings(config)
+    pool = read_pool(pool_file, read_corpus(corpus) if corpus else None)
+    if template is not None:
+        tmpl = PromptTemplate.from_file(template, min_label, max_label)
+    else:
+        tmpl = PromptTemplate(DEFAULT_TEMPLATE, min_label, max_label)
+    empty_queries = sorted({e.query_id for e in pool.entries if not e.query.strip()})
+    if empty_queries:
+        raise InputError(
+            f"{len(empty_queries)} pool queries have no text (e.g. {empty_queries[:3]})",
+            path=pool_file,
+            hint="build the pool with --queries queries.jsonl",
+        )
+    prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
+    with JudgmentCache(cache or default_cache_path()) as store:
+        judge = RelevanceJudge(prov, tmpl, store, fresh=fresh)
+        est = estimate(pool, judge, settings, out)
+        typer.echo(
+            f"{est.pairs} pairs: {est.already_done} already in {out}, {est.cached} cached, "
+            f"{est.calls} calls to make to {provider} {est.model}"
+        )
+        typer.echo(
+            f"estimated tokens: {est.input_tokens} in + {est.output_tokens} out; "
+            f"estimated cost: {_money(est.cost_usd)}"
+        )
+        if dry_run:
+            typer.echo("dry run: nothing was sent")
+            return
+        total_todo = est.pairs - est.already_done
+        step = max(1, total_todo // 20)
+
+        def progress(done: int, total: int, j: object) -> None:
+            if done % step == 0 or done == total:
+                t = prov.meter.totals()
+                _err(f"[{done}/{total}] paid calls {t.calls}, cost {_money(t.cost_usd)}")
+
+        summary = judge_pool(
+            pool, judge, out, concurrency=concurrency or settings.concurrency, progress=progress
+        )
+    u = summary.usage
+    typer.echo(
+        f"judged {summary.judged} new pairs ({summary.from_cache} from cache, "
+        f"{summary.paid_calls} paid calls); {summary.resumed} were already done"
+    )
+    labels = ", ".join(f"{k}: {v}" for k, v in summary.labels.items())
+    typer.echo(f"labels: {labels}")
+    typer.echo(f"tokens: {u.input_tokens} in + {u.output_tokens} out; cost {_money(u.cost_usd)}")
+    typer.echo(f"wrote {out}/judgments.jsonl, {out}/qrels.txt, {out}/summary.json")
+    if summary.failed:
+        for q, d, why in summary.failed[:5]:
+            _err(f"failed: query {q} doc {d}: {why}")
+        _err(f"{len(summary.failed)} pair(s) failed after retries; rerun the same command to retry")
+        raise typer.Exit(1)
+
+
+def qrels_import_command(
+    annotations: Path = typer.Argument(..., help="Annotated pool file (JSONL, CSV or YAML)."),
+    pool_file: Path | None = typer.Option(None, "--pool", help="Pool the annotations came from."),
+    merge: Path | None = typer.Option(None, "--merge", help="Existing qrels to merge into."),
+    policy: str = typer.Option(
+        "prefer-human", help="On conflict: prefer-human, prefer-existing or error."
+    ),
+    min_grade: int = typer.Option(0, help="Lowest valid grade."),
+    max_grade: int = typer.Option(3, help="Highest valid grade."),
+    out: Path = typer.Option(..., "--out", "-o", help="Qrels file to write (TREC)."),
+) -> None:
+    """Import reviewed annotations as qrels, validated against the pool, merged by policy."""
+    from rankscope.judge.annotations import POLICIES, import_annotations
+    from rankscope.judge.io import load_qrels, write_qrels_trec
+    from rankscope.judge.pool import read_pool
+
+    if policy not in POLICIES:
+        raise InputError("unknown --policy", value=policy, hint="use " + ", ".join(POLICIES))
+    pool = read_pool(pool_file) if pool_file else None
+    existing = load_qrels(merge) if merge else None
+    result = import_annotations(
+        annotations,
+        pool,
+        existing=existing,
+        policy=policy,  # type: ignore[arg-type]
+        min_grade=min_grade,
+        max_grade=max_grade,
+    )
+    write_qrels_trec(result.qrels, out)
+    typer.echo(
+        f"imported {result.annotated} graded pairs ({result.blank} blank rows skipped): "
+        f"{result.added} new, {result.unchanged} unchanged, {len(result.conflicts)} conflicts"
+    )
+    for c in result.conflicts[:20]:
+        typer.echo(
+            f"  conflict query {c.query_id} doc {c.doc_id}: existing {c.existing}, "
+            f"annotated {c.human} -> kept {c.kept}"
+        )
+    if len(result.conflicts) > 20:
+        typer.echo(f"  ... and {len(result.conflicts) - 20} more")
+    typer.echo(
+        f"wrote {len(result.qrels)} judgments for {result.qrels.num_queries} queries to {out}"
+    )
+
+
+def agree_command(
+    human: Path = typer.Argument(..., help="Reference qrels (e.g. human judgments)."),
+    llm: Path = typer.Argument(..., help="Qrels to compare (e.g. LLM judgments)."),
+    runs: list[Path] = typer.Option([], "--runs", help="Runs to rank under both qrels."),
+    threshold: int = typer.Option(1, help="Binary relevance: grade >= threshold."),
+    measures: list[str] = typer.Option(["ndcg@10"], "--measure", help="Measures for tau."),
+    human_map: str | None = typer.Option(None, help="Rewrite human grades, e.g. '4=3,1=0'."),
+    llm_map: str | None = typer.Option(None, help="Rewrite LLM grades."),
+    unjudged_as: int | None = typer.Option(
+        None, help="Count pairs judged by one side only as this grade (default: leave out)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Cohen's kappa and confusion between two qrels; Kendall's tau of system rankings."""
+    from dataclasses import asdict, replace
+
+    from rankscope.judge.agreement import label_agreement, parse_grade_map, ranking_agreement
+    from rankscope.judge.io import load_qrels, load_run
+
+    qa, qb = load_qrels(human), load_qrels(llm)
+    agreement = label_agreement(
+        qa,
+        qb,
+        threshold=threshold,
+        map_a=parse_grade_map(human_map),
+        map_b=parse_grade_map(llm_map),
+        missing_as=unjudged_as,
+    )
+    rankings = []
+    if runs:
+        loaded = [load_run(p) for p in runs]
+        if len({r.name for r in loaded}) != len(loaded):
+            loaded = [replace(r, name=p.stem) for r, p in zip(loaded, runs, strict=True)]
+        if len(loaded) < 2:
+            raise InputError(
+                "ranking agreement needs at least two runs", value=[str(p) for p in runs]
+            )
+        rankings = ranking_agreement(qa, qb, loaded, measures, rel_level=threshold)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {"labels": asdict(agreement), "rankings": [asdict(r) for r in rankings]}, indent=2
+            )
+        )
+        return
+    a = agreement
+    typer.echo(
+        f"shared judged pairs: {a.pairs} (only in {human.name}: {a.only_a}, only in "
+        f"{llm.name}: {a.only_b})"
+    )
+    typer.echo(f"exact agreement: {_fmt(a.exact)}")
+    typer.echo(f"Cohen's kappa, binary (grade >= {a.threshold}): {_fmt(a.kappa_binary)}")
+    typer.echo(f"Cohen's kappa, linear weighted:    {_fmt(a.kappa_linear)}")
+    typer.echo(f"Cohen's kappa, quadratic weighted: {_fmt(a.kappa_quadratic)}")
+    typer.echo(f"confusion (rows: {human.name}, columns: {llm.name}):")
+    width = max(6, *(len(str(v)) + 1 for row in a.confusion for v in row)) if a.labels else 6
+    typer.echo(" " * 6 + "".join(f"{lab:>{width}}" for lab in a.labels))
+    for lab, row in zip(a.labels, a.confusion, strict=True):
+        typer.echo(f"{lab:>6}" + "".join(f"{v:>{width}}" for v in row))
+    for r in rankings:
+        typer.echo(f"{r.measure}: Kendall's tau-b over {len(r.scores_a)} runs = {_fmt(r.tau_b)}")
+        for name in r.order("a"):
+            typer.echo(f"  {name:<30} {r.scores_a[name]:.4f} (human)  {r.scores_b[name]:.4f} (llm)")
+
+
+def needle_command(
+    questions: Path = typer.Argument(..., help="Questions (YAML or JSONL)."),
+    engine: str = typer.Option("sqlite", help="Engine name (see rankscope engines)."),
+    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl to index."),
+    pipeline: str | None = typer.Option(None, help="Your retriever as module:function."),
+    chunk_size: int | None = typer.Option(None, help="Chunk documents to N tokens first."),
+    chunk_overlap: int = typer.Option(0, help="Token overlap between chunks."),
+    k: int = typer.Option(5, "-k", help="Chunks retrieved per question."),
+    provider: str = typer.Option("anthropic", help="anthropic, openai, or one from the config."),
+    model: str | None = typer.Option(None, help="Model (default: the provider's, Sonnet-class)."),
+    base_url: str | None = typer.Option(None, help="Server URL."),
+    api_key_env: str | None = typer.Option(None, help="Environment variable holding the key."),
+    config: Path | None = typer.Option(None, help="Judge config (YAML or TOML)."),
+    weights: str = typer.Option("default", help="Position weights: default or steep."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Per-question results (JSONL)."),
+    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v info, -vv trace."),
+) -> None:
+    """RAG needle benchmark: retrieve top-k chunks, locate the needle, grade with an LLM."""
+    from rankscope.judge.config import load_settings
+    from rankscope.judge.needle import (
+        WEIGHT_PRESETS,
+        RetrievalGrader,
+        RetrievalMetrics,
+        load_pipeline,
+        progress_line,
+        read_questions,
+        run_needle,
+    )
+    from rankscope.judge.providers import make_provider
+
+    _setup_logging(verbose)
+    if weights not in WEIGHT_PRESETS:
+        raise InputError(
+            "unknown --weights preset", value=weights, hint="use " + ", ".join(WEIGHT_PRESETS)
+        )
+    qs = read_questions(questions)
+    settings = load_settings(config)
+    prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
+    grader = RetrievalGrader(prov)
+    closer: Callable[[], None] | None = None
+    retrieve: Retriever
+    if pipeline:
+        retrieve = load_pipeline(pipeline)
+    else:
+        if corpus is None:
+            raise InputError(
+                "needle needs --corpus to index (or --pipeline module:function)",
+                hint="e.g. --engine sqlite --corpus corpus.jsonl",
+            )
+        retrieve, closer = _engine_retriever(engine, corpus, chunk_size, chunk_overlap)
+    try:
+        results, summary = run_needle(
+            qs,
+            retrieve,
+            grader,
+            k=k,
+            metrics=RetrievalMetrics(WEIGHT_PRESETS[weights]),
+            on_result=lambda i, n, r: _err(progress_line(i, n, r)),
+        )
+    finally:
+        if closer is not None:
+            closer()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with out.open("w", encoding="utf-8") as f:
+            for r in results:
+                f.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
+        summary_path = out.with_name(out.stem + ".summary.json")
+        summary_path.write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    s = summary
+    typer.echo(
+        f"questions {s.questions}, k {s.k}: accuracy (needle in top {s.k}) {s.accuracy:.3f}, "
+        f"hit@1 {s.hit_at_1_rate:.3f}, hit@5 {s.hit_at_5_rate:.3f}, MRR {s.mrr:.3f}"
+    )
+    typer.echo(
+        f"avg LLM grade {_fmt(s.avg_llm_grade, 2)} ({s.graded} graded), avg total score "
+        f"{_fmt(s.avg_total_score, 2)}; pass rate >=8.0 {s.pass_rate_8:.3f}, >=7.0 "
+        f"{s.pass_rate_7:.3f}, >=6.5 {s.pass_rate_6_5:.3f}"
+    )
+    t = prov.meter.totals()
+    typer.echo(f"grading: {t.calls} calls, {t.input_tokens} + {t.output_tokens} tokens, "
+               f"cost {_money(t.cost_usd)}")  # fmt: skip
+    if out is not None:
+        typer.echo(f"wrote {out} and {out.with_name(out.stem + '.summary.json')}")
+
+
+def _engine_retriever(
+    engine: str, corpus: Path, chunk_size: int | None, chunk_overlap: int
+) -> tuple[Retriever, Callable[[], None]]:
+    from rankscope.engines import Document, Hit, Query, create_engine
+    from rankscope.judge.io import read_corpus
+
+    docs = [Document(id=d.id, text=d.text, title=d.title) for d in read_corpus(corpus).values()]
+    if chunk_size is not None:
+        from rankscope.engines.chunking import chunk_documents
+
+        docs = chunk_documents(docs, chunk_size, chunk_overlap)
+    eng = create_engine(engine)
+    eng.index(docs)
+    counter = iter(range(1, 1 << 62))
+
+    def retrieve(question: str, k: int) -> list[Hit]:
+        return list(eng.search(Query(id=f"q{next(counter)}", text=question), k))
+
+    return retrieve, eng.close
+
+
+def register(app: typer.Typer) -> None:
+    app.command("pool")(pool_command)
+    app.command("judge")(judge_command)
+    app.command("agree")(agree_command)
+    app.command("needle")(needle_command)
+    group = None
+    for info in app.registered_groups:  # another module may own a `qrels` group already
+        if info.name == "qrels" and info.typer_instance is not None:
+            group = info.typer_instance
+    if group is None:
+        group = typer.Typer(help="Work with relevance judgments.", no_args_is_help=True)
+        app.add_typer(group, name="qrels")
+    group.command("import")(qrels_import_command)

@@ -1,0 +1,247 @@
+"""Agreement between two sets of judgments: Cohen's kappa, confusion, and system-ranking tau.
+
+Label agreement is computed over the (query, doc) pairs both sides judged (optionally counting a
+pair judged by one side only as a fixed grade on the other). System agreement evaluates the same
+runs under both qrels and compares the two orderings of systems with Kendall's tau-b.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from rankscope.data import Qrels, Run
+from rankscope.errors import InputError
+
+# -- statistics -------------------------------------------------------------------------------
+
+
+def confusion_matrix(
+    a: Sequence[int], b: Sequence[int], labels: Sequence[int] | None = None
+) -> tuple[tuple[int, ...], npt.NDArray[np.int64]]:
+    """Counts ``m[i, j]`` of items labelled ``labels[i]`` by a and ``labels[j]`` by b."""
+    if len(a) != len(b):
+        raise InputError("the two label lists differ in length", value=(len(a), len(b)))
+    cats = tuple(sorted(set(a) | set(b) | set(labels or ())))
+    index = {c: i for i, c in enumerate(cats)}
+    m = np.zeros((len(cats), len(cats)), dtype=np.int64)
+    for x, y in zip(a, b, strict=True):
+        m[index[x], index[y]] += 1
+    return cats, m
+
+
+def cohen_kappa(
+    a: Sequence[int],
+    b: Sequence[int],
+    weights: str | None = None,
+    labels: Sequence[int] | None = None,
+) -> float | None:
+    """Cohen's kappa of two raters; ``weights`` None, ``"linear"`` or ``"quadratic"``.
+
+    Weighted disagreement uses the label values: ``|x - y| / (max - min)`` (linear) or its
+    square (quadratic), over the categories seen (plus ``labels``). None when undefined: no
+    items, or chance disagreement is zero (both raters used one and the same category).
+    """
+    if not a:
+        return None
+    cats, m = confusion_matrix(a, b, labels)
+    n = m.sum()
+    observed = m / n
+    expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / (n * n)
+    values = np.asarray(cats, dtype=np.float64)
+    span = values.max() - values.min() if len(cats) > 1 else 1.0
+    diff = np.abs(values[:, None] - values[None, :]) / span
+    if weights is None:
+        w = (diff > 0).astype(np.float64)
+    elif weights == "linear":
+        w = diff
+    elif weights == "quadratic":
+        w = diff**2
+    else:
+        raise InputError(
+            "unknown kappa weighting", value=weights, hint="use None, 'linear' or 'quadratic'"
+        )
+    chance = float((w * expected).sum())
+    if chance == 0.0:
+        return None
+    return 1.0 - float((w * observed).sum()) / chance
+
+
+def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+    """Kendall's tau-b (ties handled); None with fewer than two items or a constant side."""
+    n = len(x)
+    if n != len(y):
+        raise InputError("the two score lists differ in length", value=(n, len(y)))
+    if n < 2:
+        return None
+    concordant = discordant = ties_x = ties_y = 0
+    for i in range(n):
+        for j in range(i + 1, n):
+            dx = x[i] - x[j]
+            dy = y[i] - y[j]
+            if dx == 0 and dy == 0:
+                ties_x += 1
+                ties_y += 1
+            elif dx == 0:
+                ties_x += 1
+            elif dy == 0:
+                ties_y += 1
+            elif (dx > 0) == (dy > 0):
+                concordant += 1
+            else:
+                discordant += 1
+    pairs = n * (n - 1) // 2
+    denom = math.sqrt((pairs - ties_x) * (pairs - ties_y))
+    if denom == 0:
+        return None
+    return (concordant - discordant) / denom
+
+
+# -- label agreement --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LabelAgreement:
+    pairs: int  # pairs compared
+    only_a: int  # judged by a only (left out unless filled)
+    only_b: int
+    threshold: int
+    exact: float | None  # fraction of identical labels
+    kappa_binary: float | None
+    kappa_linear: float | None
+    kappa_quadratic: float | None
+    labels: tuple[int, ...]
+    confusion: tuple[tuple[int, ...], ...]  # rows: a's label, columns: b's label
+    binary_confusion: tuple[tuple[int, int], tuple[int, int]]  # [[a0b0, a0b1], [a1b0, a1b1]]
+
+
+def parse_grade_map(text: str | None) -> dict[int, int]:
+    """``"4=3,3=2,2=1"`` -> ``{4: 3, 3: 2, 2: 1}``; grades not named map to themselves."""
+    if not text:
+        return {}
+    out: dict[int, int] = {}
+    for part in text.split(","):
+        src, sep, dst = part.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            out[int(src)] = int(dst)
+        except ValueError:
+            raise InputError(
+                "bad grade mapping", value=part, hint="write it as SRC=DST pairs, e.g. 4=3,3=2"
+            ) from None
+    return out
+
+
+def label_agreement(
+    a: Qrels | Mapping[str, Mapping[str, int]],
+    b: Qrels | Mapping[str, Mapping[str, int]],
+    *,
+    threshold: int = 1,
+    map_a: Mapping[int, int] | None = None,
+    map_b: Mapping[int, int] | None = None,
+    missing_as: int | None = None,
+) -> LabelAgreement:
+    """Agreement of ``a`` and ``b`` over the pairs both judged.
+
+    ``map_a``/``map_b`` rewrite grades first (to bring two scales together). ``missing_as``
+    counts a pair judged by one side only as that grade on the other side. Binary kappa calls a
+    grade relevant when it is ``>= threshold``.
+    """
+    da = a.to_dict() if isinstance(a, Qrels) else {q: dict(v) for q, v in a.items()}
+    db = b.to_dict() if isinstance(b, Qrels) else {q: dict(v) for q, v in b.items()}
+    ma, mb = map_a or {}, map_b or {}
+    keys_a = {(q, d) for q, docs in da.items() for d in docs}
+    keys_b = {(q, d) for q, docs in db.items() for d in docs}
+    shared = keys_a & keys_b
+    compared = sorted(keys_a | keys_b) if missing_as is not None else sorted(shared)
+    xs: list[int] = []
+    ys: list[int] = []
+    for q, d in compared:
+        ga = da.get(q, {}).get(d)
+        gb = db.get(q, {}).get(d)
+        xs.append(ma.get(ga, ga) if ga is not None else int(missing_as or 0))
+        ys.append(mb.get(gb, gb) if gb is not None else int(missing_as or 0))
+    cats, m = confusion_matrix(xs, ys)
+    bx = [int(v >= threshold) for v in xs]
+    by = [int(v >= threshold) for v in ys]
+    _, bm = confusion_matrix(bx, by, labels=(0, 1))
+    return LabelAgreement(
+        pairs=len(xs),
+        only_a=len(keys_a - keys_b),
+        only_b=len(keys_b - keys_a),
+        threshold=threshold,
+        exact=(sum(x == y for x, y in zip(xs, ys, strict=True)) / len(xs)) if xs else None,
+        kappa_binary=cohen_kappa(bx, by),
+        kappa_linear=cohen_kappa(xs, ys, "linear"),
+        kappa_quadratic=cohen_kappa(xs, ys, "quadratic"),
+        labels=cats,
+        confusion=tuple(tuple(int(v) for v in row) for row in m),
+        binary_confusion=(
+            (int(bm[0, 0]), int(bm[0, 1])),
+            (int(bm[1, 0]), int(bm[1, 1])),
+        ),
+    )
+
+
+# -- system-ranking agreement -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RankingAgreement:
+    measure: str
+    tau_b: float | None
+    scores_a: dict[str, float]  # run -> mean under qrels a
+    scores_b: dict[str, float]
+
+    def order(self, which: str = "a") -> list[str]:
+        scores = self.scores_a if which == "a" else self.scores_b
+        return sorted(scores, key=lambda r: (-scores[r], r))
+
+
+def ranking_agreement(
+    a: Qrels,
+    b: Qrels,
+    runs: Sequence[Run],
+    measures: Sequence[str] = ("ndcg@10",),
+    *,
+    rel_level: int = 1,
+) -> list[RankingAgreement]:
+    """Kendall's tau-b between the orderings of ``runs`` under qrels ``a`` and under ``b``.
+
+    Runs are scored over the queries each qrels judges (trec_eval's default).
+    """
+    from rankscope import evaluate  # type: ignore[attr-defined]
+
+    names = [r.name for r in runs]
+    if len(set(names)) != len(names):
+        raise InputError(
+            "run names must be distinct to compare system rankings",
+            value=names,
+            hint="give the runs different names (file stems are used by the CLI)",
+        )
+    res_a = evaluate(a, list(runs), measures=tuple(measures), rel_level=rel_level)
+    res_b = evaluate(b, list(runs), measures=tuple(measures), rel_level=rel_level)
+    out = []
+    for m in res_a.measures:
+        sa = {n: float(res_a.mean(n)[m]) for n in names}
+        sb = {n: float(res_b.mean(n)[m]) for n in names}
+        tau = kendall_tau_b([sa[n] for n in names], [sb[n] for n in names])
+        out.append(RankingAgreement(m, tau, sa, sb))
+    return out
+
+
+__all__ = [
+    "LabelAgreement",
+    "RankingAgreement",
+    "cohen_kappa",
+    "confusion_matrix",
+    "kendall_tau_b",
+    "label_agreement",
+    "parse_grade_map",
+    "ranking_agreement",
+]

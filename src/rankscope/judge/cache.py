@@ -1,0 +1,184 @@
+"""A persistent SQLite cache of paid LLM judgments, so no answer is ever paid for twice.
+
+The key is a hash of provider, model, prompt-template hash and the hashes of the query text and
+the document text: the same question about the same text under the same prompt is answered
+once, whatever the ids or the output folder. Every raw response is stored for audit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rankscope.errors import JudgeError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS judgments (
+    key TEXT PRIMARY KEY,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    template_hash TEXT NOT NULL,
+    query_hash TEXT NOT NULL,
+    doc_hash TEXT NOT NULL,
+    label INTEGER,
+    reason TEXT,
+    rationale TEXT NOT NULL,
+    raw_text TEXT NOT NULL,
+    raw_response TEXT NOT NULL,
+    input_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    cost_usd REAL,
+    request_id TEXT,
+    created_at TEXT NOT NULL
+)
+"""
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def default_cache_path() -> Path:
+    """``$RANKSCOPE_CACHE_DIR/judgments.sqlite``, else under ``$XDG_CACHE_HOME`` or ~/.cache."""
+    root = os.environ.get("RANKSCOPE_CACHE_DIR")
+    if root:
+        return Path(root) / "judgments.sqlite"
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "rankscope" / "judgments.sqlite"
+
+
+@dataclass(frozen=True, slots=True)
+class CacheKey:
+    provider: str
+    model: str
+    template_hash: str
+    query_hash: str
+    doc_hash: str
+
+    @property
+    def digest(self) -> str:
+        parts = (self.provider, self.model, self.template_hash, self.query_hash, self.doc_hash)
+        return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class CachedJudgment:
+    label: int | None
+    reason: str | None
+    rationale: str
+    raw_text: str
+    raw_response: dict[str, Any]
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    request_id: str | None
+    created_at: str
+
+
+class JudgmentCache:
+    """Thread-safe; every ``put`` is committed at once so a killed run keeps what it paid for."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+        except (OSError, sqlite3.Error) as e:
+            raise JudgeError(
+                f"cannot open the judgment cache {self.path}: {e}; pass --cache PATH to use "
+                f"another file"
+            ) from None
+        self._lock = threading.Lock()
+
+    def get(self, key: CacheKey) -> CachedJudgment | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT label, reason, rationale, raw_text, raw_response, input_tokens, "
+                "output_tokens, cost_usd, request_id, created_at FROM judgments WHERE key = ?",
+                (key.digest,),
+            ).fetchone()
+        if row is None:
+            return None
+        return CachedJudgment(
+            label=row[0],
+            reason=row[1],
+            rationale=row[2],
+            raw_text=row[3],
+            raw_response=json.loads(row[4]),
+            input_tokens=row[5],
+            output_tokens=row[6],
+            cost_usd=row[7],
+            request_id=row[8],
+            created_at=row[9],
+        )
+
+    def __contains__(self, key: CacheKey) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM judgments WHERE key = ?", (key.digest,)
+            ).fetchone()
+        return row is not None
+
+    def put(self, key: CacheKey, value: CachedJudgment) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgments VALUES "
+                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key.digest,
+                    key.provider,
+                    key.model,
+                    key.template_hash,
+                    key.query_hash,
+                    key.doc_hash,
+                    value.label,
+                    value.reason,
+                    value.rationale,
+                    value.raw_text,
+                    json.dumps(value.raw_response, sort_keys=True),
+                    value.input_tokens,
+                    value.output_tokens,
+                    value.cost_usd,
+                    value.request_id,
+                    value.created_at,
+                ),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> JudgmentCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+__all__ = [
+    "CacheKey",
+    "CachedJudgment",
+    "JudgmentCache",
+    "default_cache_path",
+    "now_iso",
+    "text_hash",
+]

@@ -1,0 +1,175 @@
+"""Judge settings: providers, model aliases, prices, timeouts, retries and rate limits.
+
+Defaults live here; a YAML or TOML file (``--config FILE`` or ``$RANKSCOPE_JUDGE_CONFIG``)
+overrides them key by key, and its ``providers``, ``aliases`` and ``prices`` tables are merged
+into the defaults rather than replacing them. Example (YAML)::
+
+    aliases:
+      claude-sonnet: claude-sonnet-4-5
+    prices:                      # USD per million tokens
+      claude-sonnet-4-5: {input: 3.0, output: 15.0}
+    providers:
+      local:                     # any OpenAI-compatible server (vLLM, Ollama, llama.cpp)
+        kind: openai
+        base_url: http://localhost:8000/v1
+        api_key_env: null        # no key needed
+    timeout_s: 30
+    max_retries: 5
+    concurrency: 4
+    requests_per_minute: 50
+    tokens_per_minute: 40000
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rankscope.errors import ConfigError
+
+ProviderKind = Literal["anthropic", "openai"]
+
+
+class ProviderSettings(BaseModel):
+    """How to reach one provider: the SDK to use, an optional base URL and the key's env var."""
+
+    model_config = ConfigDict(extra="forbid")
+    kind: ProviderKind
+    base_url: str | None = None
+    api_key_env: str | None = None
+    default_model: str | None = None
+
+
+class Price(BaseModel):
+    """USD per million input and output tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+def _default_providers() -> dict[str, ProviderSettings]:
+    return {
+        "anthropic": ProviderSettings(
+            kind="anthropic", api_key_env="ANTHROPIC_API_KEY", default_model="claude-sonnet"
+        ),
+        "openai": ProviderSettings(
+            kind="openai", api_key_env="OPENAI_API_KEY", default_model="gpt-4.1-mini"
+        ),
+    }
+
+
+# Published list prices when this table was written; override them in the config file.
+_DEFAULT_PRICES = {
+    "claude-opus-4-1": Price(input=15.0, output=75.0),
+    "claude-sonnet-4-5": Price(input=3.0, output=15.0),
+    "claude-sonnet-4-0": Price(input=3.0, output=15.0),
+    "claude-haiku-4-5": Price(input=1.0, output=5.0),
+    "claude-3-5-haiku-latest": Price(input=0.8, output=4.0),
+    "gpt-4.1": Price(input=2.0, output=8.0),
+    "gpt-4.1-mini": Price(input=0.4, output=1.6),
+    "gpt-4.1-nano": Price(input=0.1, output=0.4),
+    "gpt-4o": Price(input=2.5, output=10.0),
+    "gpt-4o-mini": Price(input=0.15, output=0.6),
+}
+
+_DEFAULT_ALIASES = {
+    "claude-opus": "claude-opus-4-1",
+    "claude-sonnet": "claude-sonnet-4-5",
+    "claude-haiku": "claude-haiku-4-5",
+}
+
+
+class JudgeSettings(BaseModel):
+    """Everything configurable about LLM calls. Times are seconds."""
+
+    model_config = ConfigDict(extra="forbid")
+    providers: dict[str, ProviderSettings] = Field(default_factory=_default_providers)
+    aliases: dict[str, str] = Field(default_factory=lambda: dict(_DEFAULT_ALIASES))
+    prices: dict[str, Price] = Field(default_factory=lambda: dict(_DEFAULT_PRICES))
+    timeout_s: float = Field(default=30.0, gt=0)
+    max_retries: int = Field(default=5, ge=0)
+    backoff_base_s: float = Field(default=1.0, ge=0)
+    backoff_max_s: float = Field(default=30.0, ge=0)
+    retry_after_max_s: float = Field(default=120.0, ge=0)
+    concurrency: int = Field(default=4, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    max_tokens: int = Field(default=512, ge=1)
+    #: sent only when set; some current models reject it
+    temperature: float | None = Field(default=None, ge=0)
+    #: output tokens assumed per call by ``--dry-run``
+    expected_output_tokens: int = Field(default=120, ge=0)
+
+    def resolve_model(self, model: str) -> str:
+        """Follow aliases (``claude-sonnet`` -> a full model id); unknown names pass through."""
+        seen: set[str] = set()
+        while model in self.aliases and model not in seen:
+            seen.add(model)
+            model = self.aliases[model]
+        return model
+
+    def price(self, model: str) -> Price | None:
+        return self.prices.get(self.resolve_model(model))
+
+    def provider(self, name: str) -> ProviderSettings:
+        try:
+            return self.providers[name]
+        except KeyError:
+            known = ", ".join(sorted(self.providers))
+            raise ConfigError(
+                "unknown provider",
+                value=name,
+                hint=f"use one of: {known}, or add it under 'providers:' in the judge config",
+            ) from None
+
+
+_MERGED_TABLES = ("providers", "aliases", "prices")
+
+
+def load_settings(path: str | os.PathLike[str] | None = None) -> JudgeSettings:
+    """Defaults, overridden by ``path`` (or ``$RANKSCOPE_JUDGE_CONFIG`` when ``path`` is None)."""
+    if path is None:
+        env = os.environ.get("RANKSCOPE_JUDGE_CONFIG")
+        if not env:
+            return JudgeSettings()
+        path = env
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read judge config: {e.strerror}", path=p) from None
+    data: Any
+    try:
+        data = tomllib.loads(text) if p.suffix.lower() == ".toml" else yaml.safe_load(text)
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as e:
+        raise ConfigError(f"invalid {p.suffix or 'YAML'} syntax: {e}", path=p) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError("the judge config must be a mapping of settings", path=p, value=data)
+    base = JudgeSettings().model_dump()
+    for key, value in data.items():
+        if key in _MERGED_TABLES and isinstance(value, dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    try:
+        return JudgeSettings.model_validate(base)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(
+            f"invalid setting {where!r}: {first['msg']}",
+            path=p,
+            value=first.get("input"),
+            hint="see docs/judging.md for the settings and their types",
+        ) from None
+
+
+__all__ = ["JudgeSettings", "Price", "ProviderKind", "ProviderSettings", "load_settings"]

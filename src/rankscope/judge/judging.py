@@ -1,0 +1,398 @@
+"""LLM relevance judging of a pool, cached, checkpointed and accounted for.
+
+:class:`RelevanceJudge` answers one (query, passage) pair: from the cache when the same provider,
+model, prompt and texts were judged before, else by a paid call whose answer is stored in the
+cache at once. :func:`judge_pool` runs it over a pool with a thread pool, appending each result
+to ``judgments.jsonl`` as it arrives, so a run killed half-way loses nothing that was paid for;
+rerunning skips the pairs already in the file and takes the rest from the cache or the provider.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from rankscope.data import Qrels
+from rankscope.errors import FormatError
+from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, now_iso, text_hash
+from rankscope.judge.config import JudgeSettings
+from rankscope.judge.io import write_qrels_trec
+from rankscope.judge.limits import UsageMeter, UsageTotals, estimate_tokens
+from rankscope.judge.pool import Pool, PoolEntry
+from rankscope.judge.prompts import PromptTemplate, parse_label
+from rankscope.judge.providers import Provider, ProviderCallError
+
+log = logging.getLogger("rankscope.judge")
+
+JUDGMENTS_FILE = "judgments.jsonl"
+QRELS_FILE = "qrels.txt"
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgment:
+    """One label (or None with ``reason``), its rationale, raw answer and what it cost."""
+
+    query_id: str
+    doc_id: str
+    label: int | None
+    reason: str | None
+    rationale: str
+    raw_text: str
+    raw_response: dict[str, Any]
+    provider: str
+    model: str
+    template_hash: str
+    query_hash: str
+    doc_hash: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    request_id: str | None
+    cached: bool
+    judged_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RelevanceJudge:
+    """Labels (query, passage) pairs with a provider, a prompt template and a cache."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        template: PromptTemplate | None = None,
+        cache: JudgmentCache | None = None,
+        *,
+        fresh: bool = False,
+    ) -> None:
+        self.provider = provider
+        self.template = template or PromptTemplate(_default_text())
+        self.cache = cache
+        self.fresh = fresh
+
+    def key(self, query: str, passage: str) -> CacheKey:
+        return CacheKey(
+            provider=self.provider.name,
+            model=self.provider.model,
+            template_hash=self.template.hash,
+            query_hash=text_hash(query),
+            doc_hash=text_hash(passage),
+        )
+
+    def judge(
+        self, query: str, passage: str, *, query_id: str = "", doc_id: str = "", title: str = ""
+    ) -> Judgment:
+        """Label one pair; raises ProviderCallError when the provider cannot answer."""
+        key = self.key(query, passage)
+        cached = None if self.fresh or self.cache is None else self.cache.get(key)
+        if cached is None:
+            prompt = self.template.render(
+                query=query, passage=passage, title=title, query_id=query_id, doc_id=doc_id
+            )
+            done = self.provider.complete(prompt, system=self.template.system)
+            parsed = parse_label(done.text, self.template.min_label, self.template.max_label)
+            cached = CachedJudgment(
+                label=parsed.label,
+                reason=parsed.reason,
+                rationale=parsed.rationale,
+                raw_text=done.text,
+                raw_response=done.raw,
+                input_tokens=done.input_tokens,
+                output_tokens=done.output_tokens,
+                cost_usd=done.cost_usd,
+                request_id=done.request_id,
+                created_at=now_iso(),
+            )
+            if self.cache is not None:
+                self.cache.put(key, cached)
+            log.debug("judged %s/%s: %r -> %s", query_id, doc_id, done.text, parsed.label)
+            from_cache = False
+        else:
+            from_cache = True
+        return Judgment(
+            query_id=query_id,
+            doc_id=doc_id,
+            label=cached.label,
+            reason=cached.reason,
+            rationale=cached.rationale,
+            raw_text=cached.raw_text,
+            raw_response=cached.raw_response,
+            provider=key.provider,
+            model=key.model,
+            template_hash=key.template_hash,
+            query_hash=key.query_hash,
+            doc_hash=key.doc_hash,
+            input_tokens=cached.input_tokens,
+            output_tokens=cached.output_tokens,
+            cost_usd=cached.cost_usd,
+            request_id=cached.request_id,
+            cached=from_cache,
+            judged_at=cached.created_at,
+        )
+
+
+def _default_text() -> str:
+    from rankscope.judge.prompts import DEFAULT_TEMPLATE
+
+    return DEFAULT_TEMPLATE
+
+
+# -- dry run ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """What a run would do: calls to pay for and their estimated tokens and cost."""
+
+    pairs: int
+    already_done: int  # in the output file already
+    cached: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    model: str
+
+
+def estimate(
+    pool: Pool,
+    judge: RelevanceJudge,
+    settings: JudgeSettings,
+    out_dir: str | os.PathLike[str] | None = None,
+) -> Estimate:
+    """Count the calls a run would pay for (cache and checkpoint honoured); spends nothing."""
+    done = _done_keys(Path(out_dir) / JUDGMENTS_FILE) if out_dir and not judge.fresh else set()
+    cached = calls = tin = 0
+    skipped = 0
+    for e in pool.entries:
+        key = judge.key(e.query, e.text)
+        if (e.query_id, e.doc_id, key.digest) in done:
+            skipped += 1
+            continue
+        if not judge.fresh and judge.cache is not None and key in judge.cache:
+            cached += 1
+            continue
+        calls += 1
+        prompt = judge.template.render(
+            query=e.query, passage=e.text, title=e.title, query_id=e.query_id, doc_id=e.doc_id
+        )
+        tin += estimate_tokens((judge.template.system or "") + prompt)
+    tout = calls * settings.expected_output_tokens
+    meter = UsageMeter(settings)
+    cost = meter.cost_of(judge.provider.model, tin, tout)
+    return Estimate(len(pool), skipped, cached, calls, tin, tout, cost, judge.provider.model)
+
+
+# -- running over a pool ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRunSummary:
+    pairs: int
+    resumed: int  # already in judgments.jsonl before this run
+    judged: int  # new rows written by this run
+    from_cache: int
+    paid_calls: int
+    labels: dict[str, int]  # label -> count over the whole output ("null" for None)
+    failed: tuple[tuple[str, str, str], ...]  # (query_id, doc_id, error) not judged
+    usage: UsageTotals
+    out_dir: str
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["failed"] = [list(f) for f in self.failed]
+        return d
+
+
+def _done_keys(path: Path) -> set[tuple[str, str, str]]:
+    """(query_id, doc_id, cache digest) of the rows already in a judgments file."""
+    keys: set[tuple[str, str, str]] = set()
+    for row in _read_rows(path):
+        key = CacheKey(
+            row["provider"], row["model"], row["template_hash"], row["query_hash"], row["doc_hash"]
+        )
+        keys.add((row["query_id"], row["doc_id"], key.digest))
+    return keys
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    rows = []
+    with path.open(encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                if not line.endswith("\n"):  # a half-written last line of a killed run
+                    break
+                raise FormatError("invalid JSON in judgments file", path=path, line=n) from None
+            rows.append(row)
+    return rows
+
+
+def _repair_tail(path: Path) -> None:
+    """Cut a half-written last line (a run killed mid-write) so appends start clean."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
+        data = f.read()
+        f.truncate(data.rfind(b"\n") + 1)
+
+
+def judge_pool(
+    pool: Pool,
+    judge: RelevanceJudge,
+    out_dir: str | os.PathLike[str],
+    *,
+    concurrency: int = 4,
+    progress: Callable[[int, int, Judgment | None], None] | None = None,
+) -> JudgeRunSummary:
+    """Judge every pool entry not yet in ``out_dir/judgments.jsonl``; write qrels and summary.
+
+    Fatal provider errors (bad key, unknown model) stop the run and are raised; other failures
+    after all retries are reported in the summary and left for the next run.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    jpath = out / JUDGMENTS_FILE
+    if judge.fresh and jpath.exists():
+        jpath.unlink()
+    _repair_tail(jpath)
+    done = _done_keys(jpath)
+    todo: list[PoolEntry] = []
+    resumed = 0
+    for e in pool.entries:
+        if (e.query_id, e.doc_id, judge.key(e.query, e.text).digest) in done:
+            resumed += 1
+        else:
+            todo.append(e)
+    meter_before = judge.provider.meter.totals().calls
+    lock = threading.Lock()
+    failed: list[tuple[str, str, str]] = []
+    written = cached = 0
+    total = len(todo)
+    finished = 0
+
+    with (
+        jpath.open("a", encoding="utf-8") as sink,
+        ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool_exec,
+    ):
+        pending: set[Future[Judgment]] = set()
+        futures: dict[Future[Judgment], PoolEntry] = {}
+        entries = iter(todo)
+
+        def submit_more() -> None:
+            # Keep a bounded window in flight so a fatal error stops new calls quickly.
+            while len(pending) < max(1, concurrency) * 2:
+                e = next(entries, None)
+                if e is None:
+                    return
+                fut = pool_exec.submit(
+                    judge.judge,
+                    e.query,
+                    e.text,
+                    query_id=e.query_id,
+                    doc_id=e.doc_id,
+                    title=e.title,
+                )
+                futures[fut] = e
+                pending.add(fut)
+
+        submit_more()
+        fatal: ProviderCallError | None = None
+        while pending:
+            finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished_now:
+                pending.discard(fut)
+                e = futures.pop(fut)
+                try:
+                    j = fut.result()
+                except ProviderCallError as err:
+                    if err.fatal:
+                        fatal = fatal or err
+                    failed.append((e.query_id, e.doc_id, str(err)))
+                    finished += 1
+                    if progress:
+                        progress(finished, total, None)
+                    continue
+                with lock:
+                    sink.write(json.dumps(j.to_json(), ensure_ascii=False) + "\n")
+                    sink.flush()
+                    written += 1
+                    cached += j.cached
+                finished += 1
+                if progress:
+                    progress(finished, total, j)
+            if fatal is None:
+                submit_more()
+        if fatal is not None:
+            raise fatal
+
+    rows = _read_rows(jpath)
+    summary = JudgeRunSummary(
+        pairs=len(pool),
+        resumed=resumed,
+        judged=written,
+        from_cache=cached,
+        paid_calls=judge.provider.meter.totals().calls - meter_before,
+        labels=_label_counts(rows),
+        failed=tuple(failed),
+        usage=judge.provider.meter.totals(),
+        out_dir=str(out),
+    )
+    write_qrels_trec(judgments_to_qrels(rows), out / QRELS_FILE)
+    (out / SUMMARY_FILE).write_text(json.dumps(summary.to_json(), indent=2) + "\n")
+    return summary
+
+
+def _label_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for r in rows:
+        k = "null" if r.get("label") is None else str(r["label"])
+        counts[k] = counts.get(k, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def judgments_to_qrels(rows: Iterable[dict[str, Any]], source: str | None = None) -> Qrels:
+    """Qrels of the rows that got a label (null labels are left out: not judged)."""
+    data: dict[str, dict[str, int]] = {}
+    for r in rows:
+        if r.get("label") is not None:
+            data.setdefault(str(r["query_id"]), {})[str(r["doc_id"])] = int(r["label"])
+    return Qrels.from_dict(data, source=source)
+
+
+def read_judgments(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows of a ``judgments.jsonl`` file (a half-written last line is ignored)."""
+    return _read_rows(Path(path))
+
+
+__all__ = [
+    "JUDGMENTS_FILE",
+    "QRELS_FILE",
+    "SUMMARY_FILE",
+    "Estimate",
+    "JudgeRunSummary",
+    "Judgment",
+    "RelevanceJudge",
+    "estimate",
+    "judge_pool",
+    "judgments_to_qrels",
+    "read_judgments",
+]

@@ -1,0 +1,376 @@
+"""LLM providers through the official SDKs, with uniform timeouts, retries and limits.
+
+``anthropic`` uses the Messages API; ``openai`` uses Chat Completions and also serves any
+OpenAI-compatible server (vLLM, Ollama, llama.cpp) through ``base_url``. The SDKs' own retries
+are switched off (``max_retries=0``): rankscope retries 429, 5xx, timeouts, dropped connections
+and malformed 200 bodies itself, honouring ``retry-after`` / ``retry-after-ms``, so behaviour is
+the same for every provider and visible in tests.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import os
+import random
+import threading
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rankscope.errors import JudgeError, ProviderError
+from rankscope.judge.config import JudgeSettings, ProviderKind
+from rankscope.judge.limits import RateLimiter, UsageMeter, estimate_tokens
+
+log = logging.getLogger("rankscope.judge.providers")
+
+_RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+class ProviderCallError(ProviderError):
+    """A call failed; ``fatal`` errors (bad key, unknown model, bad request) stop a whole run."""
+
+    def __init__(self, message: str, *, status: int | None = None, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.fatal = fatal
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One paid answer: its text, usage, the provider's request id and the raw response JSON."""
+
+    text: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    request_id: str | None
+    raw: dict[str, Any]
+    latency_ms: float
+    attempts: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Attempt:
+    """What one HTTP attempt produced, normalised across SDKs."""
+
+    text: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    request_id: str | None
+    raw: dict[str, Any]
+
+
+class _Retryable(Exception):
+    """A transient failure worth another attempt."""
+
+    def __init__(
+        self, reason: str, retry_after: float | None = None, status: int | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.status = status
+
+
+class Provider(ABC):
+    """A chat model behind one SDK. ``complete`` is thread-safe."""
+
+    kind: ProviderKind
+
+    def __init__(
+        self,
+        model: str,
+        settings: JudgeSettings,
+        *,
+        name: str | None = None,
+        meter: UsageMeter | None = None,
+        limiter: RateLimiter | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.name = name or self.kind
+        self.requested_model = model
+        self.model = settings.resolve_model(model)
+        self.settings = settings
+        self.meter = meter or UsageMeter(settings)
+        self.limiter = limiter or RateLimiter(
+            settings.requests_per_minute, settings.tokens_per_minute
+        )
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._rng_lock = threading.Lock()
+
+    @abstractmethod
+    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
+        """One HTTP call; raises _Retryable or ProviderCallError."""
+
+    def complete(
+        self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
+    ) -> Completion:
+        """Ask the model; retries transient failures, raises ProviderCallError when it gives up."""
+        limit = max_tokens or self.settings.max_tokens
+        estimate = estimate_tokens((system or "") + prompt) + limit
+        last: _Retryable | None = None
+        started = time.perf_counter()
+        for attempt in range(1, self.settings.max_retries + 2):
+            self.limiter.acquire(estimate)
+            try:
+                got = self._attempt(prompt, system, limit)
+            except _Retryable as e:
+                self.limiter.settle(estimate, 0)
+                last = e
+                if attempt > self.settings.max_retries:
+                    break
+                delay = self._delay(attempt, e.retry_after)
+                log.warning(
+                    "%s %s: %s; retry %d/%d in %.2fs",
+                    self.name,
+                    self.model,
+                    e.reason,
+                    attempt,
+                    self.settings.max_retries,
+                    delay,
+                )
+                self._sleep(delay)
+                continue
+            self.limiter.settle(estimate, got.input_tokens + got.output_tokens)
+            cost = self.meter.add(self.model, got.input_tokens, got.output_tokens)
+            return Completion(
+                text=got.text,
+                model=got.model or self.model,
+                input_tokens=got.input_tokens,
+                output_tokens=got.output_tokens,
+                cost_usd=cost,
+                request_id=got.request_id,
+                raw=got.raw,
+                latency_ms=(time.perf_counter() - started) * 1000.0,
+                attempts=attempt,
+            )
+        assert last is not None
+        raise ProviderCallError(
+            f"{self.name} {self.model}: giving up after {self.settings.max_retries + 1} "
+            f"attempts; last error: {last.reason}",
+            status=last.status,
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.settings.retry_after_max_s)
+        base = self.settings.backoff_base_s * (2 ** (attempt - 1))
+        with self._rng_lock:
+            jitter = self._rng.uniform(0.5, 1.0)
+        return float(min(self.settings.backoff_max_s, base * jitter))
+
+    # -- shared SDK error handling -----------------------------------------------------------
+    def _classify(self, error: Exception, sdk: Any) -> Exception:
+        """Map an SDK exception to _Retryable or a ProviderCallError."""
+        if isinstance(error, sdk.APITimeoutError):
+            return _Retryable(f"timed out after {self.settings.timeout_s:g}s")
+        if isinstance(error, sdk.APIConnectionError):
+            return _Retryable(f"connection failed ({error.__cause__ or error})")
+        if isinstance(error, sdk.APIStatusError):
+            status = int(error.status_code)
+            headers = error.response.headers
+            message = _error_message(error)
+            if status in _RETRY_STATUS or status >= 500:
+                return _Retryable(
+                    f"HTTP {status}: {message}",
+                    retry_after=parse_retry_after(headers),
+                    status=status,
+                )
+            hint = ""
+            if status in (401, 403):
+                hint = " (check the API key and its environment variable)"
+            elif status == 404:
+                hint = f" (check the model name {self.model!r} and the base URL)"
+            return ProviderCallError(
+                f"{self.name} {self.model}: HTTP {status}: {message}{hint}",
+                status=status,
+                fatal=True,
+            )
+        if isinstance(error, ValueError):  # a 200 whose body is not the expected JSON
+            return _Retryable(f"malformed response body ({error})")
+        return error
+
+
+def _error_message(error: Any) -> str:
+    body = getattr(error, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and inner.get("message"):
+            return str(inner["message"])
+    return str(getattr(error, "message", error))
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Seconds to wait from ``retry-after-ms``, ``retry-after`` (seconds or an HTTP date)."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return float(ms) / 1000.0
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class AnthropicProvider(Provider):
+    kind: ProviderKind = "anthropic"
+
+    def __init__(
+        self,
+        model: str,
+        settings: JudgeSettings,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(model, settings, **kw)
+        import anthropic
+
+        self._sdk = anthropic
+        self._client = anthropic.Anthropic(
+            api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
+        )
+
+    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
+        args: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": max_tokens,
+            "messages": [{"role": "user", "content": prompt}],
+        }
+        if system:
+            args["system"] = system
+        if self.settings.temperature is not None:  # not a typed argument in every SDK version
+            args["extra_body"] = {"temperature": self.settings.temperature}
+        try:
+            raw = self._client.messages.with_raw_response.create(**args)
+            msg = raw.parse()
+        except Exception as e:
+            raise self._classify(e, self._sdk) from e
+        text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
+        return _Attempt(
+            text=text,
+            model=msg.model,
+            input_tokens=int(msg.usage.input_tokens or 0),
+            output_tokens=int(msg.usage.output_tokens or 0),
+            request_id=raw.headers.get("request-id"),
+            raw=msg.model_dump(mode="json", exclude_none=True),
+        )
+
+
+class OpenAIProvider(Provider):
+    kind: ProviderKind = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        settings: JudgeSettings,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        **kw: Any,
+    ) -> None:
+        super().__init__(model, settings, **kw)
+        import openai
+
+        self._sdk = openai
+        self._client = openai.OpenAI(
+            api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
+        )
+
+    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
+        messages: list[dict[str, str]] = []
+        if system:
+            messages.append({"role": "system", "content": system})
+        messages.append({"role": "user", "content": prompt})
+        extra: dict[str, Any] = {}
+        if self.settings.temperature is not None:
+            extra["temperature"] = self.settings.temperature
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                max_tokens=max_tokens,
+                **extra,
+            )
+            resp = raw.parse()
+        except Exception as e:
+            raise self._classify(e, self._sdk) from e
+        if not resp.choices:
+            raise _Retryable("response without choices")
+        usage = resp.usage
+        return _Attempt(
+            text=resp.choices[0].message.content or "",
+            model=resp.model,
+            input_tokens=int(usage.prompt_tokens) if usage else 0,
+            output_tokens=int(usage.completion_tokens) if usage else 0,
+            request_id=raw.headers.get("x-request-id"),
+            raw=resp.model_dump(mode="json", exclude_none=True),
+        )
+
+
+_PLACEHOLDER_KEY = "not-needed"
+
+
+def make_provider(
+    name: str,
+    model: str | None = None,
+    settings: JudgeSettings | None = None,
+    *,
+    base_url: str | None = None,
+    api_key_env: str | None = None,
+    meter: UsageMeter | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Provider:
+    """Build a provider by its config name (``anthropic``, ``openai`` or one from the config).
+
+    The key comes from the environment variable named in the config (or ``api_key_env``). A
+    provider with a custom base URL and no key gets a placeholder, as local servers need none.
+    """
+    settings = settings or JudgeSettings()
+    conf = settings.provider(name)
+    model = model or conf.default_model
+    if not model:
+        raise JudgeError(f"no model given for provider {name!r}; pass --model")
+    url = base_url or conf.base_url
+    env = api_key_env or conf.api_key_env
+    key = os.environ.get(env) if env else None
+    if not key:
+        if url is None:
+            raise JudgeError(
+                f"provider {name!r} needs an API key: set the environment variable "
+                f"{env or '(none configured)'}, or point --base-url at a server that needs none"
+            )
+        key = _PLACEHOLDER_KEY
+    cls: type[AnthropicProvider | OpenAIProvider] = (
+        AnthropicProvider if conf.kind == "anthropic" else OpenAIProvider
+    )
+    return cls(model, settings, api_key=key, base_url=url, name=name, meter=meter, sleep=sleep)
+
+
+__all__ = [
+    "AnthropicProvider",
+    "Completion",
+    "OpenAIProvider",
+    "Provider",
+    "ProviderCallError",
+    "make_provider",
+    "parse_retry_after",
+]

@@ -1,0 +1,1 @@
+"""Test helpers that run real services on loopback (LLM providers, databases)."""
