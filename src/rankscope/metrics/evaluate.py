@@ -305,22 +305,30 @@ def _as_run(run: Any, name: str | None = None) -> Run:
             value=type(run).__name__,
         )
     if name is not None and the_run.name != name:
-        the_run = Run(name, the_run.query_ids, the_run.offsets, the_run.doc_ids,
-                      the_run.scores, the_run.source)  # fmt: skip
+        the_run = _renamed(the_run, name)
     return the_run
 
 
 def _unique_names(runs: list[Run]) -> list[Run]:
-    """Runs named alike (two files with the same runid) get ``-2``, ``-3`` suffixes."""
+    """Runs named alike (two files with the same runid) are named by file name instead, or
+    get ``-2``, ``-3`` suffixes when that does not tell them apart."""
+    names = [r.name for r in runs]
+    if len(set(names)) == len(names):
+        return runs
+    files = [Path(r.source).name if r.source else None for r in runs]
+    if None not in files and len(set(files)) == len(files):
+        return [_renamed(r, str(f)) for r, f in zip(runs, files, strict=True)]
     seen: dict[str, int] = {}
     out = []
     for r in runs:
         count = seen.get(r.name, 0) + 1
         seen[r.name] = count
-        if count > 1:
-            r = Run(f"{r.name}-{count}", r.query_ids, r.offsets, r.doc_ids, r.scores, r.source)
-        out.append(r)
+        out.append(r if count == 1 else _renamed(r, f"{r.name}-{count}"))
     return out
+
+
+def _renamed(run: Run, name: str) -> Run:
+    return Run(name, run.query_ids, run.offsets, run.doc_ids, run.scores, run.source)
 
 
 def _read_qrels(path: Path) -> Qrels:

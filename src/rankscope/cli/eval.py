@@ -1,0 +1,149 @@
+"""``rankscope eval``: score runs against qrels, as a table for people or JSON/CSV for scripts.
+
+Output formats (stable):
+
+- ``table`` (default): runs as rows, measures as columns; with ``-q`` a per-query table first.
+- ``json``: :meth:`rankscope.metrics.results.Results.to_dict` (``per_query`` only with ``-q``).
+- ``csv``: header ``run,query_id,measure,value``; aggregate rows use query id ``all`` (as
+  trec_eval); with ``-q`` the per-query rows come first for each run.  Values are printed with
+  full precision (``repr`` of the float).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from rankscope.errors import InputError
+
+if TYPE_CHECKING:
+    from rankscope.metrics.results import Results
+
+_MEASURE_HELP = (
+    "Measure to compute; repeat for several. Canonical names: map, ndcg, ndcg@10, mrr, mrr@10, "
+    "P@10, recall@100, map@100, Rprec, bpref, infAP, hit@5, judged@10, f1@10, ndcg_exp@10, "
+    "iprec@0.5, num_rel_ret, ...; trec_eval names (ndcg_cut.10, P.5,10, recip_rank, official, "
+    "all_trec) and ir_measures names (nDCG@10, AP, RR@10, R@100, Judged@10) work too. "
+    "Default: map, ndcg@10, P@10, recall@100, mrr."
+)
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+def eval_command(
+    qrels: Path = typer.Argument(..., help="Relevance judgments (TREC qrels, BEIR TSV, ...)."),
+    runs: list[Path] = typer.Argument(..., help="One or more run files (TREC, JSONL, CSV, ...)."),
+    measure: list[str] = typer.Option([], "--measure", "-m", help=_MEASURE_HELP),
+    per_query: bool = typer.Option(False, "--per-query", "-q", help="Also show every query."),
+    average_over_qrels: bool = typer.Option(
+        False,
+        "--average-over-qrels",
+        "-c",
+        help="Average over every qrels query, 0 for queries a run lacks (trec_eval -c).",
+    ),
+    depth: int | None = typer.Option(
+        None, "--depth", "-M", help="Keep only the top N documents of each query (trec_eval -M)."
+    ),
+    rel_level: int = typer.Option(
+        1, "--rel-level", "-l", help="Lowest grade counted relevant (trec_eval -l)."
+    ),
+    judged_only: bool = typer.Option(
+        False, "--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J)."
+    ),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format", "-f", help="table for people; json or csv for scripts."
+    ),
+) -> None:
+    """Score runs against qrels: trec_eval's measures and more, several runs side by side."""
+    from rankscope.metrics.evaluate import DEFAULT_MEASURES, evaluate
+    from rankscope.metrics.names import parse_measures
+
+    measures = parse_measures(measure or list(DEFAULT_MEASURES))  # fail fast on a bad name
+    for path in (qrels, *runs):
+        if not path.exists():
+            raise InputError("file not found", path=path, hint="Check the path and try again")
+        if path.is_dir():
+            raise InputError("expected a file, got a directory", path=path)
+    results = evaluate(
+        qrels,
+        list(runs),
+        measures,
+        depth=depth,
+        rel_level=rel_level,
+        judged_only=judged_only,
+        average_over_qrels=average_over_qrels,
+    )
+    if output_format is OutputFormat.json:
+        sys.stdout.write(results.to_json(per_query=per_query) + "\n")
+    elif output_format is OutputFormat.csv:
+        sys.stdout.write(_csv(results, per_query))
+    else:
+        _print_tables(results, per_query)
+
+
+def _csv(results: Results, per_query: bool) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["run", "query_id", "measure", "value"])
+    for run in results.run_names:
+        if per_query:
+            for query, values in results.per_query(run).items():
+                for name, value in values.items():
+                    writer.writerow([run, query, name, repr(value)])
+        for name, value in results.mean(run).items():
+            writer.writerow([run, "all", name, repr(value)])
+    return out.getvalue()
+
+
+def _print_tables(results: Results, per_query: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from rankscope.metrics.results import format_value
+
+    header, rows = results.table_rows()
+    needed = sum(max(len(c) for c in col) + 3 for col in zip(header, *rows, strict=True)) + 1
+    console = Console(highlight=False, soft_wrap=False)
+    if console.width < needed:
+        console = Console(highlight=False, soft_wrap=False, width=needed)
+    measures = results.measure_objects
+    if per_query:
+        table = Table(title="per query", show_edge=False, title_justify="left")
+        table.add_column("run")
+        table.add_column("query")
+        for name in results.measures:
+            table.add_column(name, justify="right")
+        for run in results.run_names:
+            values = results.run(run).values
+            for i, query in enumerate(results.query_ids(run)):
+                cells = [format_value(m, float(values[j, i])) for j, m in enumerate(measures)]
+                table.add_row(run, query, *cells)
+        console.print(table)
+        console.print()
+    summary = Table(show_edge=False)
+    summary.add_column(header[0])
+    for name in header[1:]:
+        summary.add_column(name, justify="right")
+    for row in rows:
+        summary.add_row(*row)
+    console.print(summary)
+    counts = {len(results.query_ids(r)) for r in results.run_names}
+    if len(counts) == 1:
+        console.print(f"[dim]{counts.pop()} queries[/dim]")
+    else:
+        shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
+        console.print(f"[dim]queries per run differ ({shown}); -c scores all qrels queries[/dim]")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
