@@ -1,0 +1,100 @@
+"""PostgreSQL plumbing shared by the ``postgres`` and ``pgvector`` engines: connecting (psycopg 3,
+imported lazily), DSNs without passwords in messages, and table names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING, Any
+
+from rankscope.errors import ConfigError, EngineError
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg import sql
+
+PG_EXTRA_HINT = "install the PostgreSQL extra: pip install 'rankscope[pg]'"
+DSN_ENV = "RANKSCOPE_PG_DSN"
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+
+
+def import_psycopg() -> Any:
+    """The ``psycopg`` module, or an EngineError saying how to install it."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise EngineError(
+            f"the PostgreSQL engines need psycopg 3 ({exc}); {PG_EXTRA_HINT}"
+        ) from exc
+    return psycopg
+
+
+def redact_dsn(dsn: str) -> str:
+    """The DSN with any password removed, safe to show in messages and logs."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+        params = conninfo_to_dict(dsn)
+        params.pop("password", None)
+        return make_conninfo("", **params) or "(libpq defaults)"
+    except Exception:
+        # unparseable: scrub what looks like a password rather than echo the string as given
+        scrubbed = re.sub(r"(password\s*=\s*)('[^']*'|\S+)", r"\1***", dsn, flags=re.I)
+        return re.sub(r"(://[^:/@\s]*:)[^@\s]*@", r"\1***@", scrubbed)
+
+
+def resolve_dsn(dsn: str | None, engine: str) -> str:
+    if dsn is None:
+        dsn = os.environ.get(DSN_ENV)
+    if not dsn or not isinstance(dsn, str):
+        raise ConfigError(
+            f"{engine} engine needs a PostgreSQL DSN",
+            value=dsn,
+            hint=(
+                f"pass dsn='host=... dbname=... user=...' (or a postgresql:// URL) in the engine "
+                f"options, or set {DSN_ENV}"
+            ),
+        )
+    return dsn
+
+
+def connect(dsn: str, engine: str, connect_timeout: float) -> psycopg.Connection[Any]:
+    """An autocommit connection, or an EngineError naming the DSN (no password) and the reason."""
+    pg = import_psycopg()
+    timeout = max(1, round(connect_timeout))
+    try:
+        conn: psycopg.Connection[Any] = pg.connect(
+            dsn, autocommit=True, connect_timeout=timeout, application_name="rankscope"
+        )
+    except pg.ProgrammingError as exc:  # a malformed DSN
+        raise ConfigError(
+            f"{engine} engine: invalid PostgreSQL DSN {redact_dsn(dsn)!r}: {exc}",
+            hint="use 'host=... port=... dbname=... user=...' or a postgresql:// URL",
+        ) from exc
+    except pg.Error as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise EngineError(
+            f"{engine} engine cannot connect to PostgreSQL at {redact_dsn(dsn)!r}: {reason}. "
+            f"Check that the server is running and the DSN (host, port, dbname, user) is right"
+        ) from exc
+    return conn
+
+
+def table_identifier(name: str, option: str = "table") -> sql.Identifier:
+    """``name`` or ``schema.name`` as a quoted identifier; plain SQL names only."""
+    from psycopg import sql
+
+    parts = name.split(".")
+    if len(parts) > 2 or not all(_PLAIN_NAME.fullmatch(p) and len(p) <= 63 for p in parts):
+        raise ConfigError(
+            f"option {option!r} must be a table name or schema.table made of letters, digits, "
+            f"_ and $ (at most 63 characters each)",
+            value=name,
+        )
+    return sql.Identifier(*parts)
+
+
+def pg_error(engine: str, doing: str, exc: Exception) -> EngineError:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    return EngineError(f"{engine} engine failed while {doing}: {reason}")
