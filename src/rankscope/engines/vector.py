@@ -1,0 +1,146 @@
+"""Embedded dense retrieval: exact cosine similarity over normalised embeddings (numpy).
+
+Each document is embedded once, as its title and text joined (or the fields named by the
+``fields`` option). ``query_string`` queries rank documents by cosine with the query embedding.
+``match`` queries rank by cosine against the embedding of that one field, computed on first use
+(and cached on disk like every embedding). Phrase, multi-field and boolean queries have no dense
+meaning and are refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from rankscope.embeddings import Embedder, Matrix, make_embedder
+from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.errors import ConfigError, EngineError
+
+
+def top_k(scores: Matrix, k: int) -> list[int]:
+    """Indices of the ``k`` highest scores, best first; ties in index order."""
+    n = int(scores.shape[0])
+    if k < n:
+        part = np.argpartition(-scores, k - 1)[:k]
+        # keep every row tied with the k-th score so the tie order does not depend on argpartition
+        cutoff = scores[part].min()
+        part = np.flatnonzero(scores >= cutoff)
+    else:
+        part = np.arange(n)
+    order = part[np.lexsort((part, -scores[part]))]
+    return [int(i) for i in order[:k]]
+
+
+@register_engine("vector")
+class VectorEngine(Engine):
+    """Exact cosine search.
+
+    Options: ``model`` (a sentence-transformers name or local path; default the offline
+    all-MiniLM-L6-v2; ``"hashing"`` or ``"hashing:<dim>"`` for feature hashing without a model),
+    ``fields`` (fields embedded together, default title and text), ``batch_size``, ``device``,
+    ``query_prefix`` / ``document_prefix``, ``cache`` (on-disk embedding cache, default on) and
+    ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``). An
+    :class:`~rankscope.embeddings.Embedder` instance may be passed as ``embedder`` instead.
+    """
+
+    name = "vector"
+    supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string", "match"})
+    thread_safe = True
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        fields: Sequence[str] = ("title", "text"),
+        batch_size: int = 64,
+        device: str | None = None,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        cache: bool = True,
+        cache_dir: str | Path | None = None,
+        embedder: Embedder | None = None,
+    ) -> None:
+        if isinstance(fields, str) or not fields or not all(isinstance(f, str) for f in fields):
+            raise ConfigError(
+                "vector engine option 'fields' must be a non-empty list of field names",
+                value=fields,
+                hint="e.g. fields: [title, text]",
+            )
+        self.fields = tuple(fields)
+        self._owns_embedder = embedder is None
+        self.embedder = embedder or make_embedder(
+            model,
+            device=device,
+            batch_size=batch_size,
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
+            cache=cache,
+            cache_dir=cache_dir,
+        )
+        self._docs: list[Document] = []
+        self._ids: list[str] = []
+        self._matrix: Matrix | None = None
+        self._field_matrices: dict[str, Matrix] = {}
+        self._known_fields: set[str] = set()
+
+    @staticmethod
+    def document_text(doc: Document, fields: Sequence[str]) -> str:
+        """The text embedded for a document: its non-empty fields, one per line."""
+        return "\n".join(t for t in (doc.get(f).strip() for f in fields) if t)
+
+    def index(self, docs: Iterable[Document]) -> None:
+        self._docs = list(docs)
+        self._ids = [d.id for d in self._docs]
+        self._field_matrices = {}
+        self._known_fields = {"title", "text"}
+        for d in self._docs:
+            self._known_fields.update(d.fields)
+        texts = [self.document_text(d, self.fields) for d in self._docs]
+        self._matrix = self._embed_docs(texts)
+
+    def _embed_docs(self, texts: list[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        m = self.embedder.embed_documents(texts)
+        if m.shape[0] != len(texts):
+            raise EngineError(
+                f"embedder {self.embedder.model_id!r} returned {m.shape[0]} vectors for "
+                f"{len(texts)} texts"
+            )
+        return m
+
+    def _matrix_for(self, query: Query) -> Matrix | None:
+        if query.kind != "match" or query.field is None:
+            return self._matrix
+        field = query.field
+        if field not in self._known_fields:
+            raise EngineError(
+                f"query {query.id!r} names field {field!r}, which no indexed document has; "
+                f"known fields: {', '.join(sorted(self._known_fields))}"
+            )
+        if field not in self._field_matrices:
+            self._field_matrices[field] = self._embed_docs([d.get(field) for d in self._docs])
+        return self._field_matrices[field]
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        matrix = self._matrix_for(query)
+        if matrix is None or matrix.shape[0] == 0 or not query.text.strip():
+            return []
+        q = self.embedder.embed_queries([query.text])[0]
+        if q.shape[0] != matrix.shape[1]:
+            raise EngineError(
+                f"query embedding has {q.shape[0]} dimensions but the index has "
+                f"{matrix.shape[1]}; index and queries must use the same model"
+            )
+        scores = matrix @ q
+        return [Hit(doc_id=self._ids[i], score=float(scores[i])) for i in top_k(scores, k)]
+
+    def close(self) -> None:
+        self._matrix = None
+        self._field_matrices = {}
+        cache = getattr(self.embedder, "cache", None)
+        if self._owns_embedder and cache is not None:
+            cache.close()
