@@ -69,6 +69,19 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         print("rankscope: aborted", file=sys.stderr)
         return 130
+    # typer >= 0.20 bundles its own click: its exceptions do not derive from click's.
+    except typer.Exit as done:
+        return int(getattr(done, "exit_code", 0))
+    except typer.Abort:
+        print("rankscope: aborted", file=sys.stderr)
+        return 130
+    except typer.TyperException as error:
+        show = getattr(error, "show", None)
+        if callable(show):
+            show()
+        else:
+            print(f"rankscope: error: {error}", file=sys.stderr)
+        return int(getattr(error, "exit_code", 2))
     except KeyboardInterrupt:
         print("rankscope: interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,131 @@
+"""``rankscope eval``: formats, options and errors, through the real entry point."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from rankscope import evaluate
+from rankscope.cli.app import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+QRELS = str(EXAMPLES / "qrels.txt")
+BM25 = str(EXAMPLES / "bm25.run")
+DENSE = str(EXAMPLES / "dense.run")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(["eval", *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_default_table_has_runs_as_rows_and_default_measures(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, err = run_cli(capsys, QRELS, BM25, DENSE, "-m", "hit@5", "-m", "mrr@10")
+    assert code == 0, err
+    lines = [line for line in out.splitlines() if line.strip()]
+    header = lines[0].replace("┃", " ").split()
+    assert header == ["run", "hit@5", "mrr@10"]
+    expected = evaluate(QRELS, [BM25, DENSE], ["hit@5", "mrr@10"])
+    bm25_row = next(line for line in lines if line.lstrip().startswith("bm25"))
+    assert f"{expected.mean('bm25')['mrr@10']:.4f}" in bm25_row
+    assert any(line.lstrip().startswith("dense") for line in lines)
+    assert "10 queries" in out
+
+
+def test_default_measures_without_m(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("rankscope.metrics.trec", reason="trec_eval kernels not installed")
+    code, out, err = run_cli(capsys, QRELS, BM25, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["measures"] == ["map", "ndcg@10", "P@10", "recall@100", "mrr"]
+
+
+def test_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, QRELS, BM25, DENSE, "-m", "ndcg_exp@10", "-f", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["measures"] == ["ndcg_exp@10"]
+    assert data["settings"] == {
+        "depth": None,
+        "rel_level": 1,
+        "judged_only": False,
+        "average_over_qrels": False,
+    }
+    assert [r["name"] for r in data["runs"]] == ["bm25", "dense"]
+    assert "per_query" not in data["runs"][0]
+    expected = evaluate(QRELS, DENSE, ["ndcg_exp@10"]).mean()
+    assert data["runs"][1]["mean"]["ndcg_exp@10"] == pytest.approx(expected["ndcg_exp@10"])
+
+    code, out, _ = run_cli(capsys, QRELS, BM25, "-m", "hit@1", "-q", "-f", "json")
+    per_query = json.loads(out)["runs"][0]["per_query"]
+    assert len(per_query) == 10 and all(set(v) == {"hit@1"} for v in per_query.values())
+
+
+def test_csv_with_per_query_rows(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(
+        capsys, QRELS, BM25, DENSE, "-m", "hit@5", "-m", "judged@20", "-q", "--format", "csv"
+    )
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert list(rows[0]) == ["run", "query_id", "measure", "value"]
+    assert len(rows) == 2 * (10 + 1) * 2
+    alls = {(r["run"], r["measure"]): float(r["value"]) for r in rows if r["query_id"] == "all"}
+    expected = evaluate(QRELS, [BM25, DENSE], ["hit@5", "judged@20"])
+    assert alls[("dense", "judged@20")] == expected.mean("dense")["judged@20"]
+    code, out, _ = run_cli(capsys, QRELS, BM25, "-m", "hit@5", "-f", "csv")
+    assert out.splitlines()[1:] == [f"bm25,all,hit@5,{expected.mean('bm25')['hit@5']!r}"]
+
+
+def test_per_query_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(capsys, QRELS, BM25, "-m", "mrr@10", "-q")
+    assert code == 0
+    assert "per query" in out
+    assert sum(1 for line in out.splitlines() if line.lstrip().startswith("bm25")) == 11
+
+
+def test_options_reach_evaluate(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["-m", "mrr@10", "-m", "judged@10", "-f", "json"]
+    for extra, kwargs in [
+        (["-M", "3"], {"depth": 3}),
+        (["-l", "2"], {"rel_level": 2}),
+        (["-J"], {"judged_only": True}),
+        (["-c"], {"average_over_qrels": True}),
+    ]:
+        code, out, _ = run_cli(capsys, QRELS, DENSE, *args, *extra)
+        assert code == 0
+        data = json.loads(out)
+        expected = evaluate(QRELS, DENSE, ["mrr@10", "judged@10"], **kwargs)  # type: ignore[arg-type]
+        assert data["runs"][0]["mean"] == expected.mean(), extra
+        assert data["settings"][next(iter(kwargs))] == next(iter(kwargs.values()))
+
+
+def test_unknown_measure_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(capsys, QRELS, BM25, "-m", "ndgc@10")
+    assert code == 2
+    assert "rankscope: error: unknown measure 'ndgc@10'; did you mean ndcg@10" in err
+    assert "Traceback" not in err and out == ""
+
+
+def test_missing_and_malformed_files_are_clean_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run_cli(capsys, QRELS, str(tmp_path / "nope.run"), "-m", "hit@1")
+    assert code == 2
+    assert "nope.run: file not found" in err and "Traceback" not in err
+    bad = tmp_path / "bad.run"
+    bad.write_text("q1 Q0 d1 1 notanumber run\n")
+    code, _, err = run_cli(capsys, QRELS, str(bad), "-m", "hit@1")
+    assert code == 2
+    assert "bad.run" in err and "Traceback" not in err
+
+
+def test_bad_format_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, QRELS, BM25, "--format", "xml")
+    assert code == 2
+    assert "xml" in err
