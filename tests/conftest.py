@@ -1,0 +1,53 @@
+"""Session-wide fixtures: one throwaway PostgreSQL cluster for the whole test session.
+
+``postgres_dsn`` starts a cluster (initdb into a temporary folder, unix socket only, fsync off)
+the first time a test asks for it and deletes it at the end of the session. Set
+``RANKSCOPE_TEST_PG_DSN`` to use an existing server instead. Without PostgreSQL binaries the
+tests that need it are skipped with a message saying how to install them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from rankscope.testing.pgcluster import INSTALL_HINT, PgCluster, PgClusterError, find_bindir
+
+PG_DSN_ENV = "RANKSCOPE_TEST_PG_DSN"
+PGVECTOR_HINT = (
+    "pgvector is not installed for this PostgreSQL server; run scripts/install-system-deps as "
+    "root (it builds Debian's pgvector source package) or install postgresql-<version>-pgvector"
+)
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """DSN of a PostgreSQL database that tests may fill freely (tables are theirs to name)."""
+    existing = os.environ.get(PG_DSN_ENV)
+    if existing:
+        yield existing
+        return
+    if find_bindir() is None:
+        pytest.skip(f"PostgreSQL server binaries not found: {INSTALL_HINT}")
+    try:
+        cluster = PgCluster.start()
+    except PgClusterError as exc:
+        pytest.skip(f"cannot start a throwaway PostgreSQL cluster: {exc}")
+    try:
+        yield cluster.create_database("rankscope_test")
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def pgvector_dsn(postgres_dsn: str) -> str:
+    """The same database with the pgvector extension created; skips when it is not installed."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg missing: pip install 'rankscope[pg]'")
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        if row.fetchone() is None:
+            pytest.skip(PGVECTOR_HINT)
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return postgres_dsn
