@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +52,23 @@ class Qrels:
             grades=np.asarray(grades, dtype=np.int64),
             source=source,
         )
+
+    @classmethod
+    def from_pandas(cls, frame: Any, *, strict: bool = True) -> Qrels:
+        """Build from a DataFrame with query id, doc id and grade columns.
+
+        Column names as :func:`rankscope.data.read_qrels` accepts them (``query_id``/``qid``,
+        ``doc_id``/``docno``, ``relevance``/``rel``/``score``...).
+        """
+        from rankscope.data.readers import read_qrels
+
+        return read_qrels(frame, strict=strict)
+
+    def to_pandas(self) -> Any:
+        """A DataFrame with columns ``query_id, doc_id, relevance``."""
+        from rankscope.data.writers import qrels_table
+
+        return qrels_table(self).to_pandas()
 
     def __len__(self) -> int:
         return int(self.grades.shape[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +63,23 @@ class Run:
             scores=np.asarray(scores, dtype=np.float64),
             source=source,
         )
+
+    @classmethod
+    def from_pandas(cls, frame: Any, name: str | None = None, *, strict: bool = True) -> Run:
+        """Build from a DataFrame with query id, doc id and score columns.
+
+        Column names as :func:`rankscope.data.read_run` accepts them (``query_id``/``qid``,
+        ``doc_id``/``docno``, ``score``...); rows are ordered the trec_eval way.
+        """
+        from rankscope.data.readers import read_run
+
+        return read_run(frame, name=name, strict=strict)
+
+    def to_pandas(self) -> Any:
+        """A DataFrame with columns ``query_id, doc_id, rank, score, run_id`` in run order."""
+        from rankscope.data.writers import run_table
+
+        return run_table(self).to_pandas()
 
     def __len__(self) -> int:
         return int(self.scores.shape[0])

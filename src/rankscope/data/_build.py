@@ -1,0 +1,451 @@
+"""Turn parsed columns into ``Run`` / ``Qrels``: trec_eval ordering, duplicate checks (vectorised).
+
+Rows arrive as three columns (query id, doc id, score or grade) in file order, with the 1-based
+line (or row) of each row for messages. Runs are usually already grouped by query and ranked, so
+the run builder checks order in O(n) and sorts only what is out of order:
+
+- queries are contiguous blocks: the blocks are permuted into byte order of the query id
+  (interleaved queries get a stable sort by query first);
+- within a query, a score increase marks the whole query for sorting; a group of tied scores whose
+  doc ids are not in descending byte order is sorted on its own.
+
+Duplicate documents within a query are found by sorting 64-bit keys built from the query index and
+a hash of the doc id; colliding keys are then compared exactly, so a hash collision never causes a
+false report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeAlias
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankscope.data._source import Where
+from rankscope.data.qrels import Qrels, _byte_key
+from rankscope.data.run import Run
+
+IntArray = npt.NDArray[np.int64]
+StrArray: TypeAlias = Any  # a pyarrow string Array or ChunkedArray
+
+
+def as_string_array(values: StrArray) -> pa.Array:
+    """One contiguous ``string`` array (not ``large_string``, not chunked)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if values.type != pa.string():
+        values = values.cast(pa.string())
+    return values
+
+
+def _plain_strings(values: StrArray) -> StrArray:
+    """``string`` typed, chunks kept (combining copies, so it is left to the end)."""
+    if values.type == pa.string():
+        return values
+    return values.cast(pa.string())
+
+
+def _at(lines: IntArray | None, row: int) -> int:
+    return int(lines[row]) if lines is not None else row + 1
+
+
+def check_ids(values: pa.Array, what: str, where: Where, lines: IntArray | None) -> None:
+    """Refuse missing and empty ids (TREC files cannot hold them)."""
+    if values.null_count:
+        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        raise where.error(f"missing {what}", at=_at(lines, row), hint=f"Give every row a {what}")
+    if len(values) and pc.min(pc.binary_length(values)).as_py() == 0:
+        lens = pc.binary_length(values).to_numpy(zero_copy_only=False)
+        row = int(np.flatnonzero(lens == 0)[0])
+        raise where.error(f"empty {what}", at=_at(lines, row), hint=f"Give every row a {what}")
+
+
+# --------------------------------------------------------------------------- query grouping
+
+
+def _sorted_order(names: Sequence[str]) -> list[int]:
+    return sorted(range(len(names)), key=lambda i: _byte_key(names[i]))
+
+
+class _Groups:
+    """Query structure of rows that are contiguous per query (in their current order)."""
+
+    def __init__(self, qids: StrArray) -> None:
+        n = len(qids)
+        self.contiguous = True
+        self.query_ids: tuple[str, ...] = ()
+        self.starts = np.zeros(0, dtype=np.int64)
+        self.row_query = np.zeros(0, dtype=np.int32)
+        self.perm: IntArray | None = None
+        self.offsets = np.zeros(1, dtype=np.int64)
+        if n == 0:
+            return
+        change = pc.not_equal(qids.slice(1), qids.slice(0, n - 1))
+        if isinstance(change, pa.ChunkedArray):
+            change = change.combine_chunks()
+        starts = np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1
+        starts = np.concatenate([np.zeros(1, dtype=starts.dtype), starts]).astype(np.int64)
+        names: list[str] = qids.take(pa.array(starts)).to_pylist()
+        self.contiguous = len(set(names)) == len(names)
+        if not self.contiguous:
+            return
+        lengths = np.diff(np.append(starts, n))
+        order = np.asarray(_sorted_order(names), dtype=np.int64)
+        rank = np.empty(len(names), dtype=np.int32)
+        rank[order] = np.arange(len(names), dtype=np.int32)
+        self.query_ids = tuple(names[i] for i in order)
+        self.starts = starts
+        self.row_query = np.repeat(rank, lengths)  # final query index of each row
+        new_lengths = lengths[order]
+        self.offsets = np.concatenate([[0], np.cumsum(new_lengths)]).astype(np.int64)
+        if not np.array_equal(order, np.arange(len(names))):
+            shift = starts[order] - self.offsets[:-1]
+            perm = np.repeat(shift, new_lengths)
+            perm += np.arange(n, dtype=np.int64)
+            self.perm = perm
+
+
+def _stable_query_sort(qids: pa.Array) -> IntArray:
+    """Row order that groups interleaved queries, keeping file order within a query."""
+    enc = pc.dictionary_encode(qids)
+    names: list[str] = enc.dictionary.to_pylist()
+    order = _sorted_order(names)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
+    row_rank = rank[enc.indices.to_numpy(zero_copy_only=False)]
+    return np.argsort(row_rank, kind="stable").astype(np.int64)
+
+
+# --------------------------------------------------------------------------- hashing
+
+
+_K1 = np.uint64(0x9E3779B97F4A7C15)
+_K2 = np.uint64(0xBF58476D1CE4E5B9)
+_K3 = np.uint64(0x94D049BB133111EB)
+_CHUNK = 1 << 18
+_MAX_PADDED = 128
+
+
+def _mix(h: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
+    h = (h ^ (h >> np.uint64(30))) * _K2
+    h = (h ^ (h >> np.uint64(27))) * _K3
+    return h ^ (h >> np.uint64(31))
+
+
+def _hash_words(mat: npt.NDArray[np.uint8], lens: IntArray) -> npt.NDArray[np.uint64]:
+    rows, width = mat.shape
+    pad = (-width) % 8
+    if pad:
+        padded = np.zeros((rows, width + pad), dtype=np.uint8)
+        padded[:, :width] = mat
+        mat = padded
+    words = np.ascontiguousarray(mat).view("<u8")
+    h = lens.astype(np.uint64) * _K1
+    for j in range(words.shape[1]):
+        h = _mix(h ^ words[:, j])
+    return h
+
+
+def hash_strings(values: StrArray) -> npt.NDArray[np.uint64]:
+    """A 64-bit hash of each string, computed without Python objects per row."""
+    if isinstance(values, pa.ChunkedArray):
+        parts = [_hash_chunk(c) for c in values.chunks]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    return _hash_chunk(values)
+
+
+def _hash_chunk(values: pa.Array) -> npt.NDArray[np.uint64]:
+    n = len(values)
+    out = np.empty(n, dtype=np.uint64)
+    if n == 0:
+        return out
+    if values.type != pa.string():
+        values = values.cast(pa.string())
+    bufs = values.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int32)[values.offset : values.offset + n + 1]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    lens = np.diff(offs)
+    lo, hi = int(lens.min()), int(lens.max())
+    if lo == hi:
+        base = int(offs[0])
+        for a in range(0, n, _CHUNK):
+            b = min(n, a + _CHUNK)
+            mat = data[base + a * lo : base + b * lo].reshape(b - a, lo)
+            out[a:b] = _hash_words(mat, lens[a:b])
+        return out
+    if hi > _MAX_PADDED:  # rare: very long ids; hash them one by one
+        for i, s in enumerate(values.to_pylist()):
+            out[i] = np.uint64(hash(s) & 0xFFFFFFFFFFFFFFFF)
+        return out
+    cols = np.arange(hi, dtype=np.int64)
+    last = max(len(data) - 1, 0)
+    for a in range(0, n, _CHUNK):
+        b = min(n, a + _CHUNK)
+        width = int(lens[a:b].max())
+        idx = offs[a:b, None].astype(np.int64) + cols[None, :width]
+        mask = cols[None, :width] < lens[a:b, None]
+        mat = np.where(mask, data[np.minimum(idx, last)], 0).astype(np.uint8)
+        out[a:b] = _hash_words(mat, lens[a:b])
+    return out
+
+
+def find_duplicate(
+    row_query: npt.NDArray[np.integer], docs: StrArray, num_queries: int
+) -> tuple[int, int] | None:
+    """``(first_row, repeat_row)`` of the earliest repeated (query, doc) pair, else ``None``."""
+    n = len(docs)
+    if n < 2:
+        return None
+    qbits = max(1, int(num_queries).bit_length())
+    keys = hash_strings(docs)
+    keys >>= np.uint64(qbits)
+    keys |= row_query.astype(np.uint64) << np.uint64(64 - qbits)
+    ks = np.sort(keys)
+    same = ks[1:] == ks[:-1]
+    if not same.any():
+        return None
+    suspects = np.unique(ks[1:][same])
+    rows = np.flatnonzero(np.isin(keys, suspects))
+    names = docs.take(pa.array(rows)).to_pylist()
+    seen: dict[tuple[int, str], int] = {}
+    best: tuple[int, int] | None = None
+    for r, name in zip(rows.tolist(), names, strict=True):
+        key = (int(row_query[r]), name)
+        first = seen.setdefault(key, r)
+        if first != r and (best is None or r < best[1]):
+            best = (first, r)
+    return best
+
+
+# --------------------------------------------------------------------------- ordering
+
+
+def _cmp_trec(s1: float, d1: bytes, s2: float, d2: bytes) -> int:
+    """trec_eval's ``comp_sim_docno``: score descending, then docno descending."""
+    if s1 > s2:
+        return -1
+    if s1 < s2:
+        return 1
+    return (d2 > d1) - (d2 < d1)
+
+
+def glibc_qsort_order(scores: list[float], docs: list[bytes]) -> list[int]:
+    """The order glibc's ``qsort`` (a top-down merge sort) gives with trec_eval's comparator.
+
+    trec_eval hands this sort the rows of a query in ascending docno order. The result only
+    differs from a plain sort when scores contain NaN, which compares neither greater nor less
+    than anything, so those rows fall back to the docno comparison wherever the merge meets them.
+    """
+    items = sorted(range(len(docs)), key=lambda i: docs[i])
+
+    def msort(seq: list[int]) -> list[int]:
+        if len(seq) <= 1:
+            return seq
+        mid = len(seq) // 2
+        left, right = msort(seq[:mid]), msort(seq[mid:])
+        out: list[int] = []
+        i = j = 0
+        while i < len(left) and j < len(right):
+            a, b = left[i], right[j]
+            if _cmp_trec(scores[a], docs[a], scores[b], docs[b]) <= 0:
+                out.append(a)
+                i += 1
+            else:
+                out.append(b)
+                j += 1
+        out.extend(left[i:])
+        out.extend(right[j:])
+        return out
+
+    return msort(items)
+
+
+def _in_query_fix(
+    groups: _Groups, docs: StrArray, scores: npt.NDArray[np.float64]
+) -> IntArray | None:
+    """Row order (in current positions) that puts every query in trec_eval order, or ``None``."""
+    n = len(scores)
+    if n < 2:
+        return None
+    rq = groups.row_query
+    nq = len(groups.query_ids)
+    same = rq[1:] == rq[:-1]
+    s0, s1 = scores[:-1], scores[1:]
+    bad_query = np.zeros(nq, dtype=bool)
+    bad_query[rq[1:][same & (s0 < s1)]] = True  # a score increase: sort the whole query
+    nan = np.isnan(scores)
+    nan_query = np.zeros(nq, dtype=bool)
+    if nan.any():
+        nan_query[rq[nan]] = True
+        bad_query |= nan_query
+    tie_pos = np.flatnonzero(same & (s0 == s1))  # row i ties with row i + 1
+    del same, s0, s1
+    tie_rows = np.zeros(0, dtype=np.int64)
+    tie_seg = np.zeros(0, dtype=np.int64)
+    if len(tie_pos):
+        left = docs.take(pa.array(tie_pos))
+        right = docs.take(pa.array(tie_pos + 1))
+        rising = pc.less(left, right)
+        if isinstance(rising, pa.ChunkedArray):
+            rising = rising.combine_chunks()
+        rising_np = rising.to_numpy(zero_copy_only=False)
+        # tie groups: maximal runs of consecutive tie positions; group g covers rows
+        # tie_pos[first of g] .. tie_pos[last of g] + 1
+        new_group = np.concatenate([[True], tie_pos[1:] != tie_pos[:-1] + 1])
+        gid = np.cumsum(new_group) - 1
+        gstart = tie_pos[new_group]
+        bad_group = np.zeros(len(gstart), dtype=bool)
+        bad_group[gid[rising_np]] = True
+        keep = bad_group[gid] & ~bad_query[rq[tie_pos]]
+        if keep.any():
+            pos, g = tie_pos[keep], gid[keep]
+            tie_rows = np.concatenate([pos, pos + 1])
+            tie_seg = np.concatenate([gstart[g], gstart[g]])
+            tie_rows, first = np.unique(tie_rows, return_index=True)
+            tie_seg = tie_seg[first]
+    plain_query = bad_query & ~nan_query
+    if not plain_query.any() and not len(tie_rows) and not nan_query.any():
+        return None
+    fix = np.arange(n, dtype=np.int64)
+    query_start = np.empty(nq, dtype=np.int64)
+    query_start[rq[groups.starts]] = groups.starts
+    query_end = np.empty(nq, dtype=np.int64)
+    query_end[rq[groups.starts]] = np.append(groups.starts[1:], n)
+    parts_pos = [tie_rows]
+    parts_seg = [tie_seg]
+    for q in np.flatnonzero(plain_query).tolist():
+        rows = np.arange(query_start[q], query_end[q], dtype=np.int64)
+        parts_pos.append(rows)
+        parts_seg.append(np.full(len(rows), query_start[q], dtype=np.int64))
+    pos = np.concatenate(parts_pos)
+    if len(pos):
+        seg = np.concatenate(parts_seg)
+        order = np.argsort(pos, kind="stable")
+        pos, seg = pos[order], seg[order]
+        table = pa.table({"seg": seg, "score": scores[pos], "doc": docs.take(pa.array(pos))})
+        idx = pc.sort_indices(
+            table,
+            sort_keys=[("seg", "ascending"), ("score", "descending"), ("doc", "descending")],
+        ).to_numpy(zero_copy_only=False)
+        fix[pos] = pos[idx]
+    for q in np.flatnonzero(nan_query).tolist():
+        rows = np.arange(query_start[q], query_end[q], dtype=np.int64)
+        names = [_byte_key(d) for d in docs.take(pa.array(rows)).to_pylist()]
+        order = np.asarray(glibc_qsort_order(scores[rows].tolist(), names), dtype=np.int64)
+        fix[rows] = rows[order]
+    return fix
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def build_run(
+    qids: StrArray,
+    docs: StrArray,
+    scores: npt.NDArray[np.float64],
+    *,
+    name: str,
+    where: Where,
+    lines: IntArray | None = None,
+    source: str | None = None,
+) -> Run:
+    """Group, order and check rows into a ``Run`` (scores already validated by the reader)."""
+    q = _plain_strings(qids)
+    d = _plain_strings(docs)
+    s = np.ascontiguousarray(scores, dtype=np.float64)
+    if not (len(q) == len(d) == len(s)):
+        raise ValueError("columns differ in length")
+    check_ids(q, "query id", where, lines)
+    check_ids(d, "document id", where, lines)
+    groups = _Groups(q)
+    if not groups.contiguous:
+        q = as_string_array(q)
+        perm = _stable_query_sort(q)
+        take = pa.array(perm)
+        q, d, s = q.take(take), as_string_array(d).take(take), s[perm]
+        lines = (lines[perm] if lines is not None else perm + 1).astype(np.int64)
+        groups = _Groups(q)
+    dup = find_duplicate(groups.row_query, d, len(groups.query_ids))
+    if dup is not None:
+        first, again = dup
+        doc, qid = d[again].as_py(), q[again].as_py()
+        raise where.error(
+            f"duplicate document {doc!r} for query {qid!r} "
+            f"(first seen on {where.unit} {_at(lines, first)})",
+            at=_at(lines, again),
+            hint="Each document may appear once per query; remove the repeat",
+        )
+    fix = _in_query_fix(groups, d, s)
+    order = fix
+    if groups.perm is not None:
+        order = groups.perm if fix is None else fix[groups.perm]
+    if order is not None:
+        d = d.take(pa.array(order))
+        s = s[order]
+    return Run(
+        name=name,
+        query_ids=groups.query_ids,
+        offsets=groups.offsets,
+        doc_ids=as_string_array(d),
+        scores=s,
+        source=source,
+    )
+
+
+def build_qrels(
+    qids: StrArray,
+    docs: StrArray,
+    grades: npt.NDArray[np.int64],
+    *,
+    where: Where,
+    lines: IntArray | None = None,
+    source: str | None = None,
+) -> Qrels:
+    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing duplicates."""
+    q = as_string_array(qids)
+    d = as_string_array(docs)
+    g = np.ascontiguousarray(grades, dtype=np.int64)
+    check_ids(q, "query id", where, lines)
+    check_ids(d, "document id", where, lines)
+    n = len(q)
+    enc = pc.dictionary_encode(q)
+    names: list[str] = enc.dictionary.to_pylist()
+    order = _sorted_order(names)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
+    row_rank = rank[enc.indices.to_numpy(zero_copy_only=False)] if n else rank[:0]
+    # Arrow sorts strings by their bytes, which is trec_eval's strcmp order.
+    perm = pc.sort_indices(
+        pa.table({"q": row_rank, "d": d}), sort_keys=[("q", "ascending"), ("d", "ascending")]
+    ).to_numpy(zero_copy_only=False)
+    rq = row_rank[perm]
+    d_sorted = d.take(pa.array(perm))
+    if n > 1:
+        same = (rq[1:] == rq[:-1]) & pc.equal(d_sorted.slice(0, n - 1), d_sorted.slice(1)).to_numpy(
+            zero_copy_only=False
+        )
+        if same.any():
+            k = np.flatnonzero(same)
+            line_no = lines if lines is not None else np.arange(1, n + 1, dtype=np.int64)
+            la, lb = line_no[perm[k]], line_no[perm[k + 1]]
+            i = int(np.argmin(np.maximum(la, lb)))
+            rows = sorted((int(perm[k[i]]), int(perm[k[i] + 1])), key=lambda r: int(line_no[r]))
+            first, again = rows
+            raise where.error(
+                f"duplicate judgment for document {d[again].as_py()!r} in query "
+                f"{q[again].as_py()!r} (first seen on {where.unit} {_at(lines, first)})",
+                at=_at(lines, again),
+                hint="Each (query, document) pair may be judged once; remove the repeat "
+                "(multi-judge qrels with judgment groups are not plain qrels)",
+            )
+    counts = np.bincount(rq, minlength=len(names)) if n else np.zeros(0, dtype=np.int64)
+    return Qrels(
+        query_ids=tuple(names[i] for i in order),
+        offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        doc_ids=d_sorted,
+        grades=g[perm],
+        source=source,
+    )

@@ -1,0 +1,179 @@
+"""Opening inputs: paths, open files, gzip by magic bytes; locating problems for messages."""
+
+from __future__ import annotations
+
+import gzip
+import mmap
+import os
+import warnings
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from rankscope.errors import FormatError, InputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+
+Buffer = bytes | mmap.mmap
+
+
+class DataWarning(UserWarning):
+    """Something a lenient (trec_eval-compatible) reader accepted but that looks wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class Where:
+    """Names the input in messages: a file path, or ``<dict>`` / ``<DataFrame>``.
+
+    ``unit`` is ``"line"`` for text files (rendered as ``path:17``) and ``"row"`` for tables.
+    """
+
+    name: str
+    unit: str = "line"
+
+    def error(
+        self,
+        problem: str,
+        *,
+        at: int | None = None,
+        value: object = None,
+        hint: str | None = None,
+        cls: type[InputError] = FormatError,
+    ) -> InputError:
+        if at is not None and self.unit != "line":
+            return cls(f"{self.unit} {at}: {problem}", path=self.name, value=value, hint=hint)
+        return cls(problem, path=self.name, line=at, value=value, hint=hint)
+
+    def prefix(self, at: int | None) -> str:
+        if at is None:
+            return f"{self.name}: "
+        if self.unit == "line":
+            return f"{self.name}:{at}: "
+        return f"{self.name}: {self.unit} {at}: "
+
+
+class Warner:
+    """Reports oddities through ``on_warning``; past ``limit`` messages it only counts them."""
+
+    def __init__(self, on_warning: Callable[[str], None] | None, limit: int = 20) -> None:
+        self._sink = on_warning
+        self._limit = limit
+        self._count = 0
+
+    def __call__(self, message: str) -> None:
+        self._count += 1
+        if self._count > self._limit:
+            return
+        if self._sink is None:
+            warnings.warn(message, DataWarning, stacklevel=4)
+        else:
+            self._sink(message)
+
+    def finish(self, where: Where) -> None:
+        extra = self._count - self._limit
+        if extra > 0:
+            msg = f"{where.name}: {extra} more warning(s) like the above were not shown"
+            if self._sink is None:
+                warnings.warn(msg, DataWarning, stacklevel=4)
+            else:
+                self._sink(msg)
+        self._count = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """The raw, decompressed bytes of one input."""
+
+    where: Where
+    data: Buffer
+    path: Path | None  # the file on disk, when ``data`` is that file uncompressed
+
+
+def display_name(source: object) -> str:
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source) if isinstance(source, str) else str(Path(source))
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "<stream>"
+
+
+def path_suffixes(source: object) -> list[str]:
+    """Lower-case suffixes with a trailing ``.gz`` removed (``run.tsv.gz`` -> ``[".tsv"]``)."""
+    name = display_name(source)
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    if suffixes and suffixes[-1] in (".gz", ".gzip"):
+        suffixes = suffixes[:-1]
+    return suffixes[-1:] if suffixes else []
+
+
+def load(source: str | os.PathLike[str] | IO[Any]) -> Loaded:
+    """Read a path or an open file (text or binary), decompressing gzip by its magic bytes."""
+    where = Where(display_name(source))
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        if not path.exists():
+            raise InputError(
+                "file not found", path=where.name, hint="Check the path and the working directory"
+            )
+        if path.is_dir():
+            raise InputError("is a directory, not a file", path=where.name, hint="Give a file")
+        with path.open("rb") as fh:
+            head = fh.read(2)
+            if head == GZIP_MAGIC:
+                fh.seek(0)
+                return Loaded(where, _gunzip(fh.read(), where), None)
+            size = os.fstat(fh.fileno()).st_size
+            if size == 0:
+                return Loaded(where, b"", path)
+            return Loaded(where, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), path)
+    raw = source.read()
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", "surrogateescape")
+    if not isinstance(raw, bytes | bytearray | memoryview):
+        raise InputError(
+            "cannot read this object", value=type(source).__name__, hint="Pass a path or open file"
+        )
+    data = bytes(raw)
+    if data[:2] == GZIP_MAGIC:
+        data = _gunzip(data, where)
+    return Loaded(where, data, None)
+
+
+def _gunzip(data: bytes, where: Where) -> bytes:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise where.error(
+            f"corrupt gzip data ({exc})", hint="Re-create or re-download the compressed file"
+        ) from None
+
+
+def line_of(data: Buffer, pos: int) -> int:
+    """1-based line number of byte offset ``pos``."""
+    if isinstance(data, mmap.mmap):
+        return data[:pos].count(b"\n") + 1
+    return data.count(b"\n", 0, pos) + 1
+
+
+def check_text(data: Buffer, where: Where) -> None:
+    """Refuse NUL bytes and invalid UTF-8, naming the line (trec_eval cannot read either)."""
+    pos = data.find(b"\0")
+    if pos >= 0:
+        raise where.error(
+            "binary data (NUL byte) in a text file",
+            at=line_of(data, pos),
+            hint="This does not look like a text file; check that you passed the right file",
+        )
+    try:
+        (data if isinstance(data, bytes) else bytes(data)).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = line_of(data, exc.start)
+        bad = bytes(data[exc.start : exc.start + 8])
+        raise where.error(
+            "text is not valid UTF-8",
+            at=line,
+            value=bad,
+            hint="Convert the file to UTF-8 (for example with iconv)",
+        ) from None

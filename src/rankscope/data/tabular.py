@@ -1,0 +1,478 @@
+"""Qrels and runs from tables: CSV/TSV with a header (BEIR qrels), JSONL, Parquet, dicts, pandas.
+
+Columns are found by name, case-insensitively, with ``-`` and spaces read as ``_``:
+
+======== =====================================================================================
+role      accepted names (first present wins)
+======== =====================================================================================
+query     ``query_id`` (BEIR ``query-id``), ``qid``, ``query``, ``topic``, ``topic_id``
+document  ``doc_id``, ``docno``, ``docid``, ``corpus_id`` (BEIR ``corpus-id``), ``document_id``,
+          ``pid``, ``passage_id``, ``did``
+grade     ``relevance``, ``rel``, ``grade``, ``label``, ``judgment``, ``score`` (qrels only)
+score     ``score``, ``sim``, ``similarity`` (runs only); without one, ``rank`` gives the order
+          (score = -rank)
+run name  ``run_id``, ``runid``, ``run``, ``system``, ``tag`` (runs only; the last row's value
+          names the run, as trec_eval takes the runid of the last line)
+======== =====================================================================================
+
+Other columns (``iteration``, ``Q0``, ``rank`` when a score is present...) are ignored. Ids may be
+strings or integers; grades must be integers (integral floats such as ``2.0`` are accepted) and
+scores finite numbers. With ``strict=False`` a non-integral grade is truncated and an unreadable
+score becomes what C ``atof`` makes of it, each reported as a warning.
+
+A ``.json`` file may also hold one object ``{query_id: {doc_id: value}}`` (the pytrec_eval / ranx
+shape), like a Python dict.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from rankscope.data._build import build_qrels, build_run
+from rankscope.data._numbers import c_atof, is_plain_float
+from rankscope.data._source import Buffer, Warner, Where
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.errors import FormatError, InputError
+
+QUERY_NAMES = ("query_id", "qid", "query", "topic", "topic_id", "queryid")
+DOC_NAMES = (
+    "doc_id",
+    "docno",
+    "docid",
+    "corpus_id",
+    "document_id",
+    "pid",
+    "passage_id",
+    "did",
+)
+GRADE_NAMES = ("relevance", "rel", "grade", "label", "judgment", "judgement", "score")
+SCORE_NAMES = ("score", "sim", "similarity")
+RANK_NAMES = ("rank",)
+RUN_NAMES = ("run_id", "runid", "run", "system", "tag")
+IGNORED_NAMES = ("iteration", "iter", "q0", "unused")
+KNOWN_NAMES = frozenset(
+    QUERY_NAMES + DOC_NAMES + GRADE_NAMES + SCORE_NAMES + RANK_NAMES + RUN_NAMES + IGNORED_NAMES
+)
+
+
+def norm(name: str) -> str:
+    return name.strip().lower().replace("-", "_").replace(" ", "_")
+
+
+def _pick(columns: list[str], wanted: tuple[str, ...]) -> str | None:
+    by_norm: dict[str, str] = {}
+    for c in columns:
+        by_norm.setdefault(norm(c), c)
+    for w in wanted:
+        if w in by_norm:
+            return by_norm[w]
+    return None
+
+
+def looks_like_header(fields: list[str]) -> bool:
+    """True when a first line names columns (a query and a document column, all known names)."""
+    normed = [norm(f) for f in fields]
+    return (
+        bool(normed)
+        and all(f in KNOWN_NAMES for f in normed)
+        and any(f in QUERY_NAMES for f in normed)
+        and any(f in DOC_NAMES for f in normed)
+    )
+
+
+# --------------------------------------------------------------------------- columns -> values
+
+
+class _Table:
+    """Columns of one input with row locations for messages."""
+
+    def __init__(self, table: pa.Table, where: Where, lines: npt.NDArray[np.int64] | None) -> None:
+        self.table = table
+        self.where = where
+        self.row_lines = lines  # line of each row; ``None``: row i is reported as i + 1
+
+    def lines(self) -> npt.NDArray[np.int64] | None:
+        return self.row_lines
+
+    def at(self, row: int) -> int:
+        return row + 1 if self.row_lines is None else int(self.row_lines[row])
+
+    def column(self, wanted: tuple[str, ...], role: str, required: bool = True) -> str | None:
+        name = _pick(self.table.column_names, wanted)
+        if name is None and required:
+            raise self.where.error(
+                f"no {role} column",
+                value=self.table.column_names,
+                hint=f"Name a column one of: {', '.join(wanted)}",
+            )
+        return name
+
+    def ids(self, col: str, role: str) -> pa.Array:
+        values = self.table.column(col).combine_chunks()
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        if pa.types.is_floating(values.type):
+            raise self.where.error(
+                f"{role} column {col!r} holds floating-point numbers",
+                hint="Store ids as strings or integers",
+            )
+        if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
+            try:
+                values = values.cast(pa.string())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                raise self.where.error(
+                    f"{role} column {col!r} cannot be read as text ({values.type})",
+                    hint="Store ids as strings or integers",
+                ) from exc
+        return values.cast(pa.string())
+
+    def _missing(self, values: pa.Array, col: str) -> None:
+        if values.null_count:
+            row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+            raise self.where.error(
+                f"missing value in column {col!r}", at=self.at(row), hint="Fill every row"
+            )
+
+    def scores(self, col: str, strict: bool, warn: Warner) -> npt.NDArray[np.float64]:
+        values = self.table.column(col).combine_chunks()
+        self._missing(values, col)
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            out = np.empty(len(values), dtype=np.float64)
+            for i, text in enumerate(values.to_pylist()):
+                word = text.strip().encode("utf-8")
+                if is_plain_float(word):
+                    out[i] = float(word)
+                elif strict:
+                    raise self.where.error(
+                        f"non-numeric score in column {col!r}",
+                        at=self.at(i),
+                        value=text,
+                        hint="Scores must be finite numbers",
+                    )
+                else:
+                    out[i] = c_atof(word)
+                    warn(f"{self.where.prefix(self.at(i))}score {text!r} read as {out[i]!r}")
+        elif pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
+            out = values.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
+        else:
+            raise self.where.error(
+                f"score column {col!r} is not numeric ({values.type})",
+                hint="Scores must be finite numbers",
+            )
+        bad = ~np.isfinite(out)
+        if bad.any():
+            rows = np.flatnonzero(bad)
+            if strict:
+                row = int(rows[0])
+                raise self.where.error(
+                    "NaN or infinite score",
+                    at=self.at(row),
+                    value=float(out[row]),
+                    hint="Scores must be finite numbers",
+                )
+            for row in rows.tolist():
+                warn(f"{self.where.prefix(self.at(row))}score is {out[row]!r}")
+        return out
+
+    def grades(self, col: str, strict: bool, warn: Warner) -> npt.NDArray[np.int64]:
+        values = self.table.column(col).combine_chunks()
+        self._missing(values, col)
+        if pa.types.is_boolean(values.type) or pa.types.is_integer(values.type):
+            ints: npt.NDArray[np.int64] = values.cast(pa.int64()).to_numpy(zero_copy_only=False)
+            return ints.astype(np.int64)
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+            texts = values.to_pylist()
+            floats = np.empty(len(texts), dtype=np.float64)
+            for i, text in enumerate(texts):
+                word = text.strip().encode("utf-8")
+                if is_plain_float(word):
+                    floats[i] = float(word)
+                elif strict:
+                    raise self.where.error(
+                        f"relevance grade in column {col!r} is not a number",
+                        at=self.at(i),
+                        value=text,
+                        hint="Grades must be integers such as 0, 1, 2",
+                    )
+                else:
+                    floats[i] = c_atof(word)
+                    warn(f"{self.where.prefix(self.at(i))}grade {text!r} read as {floats[i]!r}")
+        elif pa.types.is_floating(values.type):
+            floats = values.cast(pa.float64()).to_numpy(zero_copy_only=False)
+        else:
+            raise self.where.error(
+                f"grade column {col!r} is not numeric ({values.type})",
+                hint="Grades must be integers such as 0, 1, 2",
+            )
+        finite = np.isfinite(floats)
+        whole = finite & (floats == np.trunc(np.where(finite, floats, 0.0)))
+        if not whole.all():
+            row = int(np.flatnonzero(~whole)[0])
+            if strict or not finite[row]:
+                raise self.where.error(
+                    "relevance grade is not an integer",
+                    at=self.at(row),
+                    value=float(floats[row]),
+                    hint="Grades must be integers such as 0, 1, 2",
+                )
+            for r in np.flatnonzero(~whole).tolist():
+                warn(f"{self.where.prefix(self.at(r))}grade {floats[r]!r} truncated")
+        return np.trunc(floats).astype(np.int64)
+
+
+def qrels_from_table(
+    table: pa.Table,
+    where: Where,
+    *,
+    strict: bool,
+    warn: Warner,
+    lines: npt.NDArray[np.int64] | None = None,
+) -> Qrels:
+    """Qrels from a table; ``lines`` gives each row's line for messages (default: row number)."""
+    t = _Table(table, where, lines)
+    qcol = t.column(QUERY_NAMES, "query id")
+    dcol = t.column(DOC_NAMES, "document id")
+    gcol = t.column(GRADE_NAMES, "relevance")
+    assert qcol is not None and dcol is not None and gcol is not None
+    if table.num_rows == 0:
+        raise where.error("no judgments (the table is empty)", cls=InputError)
+    grades = t.grades(gcol, strict, warn)
+    warn.finish(where)
+    return build_qrels(
+        t.ids(qcol, "query id"),
+        t.ids(dcol, "document id"),
+        grades,
+        where=where,
+        lines=t.lines(),
+        source=where.name,
+    )
+
+
+def run_from_table(
+    table: pa.Table,
+    where: Where,
+    *,
+    name: str | None,
+    default_name: str,
+    strict: bool,
+    warn: Warner,
+    lines: npt.NDArray[np.int64] | None = None,
+) -> Run:
+    """A run from a table; ``lines`` gives each row's line for messages (default: row number)."""
+    t = _Table(table, where, lines)
+    qcol = t.column(QUERY_NAMES, "query id")
+    dcol = t.column(DOC_NAMES, "document id")
+    assert qcol is not None and dcol is not None
+    scol = t.column(SCORE_NAMES, "score", required=False)
+    if table.num_rows == 0:
+        raise where.error("no results (the table is empty)", cls=InputError)
+    if scol is not None:
+        scores = t.scores(scol, strict, warn)
+    else:
+        rcol = t.column(RANK_NAMES, "score", required=False)
+        if rcol is None:
+            raise where.error(
+                "no score or rank column",
+                value=table.column_names,
+                hint=f"Name a column one of: {', '.join(SCORE_NAMES + RANK_NAMES)}",
+            )
+        scores = -t.scores(rcol, strict, warn)
+    run_name = name
+    if run_name is None:
+        ncol = _pick(table.column_names, RUN_NAMES)
+        if ncol is not None:
+            last = table.column(ncol)[table.num_rows - 1].as_py()
+            run_name = None if last is None else str(last)
+    warn.finish(where)
+    return build_run(
+        t.ids(qcol, "query id"),
+        t.ids(dcol, "document id"),
+        scores,
+        name=run_name or default_name,
+        where=where,
+        lines=t.lines(),
+        source=where.name,
+    )
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def read_delimited(
+    data: Buffer, where: Where, delimiter: str
+) -> tuple[pa.Table, npt.NDArray[np.int64]]:
+    """A CSV/TSV file with a header row; returns the table and the line of each row."""
+    raw = data if isinstance(data, bytes) else data[:]
+    nl = raw.find(b"\n")
+    header_text = raw[: nl if nl >= 0 else len(raw)].decode("utf-8", "replace").rstrip("\r")
+    header = next(csv.reader([header_text], delimiter=delimiter))
+    quote = '"' if delimiter == "," else False
+    try:
+        table = pcsv.read_csv(
+            pa.BufferReader(pa.py_buffer(raw)),
+            read_options=pcsv.ReadOptions(column_names=header, skip_rows=1),
+            parse_options=pcsv.ParseOptions(
+                delimiter=delimiter, quote_char=quote, ignore_empty_lines=False
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types=dict.fromkeys(header, pa.string()),
+                strings_can_be_null=False,
+            ),
+        )
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise _locate_csv_error(raw, where, delimiter, len(header), exc) from None
+    # Rows follow the header one per line (blank lines are refused above).
+    return table, np.arange(2, 2 + table.num_rows, dtype=np.int64)
+
+
+def _locate_csv_error(
+    raw: bytes, where: Where, delimiter: str, ncols: int, exc: Exception
+) -> InputError:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as uexc:
+        line = raw.count(b"\n", 0, uexc.start) + 1
+        return where.error("text is not valid UTF-8", at=line, hint="Convert the file to UTF-8")
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    for row in reader:
+        if len(row) != ncols:
+            return where.error(
+                f"expected {ncols} fields like the header, found {len(row)}",
+                at=reader.line_num,
+                value=delimiter.join(row),
+                hint="Every row needs one value per header column; remove blank lines",
+            )
+    return where.error(f"cannot parse the file ({exc})", hint="Check the delimiter and quoting")
+
+
+def read_jsonl(data: Buffer, where: Where) -> tuple[pa.Table, npt.NDArray[np.int64]]:
+    """One JSON object per line; returns the table and the line of each row."""
+    raw = data if isinstance(data, bytes) else data[:]
+    rows: list[dict[str, Any]] = []
+    lines: list[int] = []
+    for no, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise where.error(
+                f"invalid JSON ({exc})",
+                at=no,
+                value=line[:80].decode("utf-8", "replace"),
+                hint="Each line must be one JSON object",
+            ) from None
+        if not isinstance(obj, dict):
+            raise where.error(
+                "a JSONL line must be an object",
+                at=no,
+                value=line[:80].decode("utf-8", "replace"),
+                hint='Write objects such as {"query_id": "1", "doc_id": "d1", "score": 2.5}',
+            )
+        rows.append(obj)
+        lines.append(no)
+    if not rows:
+        raise where.error("no JSON lines", hint="The file is empty", cls=InputError)
+    names: list[str] = []
+    for r in rows:
+        for k in r:
+            if k not in names:
+                names.append(k)
+    columns: dict[str, pa.Array] = {}
+    for k in names:
+        values = [r.get(k) for r in rows]
+        columns[k] = _json_column(values, k, where, lines)
+    return pa.table(columns), np.asarray(lines, dtype=np.int64)
+
+
+def _json_column(values: list[Any], key: str, where: Where, lines: list[int]) -> pa.Array:
+    for v, no in zip(values, lines, strict=True):
+        if v is not None and not isinstance(v, str | int | float):
+            raise where.error(
+                f"unsupported value for {key!r}",
+                at=no,
+                value=v,
+                hint="Use strings for ids and numbers for scores and grades",
+            )
+    kinds = {type(v) for v in values if v is not None}
+    if kinds and kinds <= {int, bool}:
+        return pa.array(values, type=pa.int64())
+    if kinds and kinds <= {int, float, bool}:
+        return pa.array(values, type=pa.float64())
+    # text, or text mixed with numbers: keep as text; scores and grades are parsed later
+    return pa.array([None if v is None else str(v) for v in values], type=pa.string())
+
+
+def read_parquet(data: Buffer, where: Where) -> pa.Table:
+    try:
+        return pq.read_table(pa.BufferReader(pa.py_buffer(data)))
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise where.error(
+            f"cannot read Parquet ({exc})", hint="Check that the file is a complete Parquet file"
+        ) from None
+
+
+def table_from_mapping(data: Mapping[Any, Any], where: Where, value_role: str) -> pa.Table:
+    """``{query_id: {doc_id: value}}`` as a table with ``query_id, doc_id, value`` columns."""
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list[Any] = []
+    for q, inner in data.items():
+        if not isinstance(inner, Mapping):
+            raise where.error(
+                f"value of query {q!r} is not a mapping",
+                value=type(inner).__name__,
+                hint="Give {query_id: {doc_id: " + value_role + "}}",
+                cls=InputError,
+            )
+        for d, v in inner.items():
+            if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
+                raise where.error(
+                    f"{value_role} of document {d!r} in query {q!r} is not a number",
+                    value=v,
+                    hint=f"Give every {value_role} as a number",
+                    cls=InputError,
+                )
+            qids.append(str(q))
+            docs.append(str(d))
+            values.append(v)
+    kind = pa.int64() if all(isinstance(v, int | np.integer) for v in values) else pa.float64()
+    return pa.table(
+        {
+            "query_id": pa.array(qids, type=pa.string()),
+            "doc_id": pa.array(docs, type=pa.string()),
+            value_role: pa.array(values, type=kind),
+        }
+    )
+
+
+def load_json_document(data: Buffer) -> Any:
+    """The value of a whole-file JSON document, or ``None`` if it is not one (e.g. JSONL)."""
+    raw = data if isinstance(data, bytes) else data[:]
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+
+
+__all__ = [
+    "FormatError",
+    "looks_like_header",
+    "qrels_from_table",
+    "read_delimited",
+    "read_jsonl",
+    "read_parquet",
+    "run_from_table",
+    "table_from_mapping",
+]

@@ -1,0 +1,448 @@
+"""TREC qrels and run files, read exactly as trec_eval 10 reads them.
+
+Runs (``get_trec_results.c``): lines ``qid Q0 docno rank score runid [anything...]``. Fields are
+separated by any mix of spaces and tabs (C ``isspace``: also ``\\r``, ``\\v``, ``\\f``); blank
+lines are skipped; a line whose first non-blank character is ``#`` is a comment, while ``#``
+inside a field (docnos such as ``msmarco_v2.1_doc_00_880019750#4_1633802806``) is ordinary text;
+words after the runid are ignored; fewer than six words is a malformed line. The ``Q0`` and rank
+columns are ignored (rows are ordered by score, ties by docno descending) and the run name is the
+runid of the last line. The score is read with C ``atof``.
+
+Qrels (``get_qrels.c``): lines ``qid iter docno rel``, exactly four words; the grade is read with
+C ``atol``. trec_eval treats a line as a comment only when ``#`` is its very first byte, and after
+a comment line it reads the next line as data whatever it holds; blank lines are malformed.
+
+Both readers refuse empty files, NUL bytes, invalid UTF-8 and duplicate (query, document) pairs,
+as trec_eval does (it reports duplicates when it evaluates the query). ``strict=True`` also
+refuses what trec_eval silently misreads: scores or grades that are not plain numbers, NaN and
+infinite scores, and qrels comment lines that trec_eval would read as judgments. With
+``strict=False`` those are accepted as trec_eval reads them and reported through ``warn``.
+
+NaN scores (lenient mode only) are ordered as trec_eval built with glibc orders them: NaN is
+neither greater nor less than any score, and glibc's ``qsort`` is a merge sort over rows given in
+ascending docno order, so :func:`rankscope.data._build.glibc_qsort_order` replays that merge.
+
+Large well-formed files take a fast path (pyarrow's CSV parser, no Python object per line) when
+every line uses the same single separator; anything else takes the exact line parser, and both
+give identical results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pcsv
+
+from rankscope.data._build import build_qrels, build_run
+from rankscope.data._numbers import (
+    c_atof,
+    c_atol,
+    is_plain_float,
+    is_plain_int,
+    is_special_float,
+)
+from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.errors import InputError
+
+_RUN_HINT = "Each line must be `qid Q0 docno rank score runid`"
+_QRELS_HINT = "Each line must be `qid iter docno relevance`"
+_FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
+
+
+@dataclass(slots=True)
+class _Columns:
+    qids: pa.Array | pa.ChunkedArray
+    docs: pa.Array | pa.ChunkedArray
+    values: npt.NDArray[np.float64] | npt.NDArray[np.int64]
+    lines: npt.NDArray[np.int64] | None
+    runid: str | None = None
+
+
+def read_trec_run(
+    loaded: Loaded,
+    *,
+    name: str | None,
+    strict: bool,
+    warn: Warner,
+    fast: bool | None = None,
+) -> Run:
+    """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path."""
+    where = loaded.where
+    _refuse_empty(loaded.data, where, "run")
+    cols = None
+    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
+        cols = _fast_columns(loaded, 6)
+    if cols is None:
+        check_text(loaded.data, where)
+        cols = _exact_run(_as_bytes(loaded.data), where, strict, warn)
+    if len(cols.values) == 0:
+        raise where.error(
+            "no result lines (only blank or comment lines)", hint=_RUN_HINT, cls=InputError
+        )
+    warn.finish(where)
+    run_name = name if name is not None else (cols.runid or "run")
+    scores = np.asarray(cols.values, dtype=np.float64)
+    return build_run(
+        cols.qids,
+        cols.docs,
+        scores,
+        name=run_name,
+        where=where,
+        lines=cols.lines,
+        source=where.name,
+    )
+
+
+def read_trec_qrels(
+    loaded: Loaded, *, strict: bool, warn: Warner, fast: bool | None = None
+) -> Qrels:
+    where = loaded.where
+    _refuse_empty(loaded.data, where, "qrels")
+    cols = None
+    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
+        cols = _fast_columns(loaded, 4)
+    if cols is None:
+        check_text(loaded.data, where)
+        cols = _exact_qrels(_as_bytes(loaded.data), where, strict, warn)
+    if len(cols.values) == 0:
+        raise where.error("no judgment lines", hint=_QRELS_HINT, cls=InputError)
+    warn.finish(where)
+    return build_qrels(
+        cols.qids,
+        cols.docs,
+        np.asarray(cols.values, dtype=np.int64),
+        where=where,
+        lines=cols.lines,
+        source=where.name,
+    )
+
+
+def _refuse_empty(data: Buffer, where: Where, what: str) -> None:
+    if len(data) == 0:
+        raise where.error(
+            f"empty {what} file",
+            hint="trec_eval refuses empty files too; check that the file was written completely",
+            cls=InputError,
+        )
+
+
+def _as_bytes(data: Buffer) -> bytes:
+    return data if isinstance(data, bytes) else data[:]
+
+
+# --------------------------------------------------------------------------- fast path
+
+
+def _chunks(loaded: Loaded, size: int = 1 << 24) -> Iterator[bytes]:
+    """The input in pieces that end at line breaks, read without mapping the whole file."""
+    if loaded.path is None:
+        data = loaded.data
+        for lo in range(0, len(data), size):
+            yield bytes(data[lo : lo + size])
+        return
+    with loaded.path.open("rb") as fh:
+        rest = b""
+        while True:
+            block = fh.read(size)
+            if not block:
+                if rest:
+                    yield rest
+                return
+            block = rest + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                rest = block
+                continue
+            rest = block[cut:]
+            yield block[:cut]
+
+
+def _plain_separator(loaded: Loaded, ncols: int) -> bytes | None:
+    """The single field separator of a regular file, or ``None`` when the exact path is needed."""
+    data = loaded.data
+    nl = data.find(b"\n")
+    first = bytes(data[: nl if nl >= 0 else len(data)]).rstrip(b"\r")
+    sep, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
+    if len(first.split(sep)) != ncols:
+        return None
+    for chunk in _chunks(loaded):
+        for bad in (b"\0", b"\x0b", b"\x0c", other):
+            if chunk.find(bad) >= 0:
+                return None
+        # a lone CR is whitespace to trec_eval but a line break to pyarrow
+        if chunk.find(b"\r") >= 0 and chunk.count(b"\r") != chunk.count(b"\r\n"):
+            return None
+    return sep
+
+
+def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
+    """Columns via pyarrow when the file is plainly regular; ``None`` means "use the exact path".
+
+    The fast path is exact because it only accepts files where pyarrow's reading and
+    trec_eval's coincide: one separator (space or tab) used once between fields, no other
+    whitespace, no blank or comment lines, every field non-empty, numbers in plain notation.
+    """
+    sep = _plain_separator(loaded, ncols)
+    if sep is None:
+        return None
+    names = [f"f{i}" for i in range(ncols)]
+    types: dict[str, pa.DataType] = dict.fromkeys(names, pa.string())
+    value_col = "f4" if ncols == 6 else "f3"
+    types[value_col] = pa.float64() if ncols == 6 else pa.int64()
+    try:
+        reader = pcsv.open_csv(
+            pa.input_stream(str(loaded.path), compression=None)
+            if loaded.path is not None
+            else pa.BufferReader(pa.py_buffer(loaded.data)),
+            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24, use_threads=True),
+            parse_options=pcsv.ParseOptions(
+                delimiter=sep.decode(),
+                quote_char=False,
+                double_quote=False,
+                escape_char=False,
+                newlines_in_values=False,
+                ignore_empty_lines=False,
+            ),
+            convert_options=pcsv.ConvertOptions(
+                column_types=types,
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+                check_utf8=True,
+            ),
+        )
+        qids: list[pa.Array] = []
+        docs: list[pa.Array] = []
+        values: list[pa.Array] = []
+        runid: str | None = None
+        for batch in reader:
+            if batch.num_rows == 0:
+                continue
+            for i, name in enumerate(names):
+                col = batch.column(i)
+                if name == value_col:
+                    if col.null_count:
+                        return None
+                elif pc.min(pc.binary_length(col)).as_py() == 0:
+                    return None
+            q = batch.column(0)
+            if pc.any(pc.starts_with(q, "#")).as_py():
+                return None
+            qids.append(q)
+            docs.append(batch.column(2))
+            values.append(batch.column(value_col))
+            if ncols == 6:
+                runid = batch.column(5)[batch.num_rows - 1].as_py()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        return None
+    if not values:
+        return None
+    vals = pa.chunked_array(values).to_numpy()
+    if ncols == 6 and not np.all(np.isfinite(vals)):
+        return None
+    return _Columns(pa.chunked_array(qids), pa.chunked_array(docs), vals, lines=None, runid=runid)
+
+
+# --------------------------------------------------------------------------- exact path
+
+
+def _decode(word: bytes) -> str:
+    return word.decode("utf-8")
+
+
+def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Columns:
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    lines: list[int] = []
+    runid: bytes | None = None
+    qcache: dict[bytes, str] = {}
+    for no, raw in enumerate(data.split(b"\n"), 1):
+        words = raw.split()
+        if not words or words[0][:1] == b"#":
+            continue
+        if len(words) < 6:
+            raise where.error(
+                f"malformed line: expected at least 6 fields, found {len(words)}",
+                at=no,
+                value=raw.decode("utf-8", "replace").strip(),
+                hint=_RUN_HINT,
+            )
+        word = words[4]
+        if is_plain_float(word):
+            score = float(word)
+        elif strict:
+            kind = "NaN or infinite" if is_special_float(word) else "non-numeric"
+            raise where.error(
+                f"{kind} score",
+                at=no,
+                value=word.decode("utf-8", "replace"),
+                hint="Scores must be finite decimal numbers such as 12.5 or -3e-2",
+            )
+        else:
+            score = c_atof(word)
+            warn(
+                f"{where.prefix(no)}score {word.decode('utf-8', 'replace')!r} read as "
+                f"{score!r} (trec_eval reads scores with C atof)"
+            )
+        q = qcache.get(words[0])
+        if q is None:
+            q = qcache.setdefault(words[0], _decode(words[0]))
+        qids.append(q)
+        docs.append(_decode(words[2]))
+        scores.append(score)
+        lines.append(no)
+        runid = words[5]
+    return _Columns(
+        pa.array(qids, type=pa.string()),
+        pa.array(docs, type=pa.string()),
+        np.asarray(scores, dtype=np.float64),
+        np.asarray(lines, dtype=np.int64),
+        runid=None if runid is None else _decode(runid),
+    )
+
+
+def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Columns:
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list[int] = []
+    lines: list[int] = []
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()  # the text after the final newline
+    after_comment = False
+    for no, raw in enumerate(raw_lines, 1):
+        if raw[:1] == b"#" and not after_comment:
+            after_comment = True
+            continue
+        words = raw.split()
+        if after_comment and words and words[0][:1] == b"#":
+            msg = "comment line directly after another comment line"
+            if strict or len(words) != 4:
+                raise where.error(
+                    msg + ": trec_eval reads it as a judgment",
+                    at=no,
+                    value=raw.decode("utf-8", "replace").strip(),
+                    hint="Put the comments on lines of their own, separated by judgments, "
+                    "or remove them",
+                )
+            warn(f"{where.prefix(no)}{msg}, read as a judgment as trec_eval does")
+        elif words and words[0][:1] == b"#":
+            if strict:
+                raise where.error(
+                    "comment not at the start of the line: trec_eval reads it as a judgment",
+                    at=no,
+                    value=raw.decode("utf-8", "replace").strip(),
+                    hint="Start comment lines with `#` in the first column",
+                )
+            if len(words) == 4:
+                warn(f"{where.prefix(no)}indented `#` line read as a judgment as trec_eval does")
+        after_comment = False
+        if len(words) != 4:
+            what = "blank line" if not words else f"expected 4 fields, found {len(words)}"
+            raise where.error(
+                f"malformed line: {what}",
+                at=no,
+                value=raw.decode("utf-8", "replace").strip() if words else None,
+                hint=_QRELS_HINT + ("; remove blank lines" if not words else ""),
+            )
+        word = words[3]
+        if is_plain_int(word):
+            grade = int(word)
+        elif strict:
+            raise where.error(
+                "relevance grade is not an integer",
+                at=no,
+                value=word.decode("utf-8", "replace"),
+                hint="Grades must be integers such as 0, 1, 2 (negative means judged, "
+                "not relevant)",
+            )
+        else:
+            grade = c_atol(word)
+            warn(
+                f"{where.prefix(no)}grade {word.decode('utf-8', 'replace')!r} read as "
+                f"{grade} (trec_eval reads grades with C atol)"
+            )
+        qids.append(_decode(words[0]))
+        docs.append(_decode(words[2]))
+        grades.append(grade)
+        lines.append(no)
+    return _Columns(
+        pa.array(qids, type=pa.string()),
+        pa.array(docs, type=pa.string()),
+        np.asarray(grades, dtype=np.int64),
+        np.asarray(lines, dtype=np.int64),
+    )
+
+
+# --------------------------------------------------------------------------- writers
+
+
+def _check_words(values: pa.Array, what: str) -> None:
+    if len(values) and pc.any(pc.match_substring_regex(values, r"[\s]|^$")).as_py():
+        bad = values.filter(pc.match_substring_regex(values, r"[\s]|^$"))[0].as_py()
+        raise InputError(
+            f"cannot write a TREC file: {what} is empty or contains whitespace",
+            value=bad,
+            hint="TREC files separate fields by whitespace; rename the ids or write JSONL/Parquet",
+        )
+
+
+def trec_run_lines(run: Run) -> pa.Array:
+    """One ``qid Q0 docno rank score runid`` string per row, in run order."""
+    if not run.name or any(c.isspace() for c in run.name):
+        raise InputError(
+            "cannot write a TREC run: the run name is empty or contains whitespace",
+            value=run.name,
+            hint="Give the run a single-word name",
+        )
+    qids = pa.array(run.query_ids, type=pa.string())
+    _check_words(qids, "a query id")
+    _check_words(run.doc_ids, "a document id")
+    n = len(run)
+    lengths = np.diff(run.offsets)
+    row_q = np.repeat(np.arange(len(run.query_ids)), lengths)
+    ranks = np.arange(n, dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
+    return pc.binary_join_element_wise(
+        qids.take(pa.array(row_q)),
+        "Q0",
+        run.doc_ids,
+        pa.array(ranks).cast(pa.string()),
+        _format_floats(run.scores),
+        run.name,
+        " ",
+    )
+
+
+def trec_qrels_lines(qrels: Qrels) -> pa.Array:
+    qids = pa.array(qrels.query_ids, type=pa.string())
+    _check_words(qids, "a query id")
+    _check_words(qrels.doc_ids, "a document id")
+    row_q = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
+    return pc.binary_join_element_wise(
+        qids.take(pa.array(row_q)),
+        "0",
+        qrels.doc_ids,
+        pa.array(qrels.grades).cast(pa.string()),
+        " ",
+    )
+
+
+def _format_floats(values: npt.NDArray[np.float64]) -> pa.Array:
+    """Shortest text that reads back to the same double (Arrow formats floats that way)."""
+    return pa.array(values, type=pa.float64()).cast(pa.string())
+
+
+def write_lines(lines: pa.Array, out: object) -> None:
+    """Write strings, one per line, to a binary file object."""
+    step = 1 << 18
+    for lo in range(0, len(lines), step):
+        chunk = lines.slice(lo, step)
+        text = "\n".join(chunk.to_pylist()) + "\n"
+        out.write(text.encode("utf-8"))  # type: ignore[attr-defined]

@@ -1,0 +1,177 @@
+"""``write_qrels`` / ``write_run``: TREC (default), JSONL, CSV, TSV with a header, Parquet.
+
+The format follows the file name unless given: ``.parquet``/``.pq`` Parquet, ``.jsonl``/``.ndjson``
+JSONL, ``.csv`` CSV, ``.tsv`` TSV with a header (BEIR's ``query-id corpus-id score`` for qrels),
+anything else TREC. A further ``.gz`` suffix gzip-compresses text formats. Everything written reads
+back to an equal value with :func:`rankscope.data.read_qrels` / :func:`rankscope.data.read_run`;
+scores are written in the shortest form that reads back to the same double.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pcsv
+import pyarrow.parquet as pq
+
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.data.trec import trec_qrels_lines, trec_run_lines, write_lines
+from rankscope.errors import InputError
+
+WRITE_FORMATS = ("trec", "jsonl", "csv", "tsv", "parquet")
+RUN_NAME_KEY = b"rankscope.run_name"
+
+
+def _format_for(path: Path, fmt: str | None) -> tuple[str, bool]:
+    suffixes = [s.lower() for s in path.suffixes]
+    gz = bool(suffixes) and suffixes[-1] in (".gz", ".gzip")
+    if gz:
+        suffixes = suffixes[:-1]
+    if fmt is None:
+        last = suffixes[-1] if suffixes else ""
+        fmt = {
+            ".parquet": "parquet",
+            ".pq": "parquet",
+            ".jsonl": "jsonl",
+            ".ndjson": "jsonl",
+            ".csv": "csv",
+            ".tsv": "tsv",
+        }.get(last, "trec")
+    fmt = fmt.lower()
+    if fmt not in WRITE_FORMATS:
+        raise InputError(
+            "unknown output format", value=fmt, hint=f"Use one of: {', '.join(WRITE_FORMATS)}"
+        )
+    if fmt == "parquet" and gz:
+        raise InputError(
+            "Parquet files are compressed internally",
+            path=str(path),
+            hint="Drop the .gz suffix",
+        )
+    return fmt, gz
+
+
+def _open(path: Path, gz: bool) -> IO[bytes]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if gz:
+        return gzip.open(path, "wb", compresslevel=6)  # type: ignore[return-value]
+    return path.open("wb")
+
+
+def run_table(run: Run) -> pa.Table:
+    """Columns ``query_id, doc_id, rank, score, run_id`` in run order."""
+    lengths = np.diff(run.offsets)
+    row_q = np.repeat(np.arange(len(run.query_ids)), lengths)
+    ranks = np.arange(len(run), dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
+    qids = pa.array(run.query_ids, type=pa.string()).take(pa.array(row_q))
+    return pa.table(
+        {
+            "query_id": qids,
+            "doc_id": run.doc_ids,
+            "rank": pa.array(ranks, type=pa.int64()),
+            "score": pa.array(run.scores, type=pa.float64()),
+            "run_id": pa.DictionaryArray.from_arrays(
+                pa.array(np.zeros(len(run), dtype=np.int32)), pa.array([run.name])
+            ),
+        }
+    )
+
+
+def qrels_table(qrels: Qrels) -> pa.Table:
+    """Columns ``query_id, doc_id, relevance`` in qrels order."""
+    row_q = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
+    qids = pa.array(qrels.query_ids, type=pa.string()).take(pa.array(row_q))
+    return pa.table(
+        {
+            "query_id": qids,
+            "doc_id": qrels.doc_ids,
+            "relevance": pa.array(qrels.grades, type=pa.int64()),
+        }
+    )
+
+
+def write_run(run: Run, path: str | os.PathLike[str], format: str | None = None) -> Path:
+    """Write ``run`` to ``path``; returns the path written."""
+    out = Path(path)
+    fmt, gz = _format_for(out, format)
+    if fmt == "parquet":
+        table = run_table(run)
+        meta = {RUN_NAME_KEY: run.name.encode("utf-8")}
+        pq.write_table(table.replace_schema_metadata(meta), out)
+        return out
+    with _open(out, gz) as fh:
+        if fmt == "trec":
+            write_lines(trec_run_lines(run), fh)
+        elif fmt == "jsonl":
+            _write_jsonl(run_table(run), fh)
+        else:
+            _write_delimited(run_table(run), fh, "," if fmt == "csv" else "\t")
+    return out
+
+
+def write_qrels(qrels: Qrels, path: str | os.PathLike[str], format: str | None = None) -> Path:
+    """Write ``qrels`` to ``path``; returns the path written. TSV uses BEIR's header."""
+    out = Path(path)
+    fmt, gz = _format_for(out, format)
+    if fmt == "parquet":
+        pq.write_table(qrels_table(qrels), out)
+        return out
+    with _open(out, gz) as fh:
+        if fmt == "trec":
+            write_lines(trec_qrels_lines(qrels), fh)
+        elif fmt == "jsonl":
+            _write_jsonl(qrels_table(qrels), fh)
+        elif fmt == "tsv":
+            table = qrels_table(qrels).rename_columns(["query-id", "corpus-id", "score"])
+            _write_delimited(table, fh, "\t")
+        else:
+            _write_delimited(qrels_table(qrels), fh, ",")
+    return out
+
+
+def _write_jsonl(table: pa.Table, fh: IO[bytes]) -> None:
+    names = table.column_names
+    for batch in table.to_batches(max_chunksize=1 << 16):
+        cols = [batch.column(i).to_pylist() for i in range(len(names))]
+        buf = io.StringIO()
+        for row in zip(*cols, strict=True):
+            obj: dict[str, Any] = dict(zip(names, row, strict=True))
+            buf.write(json.dumps(obj, ensure_ascii=False))
+            buf.write("\n")
+        fh.write(buf.getvalue().encode("utf-8"))
+
+
+def _write_delimited(table: pa.Table, fh: IO[bytes], delimiter: str) -> None:
+    if delimiter == "\t":
+        for col in ("query_id", "doc_id", "query-id", "corpus-id"):
+            if col in table.column_names:
+                values = table.column(col)
+                bad = pa.compute.any(pa.compute.match_substring_regex(values, r"[\t\n\r]"))
+                if bad.as_py():
+                    raise InputError(
+                        "cannot write TSV: an id contains a tab or line break",
+                        hint="Write CSV, JSONL or Parquet instead",
+                    )
+    table = table.cast(
+        pa.schema(
+            [
+                pa.field(f.name, pa.string()) if pa.types.is_dictionary(f.type) else f
+                for f in table.schema
+            ]
+        )
+    )
+    pcsv.write_csv(
+        table,
+        fh,
+        write_options=pcsv.WriteOptions(
+            delimiter=delimiter, quoting_style="needed" if delimiter == "," else "none"
+        ),
+    )
