@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from test_api_evaluate import random_data
@@ -60,6 +62,7 @@ def test_trec_summary_and_average_over_qrels() -> None:
     n_all, n_eval = len(all_q.query_ids()), len(plain.query_ids())
     assert all_q.mean()["map"] == pytest.approx(plain.mean()["map"] * n_eval / n_all)
     assert all_q.mean()["num_rel"] > plain.mean()["num_rel"]  # sums over more queries
+    assert all(math.isnan(v) for v in all_q.values("gm_map"))  # an aggregate only
     for q in missing:
         row = all_q.per_query()[q]
         assert row["map"] == 0.0 and row["num_rel_ret"] == 0.0

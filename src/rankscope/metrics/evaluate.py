@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 from numpy.typing import NDArray
 
-from rankscope.data.qrels import Qrels, _byte_key
+from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError, MeasureError
 from rankscope.metrics.align import align
@@ -88,11 +88,19 @@ def _score_run(
     judged_only: bool,
     average_over_qrels: bool,
 ) -> RunScores:
-    # trec_eval's rule: a run is scored on the queries it shares with the qrels.
+    # trec_eval's rule: a run is scored on the queries it shares with the qrels; with -c, on
+    # every qrels query (those the run lacks score what an empty ranking scores).
     in_run = set(run.query_ids)
     evaluated = tuple(q for q in qrels.query_ids if q in in_run)
     missing = tuple(q for q in qrels.query_ids if q not in in_run)
-    nq = len(evaluated)
+    if not evaluated:
+        raise InputError(
+            f"run {run.name!r} shares no query with the qrels",
+            path=run.source,
+            hint="Check that the run and the qrels use the same query ids",
+        )
+    query_ids = qrels.query_ids if average_over_qrels and missing else evaluated
+    nq = len(query_ids)
     values = np.zeros((len(measures), nq), dtype=np.float64)
     means = np.zeros(len(measures), dtype=np.float64)
 
@@ -100,10 +108,14 @@ def _score_run(
     if extras:
         aligned = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
         kernel = ExtraKernel(aligned)
-        divisor = nq + (len(missing) if average_over_qrels else 0)
+        rows = _row_map(aligned.query_ids, query_ids, scatter=True)
         for i in extras:
-            values[i] = kernel.compute(measures[i], rel_level)
-            means[i] = float(values[i].sum()) / divisor if divisor else 0.0
+            computed = kernel.compute(measures[i], rel_level)
+            if rows is None:
+                values[i] = computed
+            else:
+                values[i, rows] = computed
+            means[i] = float(values[i].sum()) / nq
 
     trec = [i for i, m in enumerate(measures) if not m.is_extra]
     for level, batch in _trec_batches(measures, trec, rel_level):
@@ -116,20 +128,16 @@ def _score_run(
             judged_only=judged_only,
             average_over_qrels=average_over_qrels,
         )
-        rows = _row_map(evaluation.query_ids, evaluated)
+        rows = _row_map(evaluation.query_ids, query_ids)
         for i in batch:
             column = measures[i].trec_column
-            if column not in evaluation.per_query:
-                raise MeasureError(
-                    f"the trec_eval kernels did not compute {measures[i]} (column {column!r})"
-                )
-            per_query = np.asarray(evaluation.per_query[column], dtype=np.float64)
-            values[i] = per_query if rows is None else per_query[rows]
             means[i] = _summary_value(evaluation.summary.get(column), column)
+            if column in evaluation.per_query:
+                per_query = np.asarray(evaluation.per_query[column], dtype=np.float64)
+                values[i] = per_query if rows is None else per_query[rows]
+            else:  # aggregate-only in trec_eval: gm_map, gm_bpref (NaN per query), num_q
+                values[i] = 1.0 if column == "num_q" else np.nan
 
-    query_ids = evaluated
-    if average_over_qrels and missing:
-        query_ids, values = _add_missing(qrels, measures, evaluated, missing, values, rel_level)
     return RunScores(run.name, query_ids, values, means, missing)
 
 
@@ -197,15 +205,19 @@ def _run_trec(
     )
 
 
-def _row_map(have: tuple[str, ...], want: tuple[str, ...]) -> NDArray[np.int64] | None:
-    """Rows of ``have`` in ``want`` order (``None`` when they already match)."""
+def _row_map(
+    have: tuple[str, ...], want: tuple[str, ...], scatter: bool = False
+) -> NDArray[np.int64] | None:
+    """Where rows line up (``None`` when ``have == want``): the row of ``have`` for each query of
+    ``want``; with ``scatter``, the row of ``want`` for each query of ``have`` instead."""
     if have == want:
         return None
-    index = {q: i for i, q in enumerate(have)}
+    source, target = (want, have) if scatter else (have, want)
+    index = {q: i for i, q in enumerate(source)}
     try:
-        return np.fromiter((index[q] for q in want), dtype=np.int64, count=len(want))
+        return np.fromiter((index[q] for q in target), dtype=np.int64, count=len(target))
     except KeyError as error:  # pragma: no cover - a kernel bug, not user input
-        raise MeasureError(f"the trec_eval kernels did not score query {error.args[0]!r}") from None
+        raise MeasureError(f"the measure kernels did not score query {error.args[0]!r}") from None
 
 
 def _summary_value(value: object, column: str) -> float:
@@ -217,34 +229,6 @@ def _summary_value(value: object, column: str) -> float:
         except ValueError:
             raise MeasureError(f"{column!r} is not numeric ({value!r})") from None
     return float(value)  # type: ignore[arg-type]
-
-
-def _add_missing(
-    qrels: Qrels,
-    measures: list[Measure],
-    evaluated: tuple[str, ...],
-    missing: tuple[str, ...],
-    values: NDArray[np.float64],
-    rel_level: int,
-) -> tuple[tuple[str, ...], NDArray[np.float64]]:
-    """Rows for qrels queries the run lacks (``-c``): what an empty ranking scores, 0 for every
-    measure but ``num_rel``, which counts the query's relevant documents."""
-    extra = np.zeros((len(measures), len(missing)), dtype=np.float64)
-    wanted = [i for i, m in enumerate(measures) if m.name == "num_rel"]
-    if wanted:
-        position = {q: i for i, q in enumerate(qrels.query_ids)}
-        rows = np.fromiter((position[q] for q in missing), dtype=np.int64, count=len(missing))
-        for i in wanted:
-            own = measures[i].rel
-            level = rel_level if own is None else own
-            relevant = (qrels.grades >= level) & (qrels.grades >= 0)
-            sums = np.zeros(relevant.shape[0] + 1, dtype=np.int64)
-            np.cumsum(relevant, out=sums[1:])
-            extra[i] = (sums[qrels.offsets[rows + 1]] - sums[qrels.offsets[rows]]).astype(float)
-    query_ids = evaluated + missing
-    order = sorted(range(len(query_ids)), key=lambda i: _byte_key(query_ids[i]))
-    combined = np.concatenate([values, extra], axis=1)[:, order]
-    return tuple(query_ids[i] for i in order), combined
 
 
 # ---------------------------------------------------------------------- inputs

@@ -22,6 +22,9 @@ cutoff means the whole ranking.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,40 +34,67 @@ from rankscope.metrics.names import Measure
 Floats = NDArray[np.float64]
 
 
+@dataclass(frozen=True, slots=True)
+class _View:
+    """The top-``k`` rows of every query (all rows when ``k`` is None), compacted.
+
+    ``rows``: indices into the aligned rows (``None``: all of them); ``offsets``: per-query
+    segments of the compacted rows; ``positions``: 0-based rank of each compacted row.
+    """
+
+    rows: NDArray[np.int64] | None
+    offsets: NDArray[np.int64]
+    positions: NDArray[np.int64]
+
+    def take(self, values: NDArray[Any]) -> NDArray[Any]:
+        return values if self.rows is None else values[self.rows]
+
+
+def _view(offsets: NDArray[np.int64], k: int | None) -> _View:
+    counts = np.diff(offsets)
+    if k is None or (counts.shape[0] and int(counts.max()) <= k):
+        n = int(offsets[-1])
+        return _View(None, offsets, np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts))
+    kept = np.minimum(counts, k)
+    new_offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+    np.cumsum(kept, out=new_offsets[1:])
+    n = int(new_offsets[-1])
+    positions = np.arange(n, dtype=np.int64) - np.repeat(new_offsets[:-1], kept)
+    rows = positions + np.repeat(offsets[:-1], kept)
+    return _View(rows, new_offsets, positions)
+
+
 class ExtraKernel:
-    """Computes the extra measures of one :class:`Aligned`, sharing per-row arrays between them."""
+    """Computes the extra measures of one :class:`Aligned`; views are shared between measures.
+
+    Cutoff measures touch only the top ``k`` rows of each query (``nq * k`` values), not the
+    whole ranking.
+    """
 
     def __init__(self, aligned: Aligned) -> None:
         self.aligned = aligned
-        self._positions: NDArray[np.int64] | None = None
-        self._qrels_positions: NDArray[np.int64] | None = None
+        self._views: dict[int | None, _View] = {}
+        self._ideal_views: dict[int | None, _View] = {}
 
-    # Shared per-row views, built on first use.
-    @property
-    def positions(self) -> NDArray[np.int64]:
-        if self._positions is None:
-            self._positions = self.aligned.positions()
-        return self._positions
+    def view(self, k: int | None) -> _View:
+        if k not in self._views:
+            self._views[k] = _view(self.aligned.offsets, k)
+        return self._views[k]
 
-    @property
-    def qrels_positions(self) -> NDArray[np.int64]:
-        if self._qrels_positions is None:
-            offsets = self.aligned.qrels_offsets
-            counts = np.diff(offsets)
-            n = int(offsets[-1])
-            self._qrels_positions = np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts)
-        return self._qrels_positions
+    def ideal_view(self, k: int | None) -> _View:
+        if k not in self._ideal_views:
+            self._ideal_views[k] = _view(self.aligned.qrels_offsets, k)
+        return self._ideal_views[k]
 
-    def relevant(self, rel_level: int) -> NDArray[np.bool_]:
-        grades = self.aligned.grades
-        return (grades >= rel_level) & (grades >= 0) & self.aligned.judged
+    def relevant(self, view: _View, rel_level: int) -> NDArray[np.bool_]:
+        grades = view.take(self.aligned.grades)
+        judged = view.take(self.aligned.judged)
+        result: NDArray[np.bool_] = (grades >= max(rel_level, 0)) & judged
+        return result
 
     def num_rel(self, rel_level: int) -> NDArray[np.int64]:
         q = self.aligned.qrels_grades
-        return _segment_count((q >= rel_level) & (q >= 0), self.aligned.qrels_offsets)
-
-    def top(self, k: int | None) -> NDArray[np.bool_] | None:
-        return None if k is None else self.positions < k
+        return _segment_count(q >= max(rel_level, 0), self.aligned.qrels_offsets)
 
     def compute(self, measure: Measure, rel_level: int) -> Floats:
         """Per-query values of ``measure`` (one of the extras), in ``aligned.query_ids`` order."""
@@ -83,47 +113,44 @@ class ExtraKernel:
             return self.ndcg_exp(k, level)
         raise ValueError(f"{measure} is not an extra measure")
 
-    def _count_top(self, mask: NDArray[np.bool_], k: int | None) -> NDArray[np.int64]:
-        top = self.top(k)
-        return _segment_count(mask if top is None else mask & top, self.aligned.offsets)
-
     def hit(self, k: int | None, rel_level: int) -> Floats:
-        return (self._count_top(self.relevant(rel_level), k) > 0).astype(np.float64)
+        view = self.view(k)
+        return (_segment_count(self.relevant(view, rel_level), view.offsets) > 0).astype(np.float64)
 
     def judged(self, k: int | None) -> Floats:
-        retrieved = self.aligned.num_ret
-        shown = retrieved if k is None else np.minimum(retrieved, k)
-        return _ratio(self._count_top(self.aligned.judged, k), shown)
+        view = self.view(k)
+        judged = _segment_count(view.take(self.aligned.judged), view.offsets)
+        return _ratio(judged, np.diff(view.offsets))  # min(k, retrieved), as ir_measures
 
     def f1(self, k: int | None, rel_level: int) -> Floats:
-        rel_ret = self._count_top(self.relevant(rel_level), k).astype(np.float64)
-        denominator = self.aligned.num_ret if k is None else np.full(rel_ret.shape[0], k)
+        view = self.view(k)
+        rel_ret = _segment_count(self.relevant(view, rel_level), view.offsets)
+        n = rel_ret.shape[0]
+        denominator = np.diff(view.offsets) if k is None else np.full(n, k, dtype=np.int64)
         precision = _ratio(rel_ret, denominator)
         recall = _ratio(rel_ret, self.num_rel(rel_level))
         return _ratio(2.0 * precision * recall, precision + recall)
 
     def mrr(self, k: int | None, rel_level: int) -> Floats:
-        mask = self.relevant(rel_level)
-        top = self.top(k)
-        if top is not None:
-            mask &= top
-        rows = np.flatnonzero(mask)
+        view = self.view(k)
+        rows = np.flatnonzero(self.relevant(view, rel_level))
         out = np.zeros(self.aligned.num_queries, dtype=np.float64)
         if rows.shape[0]:
             # Rows are ranked within each query, so the first hit of a query is its best rank.
-            query = np.searchsorted(self.aligned.offsets, rows, side="right") - 1
+            query = np.searchsorted(view.offsets, rows, side="right") - 1
             first = np.ones(rows.shape[0], dtype=np.bool_)
             first[1:] = query[1:] != query[:-1]
-            out[query[first]] = 1.0 / (self.positions[rows[first]] + 1.0)
+            out[query[first]] = 1.0 / (view.positions[rows[first]] + 1.0)
         return out
 
     def ndcg_exp(self, k: int | None, rel_level: int) -> Floats:
-        a = self.aligned
-        gains = _exp_gain(a.grades, self.relevant(rel_level))
-        dcg = _segment_sum(gains * _discount(self.positions, k), a.offsets)
-        q = a.qrels_grades
-        ideal_gains = _exp_gain(q, (q >= rel_level) & (q >= 0))
-        ideal = _segment_sum(ideal_gains * _discount(self.qrels_positions, k), a.qrels_offsets)
+        view = self.view(k)
+        gains = _exp_gain(view.take(self.aligned.grades), self.relevant(view, rel_level))
+        dcg = _segment_sum(gains * _discount(view.positions), view.offsets)
+        ideal_view = self.ideal_view(k)
+        q = ideal_view.take(self.aligned.qrels_grades)
+        ideal_gains = _exp_gain(q, q >= max(rel_level, 0))
+        ideal = _segment_sum(ideal_gains * _discount(ideal_view.positions), ideal_view.offsets)
         return _ratio(dcg, ideal)
 
 
@@ -133,11 +160,13 @@ def _exp_gain(grades: NDArray[np.int64], relevant: NDArray[np.bool_]) -> Floats:
     return out
 
 
-def _discount(positions: NDArray[np.int64], k: int | None) -> Floats:
-    discount = 1.0 / np.log2(positions.astype(np.float64) + 2.0)
-    if k is not None:
-        discount[positions >= k] = 0.0
-    return discount
+def _discount(positions: NDArray[np.int64]) -> Floats:
+    """``1 / log2(rank + 1)`` for 1-based ranks, from a table (cheaper than a log per row)."""
+    if positions.shape[0] == 0:
+        return np.zeros(0, dtype=np.float64)
+    table = 1.0 / np.log2(np.arange(int(positions.max()) + 1, dtype=np.float64) + 2.0)
+    result: Floats = table[positions]
+    return result
 
 
 def _segment_count(mask: NDArray[np.bool_], offsets: NDArray[np.int64]) -> NDArray[np.int64]:

@@ -7,7 +7,8 @@ Aggregates (:meth:`Results.mean`) are trec_eval's ``all`` values for trec_eval's
 (arithmetic mean for most, geometric mean for ``gm_map``/``gm_bpref``, sums for ``num_ret``,
 ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``) and the arithmetic mean over the
 evaluated queries for the extra measures; with ``average_over_qrels`` (trec_eval ``-c``) every
-qrels query counts, with 0 for those the run lacks.
+qrels query counts, with 0 for those the run lacks.  ``gm_map`` and ``gm_bpref`` exist only as
+aggregates: their per-query values are NaN (``null`` in JSON); ``num_q`` is 1 per query.
 """
 
 from __future__ import annotations
