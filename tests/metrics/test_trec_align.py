@@ -58,7 +58,7 @@ def test_align_refuses_duplicate_docs() -> None:
 
 def test_align_refuses_bad_depth() -> None:
     with pytest.raises(InputError, match="depth"):
-        align(QRELS, RUN, depth=0)
+        align(QRELS, RUN, depth=-1)
 
 
 def test_align_empty_overlap() -> None:

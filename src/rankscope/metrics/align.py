@@ -92,12 +92,12 @@ def align(
 ) -> Aligned:
     """Join ``run`` to ``qrels`` the way trec_eval does (see the module docstring).
 
-    Raises :class:`~rankscope.errors.InputError` when ``depth`` is not positive or when a run
+    Raises :class:`~rankscope.errors.InputError` when ``depth`` is negative or when a run
     retrieves the same doc twice for one query.
     """
-    if depth is not None and depth <= 0:
+    if depth is not None and depth < 0:
         raise InputError(
-            "depth must be a positive number of documents",
+            "depth must not be negative",
             value=depth,
             hint="Pass depth=None to keep every retrieved document",
         )

@@ -1,0 +1,206 @@
+"""``rankscope trec_eval``: a drop-in for NIST's ``trec_eval`` 10 binary.
+
+Takes trec_eval's own options (parsed the way its ``getopt_long`` does, so ``-M100`` and
+``-M 100`` both work and options may follow the file names) and prints byte-identical output
+for the standard qrels/results formats.  Input that trec_eval refuses (malformed lines, empty
+files, duplicate documents) is refused with a message naming file and line; input it silently
+accepts (scores such as ``abc`` or ``nan``, read with C ``atof``) is accepted with a warning on
+standard error.
+"""
+
+from __future__ import annotations
+
+import getopt
+import sys
+from typing import IO, TYPE_CHECKING
+
+import typer
+
+from rankscope.errors import InputError
+
+if TYPE_CHECKING:
+    from rankscope.data import Qrels
+
+TREC_EVAL_VERSION = "10.0-rc3"
+
+_SHORT = "hvqm:cl:nD:JN:M:R:T:oZ:"
+_LONG = [
+    "help",
+    "version",
+    "query_eval_wanted",
+    "measure=",
+    "complete_rel_info_wanted",
+    "level_for_rel=",
+    "nosummary",
+    "Debug_level=",
+    "Judged_docs_only",
+    "Number_docs_in_coll=",
+    "Max_retrieved_per_topic=",
+    "Rel_info_format=",
+    "Results_format=",
+    "Output_old_results_format",
+    "Zscore=",
+]
+
+USAGE = """Usage: rankscope trec_eval [-h] [-q] {-m measure}* trec_rel_file trec_top_file
+   -h: Give full help information, including other options
+   -q: In addition to summary evaluation, give evaluation for each query
+   -m: calculate and print measures indicated by 'measure'
+       ('-m all_trec' prints all measures, '-m official' is default)
+"""
+
+HELP = """rankscope trec_eval [-h] [-v] [-q] [-m measure[.params]]* [-c] [-n] [-l <num>]
+   [-D debug_level[.qid]] [-N <num>] [-M <num>] [-J] [-R qrels] [-T trec_results]
+   [-Z zscore_file] rel_info_file results_file
+
+Evaluates results_file against rel_info_file exactly as trec_eval 10 does (same
+measures, options and output).  If results_file is '-', it is read from stdin.
+
+ -h, --help: print this message.
+ -v, --version: print the trec_eval version this command reproduces.
+ -q, --query_eval_wanted: also print each query's values.
+ -m, --measure name[.params]: add a measure (repeatable).  Names: any trec_eval
+     measure (map, P.5,10, ndcg_cut.10, ndcg.1=3,2=9, iprec_at_recall..1,.5, ...)
+     or a set: official (default), all_trec, set.
+ -c, --complete_rel_info_wanted: average over every query of the qrels; queries
+     missing from the results count as empty rankings.
+ -l, --level_for_rel num: lowest judgment value counted relevant (default 1).
+ -n, --nosummary: no summary ("all") lines.
+ -D, --Debug_level num[.qid]: with .qid, evaluate only that query (debug traces
+     themselves are not printed).
+ -N, --Number_docs_in_coll num: collection size (used by utility).
+ -M, --Max_retrieved_per_topic num: keep only the top num documents per query.
+ -J, --Judged_docs_only: drop unjudged documents before evaluating.
+ -R, --Rel_info_format qrels: only the standard qrels format is read.
+ -T, --Results_format trec_results: only the standard results format is read.
+ -Z, --Zscore file: print z-scores using 'qid measure mean stddev' lines of file.
+ -o: accepted and ignored (obsolete in trec_eval too).
+"""
+
+
+def _parse_int(text: str) -> int:
+    from rankscope.metrics.trec import c_atol  # trec_eval reads numbers with atol
+
+    return c_atol(text)
+
+
+def run_trec_eval(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
+    """Run with trec_eval's arguments; returns the exit status."""
+    try:
+        opts, args = getopt.gnu_getopt(argv, _SHORT, _LONG)
+    except getopt.GetoptError as error:
+        stderr.write(f"rankscope trec_eval: {error.msg}\n{USAGE}")
+        return 1
+    measures: list[str] = []
+    per_query = False
+    average_over_qrels = False
+    summary = True
+    judged_only = False
+    rel_level = 1
+    depth: int | None = None
+    num_docs = 0
+    zscore_file: str | None = None
+    debug_query: str | None = None
+    for opt, value in opts:
+        if opt in ("-h", "--help"):
+            stdout.write(HELP)
+            return 0
+        if opt in ("-v", "--version"):
+            from rankscope import __version__
+
+            stderr.write(f"trec_eval version {TREC_EVAL_VERSION} (rankscope {__version__})\n")
+            return 0
+        if opt in ("-q", "--query_eval_wanted"):
+            per_query = True
+        elif opt in ("-m", "--measure"):
+            measures.append(value)
+        elif opt in ("-c", "--complete_rel_info_wanted"):
+            average_over_qrels = True
+        elif opt in ("-l", "--level_for_rel"):
+            rel_level = _parse_int(value)
+        elif opt in ("-n", "--nosummary"):
+            summary = False
+        elif opt in ("-D", "--Debug_level"):
+            level, dot, qid = value.partition(".")
+            debug_query = qid if dot else None
+            if _parse_int(level) > 0:
+                stderr.write("rankscope trec_eval: warning: debug traces are not printed\n")
+        elif opt in ("-J", "--Judged_docs_only"):
+            judged_only = True
+        elif opt in ("-N", "--Number_docs_in_coll"):
+            num_docs = _parse_int(value)
+        elif opt in ("-M", "--Max_retrieved_per_topic"):
+            depth = _parse_int(value)
+        elif opt in ("-R", "--Rel_info_format"):
+            if value not in ("qrels", "trec"):
+                raise InputError(
+                    f"rel_info format {value!r} is not supported",
+                    hint="Only standard qrels files are read ('-R qrels', the default); "
+                    "preference and multi-judgment formats are not",
+                )
+        elif opt in ("-T", "--Results_format"):
+            if value not in ("trec_results", "trec"):
+                raise InputError(
+                    f"results format {value!r} is not supported",
+                    hint="Only standard TREC results files are read ('-T trec_results')",
+                )
+        elif opt in ("-Z", "--Zscore"):
+            zscore_file = value
+        # -o / --Output_old_results_format: obsolete, no effect (as in trec_eval 10)
+    if len(args) != 2:
+        stderr.write(USAGE)
+        return 1
+    qrels_path, run_path = args
+
+    from rankscope.data import read_qrels, read_run
+    from rankscope.metrics.trec import read_zscores, trec_measures
+
+    def warn(message: str) -> None:
+        stderr.write(f"rankscope trec_eval: warning: {message}\n")
+
+    qrels = read_qrels(qrels_path, format="trec", strict=False, on_warning=warn)
+    source: object = sys.stdin.buffer if run_path == "-" else run_path
+    run = read_run(source, format="trec", strict=False, on_warning=warn)
+    if debug_query is not None:
+        qrels = _only_query(qrels, debug_query)
+    if depth is not None and depth < 0:
+        raise InputError(
+            "-M needs a number of documents, 0 or more", value=depth, hint="For example -M 1000"
+        )
+    evaluation = trec_measures(
+        qrels,
+        run,
+        measures or ("official",),
+        depth=depth,
+        rel_level=rel_level,
+        judged_only=judged_only,
+        average_over_qrels=average_over_qrels,
+        num_docs_in_coll=num_docs,
+        zscores=read_zscores(zscore_file) if zscore_file is not None else None,
+    )
+    stdout.write(evaluation.format(per_query=per_query, summary=summary))
+    stdout.flush()
+    return 0
+
+
+def _only_query(qrels: Qrels, query_id: str) -> Qrels:
+    judged = qrels.query(query_id)
+    return type(qrels).from_dict({query_id: judged} if judged else {}, source=qrels.source)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command(
+        "trec_eval",
+        context_settings={
+            "allow_extra_args": True,
+            "ignore_unknown_options": True,
+            "allow_interspersed_args": False,
+            "help_option_names": [],
+        },
+        add_help_option=False,
+        help="A drop-in for trec_eval 10: same options, byte-identical output (-h for help).",
+    )
+    def trec_eval_command(ctx: typer.Context) -> None:
+        status = run_trec_eval(list(ctx.args), sys.stdout, sys.stderr)
+        if status:
+            raise typer.Exit(status)
