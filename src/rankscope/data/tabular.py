@@ -81,14 +81,9 @@ def _pick(columns: list[str], wanted: tuple[str, ...]) -> str | None:
 
 
 def looks_like_header(fields: list[str]) -> bool:
-    """True when a first line names columns (a query and a document column, all known names)."""
+    """True when a first line names columns: a query column and a document column."""
     normed = [norm(f) for f in fields]
-    return (
-        bool(normed)
-        and all(f in KNOWN_NAMES for f in normed)
-        and any(f in QUERY_NAMES for f in normed)
-        and any(f in DOC_NAMES for f in normed)
-    )
+    return any(f in QUERY_NAMES for f in normed) and any(f in DOC_NAMES for f in normed)
 
 
 # --------------------------------------------------------------------------- columns -> values

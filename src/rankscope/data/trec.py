@@ -29,6 +29,7 @@ give identical results.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -78,7 +79,7 @@ def read_trec_run(
     _refuse_empty(loaded.data, where, "run")
     cols = None
     if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
-        cols = _fast_columns(loaded, 6)
+        cols = _fast_columns(loaded, 6) or _fast_columns_normalised(loaded, 6)
     if cols is None:
         check_text(loaded.data, where)
         cols = _exact_run(_as_bytes(loaded.data), where, strict, warn)
@@ -107,7 +108,7 @@ def read_trec_qrels(
     _refuse_empty(loaded.data, where, "qrels")
     cols = None
     if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
-        cols = _fast_columns(loaded, 4)
+        cols = _fast_columns(loaded, 4) or _fast_columns_normalised(loaded, 4)
     if cols is None:
         check_text(loaded.data, where)
         cols = _exact_qrels(_as_bytes(loaded.data), where, strict, warn)
@@ -247,6 +248,26 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     if ncols == 6 and not np.all(np.isfinite(vals)):
         return None
     return _Columns(pa.chunked_array(qids), pa.chunked_array(docs), vals, lines=None, runid=runid)
+
+
+_RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")
+_EDGE_BLANK = re.compile(rb"(?m)^ | $")
+
+
+def _fast_columns_normalised(loaded: Loaded, ncols: int) -> _Columns | None:
+    """The fast path after rewriting every run of blanks as one space, line for line.
+
+    Old TREC files often pad columns (``301\tQ0\tdoc\t1\t  2.13\tSTANDARD``); trec_eval
+    reads any run of blanks as one separator, so collapsing them changes nothing it sees, and
+    lines stay where they were, so line numbers in messages stay right.
+    """
+    data = _as_bytes(loaded.data)
+    if data.find(b"\0") >= 0:
+        return None
+    text = _EDGE_BLANK.sub(b"", _RUNS_OF_BLANKS.sub(b" ", data))
+    if text == data:
+        return None
+    return _fast_columns(Loaded(loaded.where, text, None), ncols)
 
 
 # --------------------------------------------------------------------------- exact path

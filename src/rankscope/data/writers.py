@@ -168,10 +168,14 @@ def _write_delimited(table: pa.Table, fh: IO[bytes], delimiter: str) -> None:
             ]
         )
     )
+    # pyarrow quotes header names; a plain header reads everywhere (BEIR writes none).
+    fh.write((delimiter.join(table.column_names) + "\n").encode("utf-8"))
     pcsv.write_csv(
         table,
         fh,
         write_options=pcsv.WriteOptions(
-            delimiter=delimiter, quoting_style="needed" if delimiter == "," else "none"
+            include_header=False,
+            delimiter=delimiter,
+            quoting_style="needed" if delimiter == "," else "none",
         ),
     )

@@ -1,0 +1,163 @@
+"""Every format round-trips; tabular inputs (BEIR, CSV, JSONL, Parquet, dict, pandas) agree."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from rankscope.data import Qrels, Run, read_qrels, read_run, write_qrels, write_run
+from rankscope.errors import FormatError, InputError
+
+RUN_DICT = {
+    "q2": {"d1": 1.0, "d3": 1.0, "d2": 0.5, "d10": 7.25},
+    "q10": {"x": -1e-9, "y": 3.0},
+    "q1": {"d9": 0.1},
+}
+QRELS_DICT = {"q2": {"d1": 2, "d2": 0, "d7": -1}, "q10": {"x": 1}, "q1": {"zz": 3}}
+
+RunCheck = Callable[..., None]
+QrelsCheck = Callable[[Qrels, Qrels], None]
+
+
+@pytest.fixture
+def run() -> Run:
+    return Run.from_dict(RUN_DICT, name="bm25")
+
+
+@pytest.fixture
+def qrels() -> Qrels:
+    return Qrels.from_dict(QRELS_DICT)
+
+
+def test_run_order_follows_trec_eval(run: Run) -> None:
+    assert run.query_ids == ("q1", "q10", "q2")
+    # ties (d1, d3 at 1.0) broken by docno descending
+    assert [d for d, _ in run.ranking("q2")] == ["d10", "d3", "d1", "d2"]
+
+
+@pytest.mark.parametrize(
+    "name", ["r.txt", "r.trec.gz", "r.jsonl", "r.parquet", "r.csv", "r.tsv", "r.ndjson.gz"]
+)
+def test_run_round_trip(tmp_path: Path, run: Run, name: str, same_run: RunCheck) -> None:
+    path = write_run(run, tmp_path / name)
+    same_run(read_run(path), run)
+
+
+@pytest.mark.parametrize("name", ["q.txt", "q.gz", "q.jsonl", "q.parquet", "q.csv", "q.tsv"])
+def test_qrels_round_trip(tmp_path: Path, qrels: Qrels, name: str, same_qrels: QrelsCheck) -> None:
+    path = write_qrels(qrels, tmp_path / name)
+    same_qrels(read_qrels(path), qrels)
+
+
+def test_explicit_format_overrides_suffix(tmp_path: Path, run: Run, same_run: RunCheck) -> None:
+    path = write_run(run, tmp_path / "r.out", format="jsonl")
+    assert path.read_text().startswith("{")
+    same_run(read_run(path), run)
+    same_run(read_run(path, format="jsonl"), run)
+
+
+def test_beir_qrels_tsv(tmp_path: Path, same_qrels: QrelsCheck) -> None:
+    path = tmp_path / "test.tsv"
+    path.write_text("query-id\tcorpus-id\tscore\nq2\td1\t2\nq2\td2\t0\nq1\tzz\t3\n")
+    got = read_qrels(path)
+    same_qrels(got, Qrels.from_dict({"q2": {"d1": 2, "d2": 0}, "q1": {"zz": 3}}))
+    assert read_qrels(path, format="beir").to_dict() == got.to_dict()
+
+
+def test_csv_with_other_column_names(tmp_path: Path) -> None:
+    path = tmp_path / "judgments.csv"
+    path.write_text('qid,docno,rel,notes\n1,"a,b",1,x\n1,c,0,y\n')
+    assert read_qrels(path).to_dict() == {"1": {"a,b": 1, "c": 0}}
+    run_path = tmp_path / "ranked.csv"
+    run_path.write_text("QueryID,DocID,Rank\n1,a,1\n1,b,2\n1,c,3\n")
+    run = read_run(run_path)  # no score: rank gives the order
+    assert [d for d, _ in run.ranking("1")] == ["a", "b", "c"]
+    assert run.name == "ranked"
+
+
+def test_jsonl_keys_and_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rows = [
+        {"qid": 1, "docno": "a", "score": 2.0, "run": "mine"},
+        {"qid": 1, "docno": "b", "score": 3},
+        {"qid": 1, "docno": "a", "score": 1.0},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n\n" + json.dumps(rows[2]))
+    with pytest.raises(FormatError, match=r"run\.jsonl:4: duplicate document 'a' .*line 1\)"):
+        read_run(path)
+    path.write_text("\n".join(json.dumps(r) for r in rows[:2]) + "\n")
+    run = read_run(path)
+    assert run.name == "run"  # the last row's run column is empty, so the file stem names it
+    assert run.ranking("1") == [("b", 3.0), ("a", 2.0)]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query_id": "1", "doc_id": "a", "relevance": 1}\n{"query_id": 1,\n')
+    with pytest.raises(FormatError, match=r"bad\.jsonl:2: invalid JSON"):
+        read_qrels(bad)
+
+
+def test_json_mapping_file(tmp_path: Path, same_run: RunCheck, run: Run) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(RUN_DICT))
+    same_run(read_run(path, name="bm25"), run)
+
+
+def test_dicts(same_run: RunCheck, run: Run) -> None:
+    same_run(read_run(RUN_DICT, name="bm25"), run)
+    assert read_qrels(QRELS_DICT).to_dict() == Qrels.from_dict(QRELS_DICT).to_dict()
+    with pytest.raises(InputError, match="not a number"):
+        read_run({"q": {"d": "high"}})
+    with pytest.raises(InputError, match="NaN or infinite"):
+        read_run({"q": {"d": float("nan")}})
+
+
+def test_pandas_round_trip(run: Run, qrels: Qrels, same_run: RunCheck) -> None:
+    frame = run.to_pandas()
+    assert list(frame.columns) == ["query_id", "doc_id", "rank", "score", "run_id"]
+    same_run(Run.from_pandas(frame), run)
+    same_run(read_run(frame), run)
+    renamed = frame.rename(columns={"query_id": "qid", "doc_id": "docno"}).drop(columns="run_id")
+    same_run(Run.from_pandas(renamed, name="bm25"), run)
+    back = Qrels.from_pandas(qrels.to_pandas())
+    assert back.to_dict() == qrels.to_dict()
+    beir = pd.DataFrame({"query-id": ["1", "1"], "corpus-id": [5, 6], "score": [1.0, 0.0]})
+    assert Qrels.from_pandas(beir).to_dict() == {"1": {"5": 1, "6": 0}}
+    with pytest.raises(FormatError, match=r"<DataFrame>: row 2: relevance grade is not an integer"):
+        Qrels.from_pandas(beir.assign(score=[1.0, 0.5]))
+
+
+def test_arrow_table_and_open_files(run: Run, same_run: RunCheck, tmp_path: Path) -> None:
+    table = pa.table({"query_id": ["q1"], "doc_id": ["d9"], "score": [0.1]})
+    assert read_run(table).ranking("q1") == [("d9", 0.1)]
+    path = write_run(run, tmp_path / "r.txt")
+    with path.open("rb") as fh:
+        same_run(read_run(fh), run)
+    with path.open("r") as fh:
+        same_run(read_run(fh), run)
+    same_run(read_run(io.BytesIO(path.read_bytes())), run)
+
+
+def test_missing_columns(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("qid,docno\n1,a\n")
+    with pytest.raises(FormatError, match="no relevance column"):
+        read_qrels(path)
+    ragged = tmp_path / "r.csv"
+    ragged.write_text("qid,docno,score\n1,a,1\n1,b\n")
+    with pytest.raises(FormatError, match=r"r\.csv:3: expected 3 fields"):
+        read_run(ragged)
+
+
+def test_writer_refuses_what_trec_cannot_hold(tmp_path: Path) -> None:
+    spaced = Run.from_dict({"q 1": {"d": 1.0}})
+    with pytest.raises(InputError, match="whitespace"):
+        write_run(spaced, tmp_path / "r.txt")
+    same = read_run(write_run(spaced, tmp_path / "r.parquet"))
+    assert same.query_ids == ("q 1",)
+    with pytest.raises(InputError, match="run name"):
+        write_run(Run.from_dict({"q": {"d": 1.0}}, name="two words"), tmp_path / "r2.txt")
