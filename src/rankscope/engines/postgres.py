@@ -488,43 +488,46 @@ class PostgresEngine(Engine):
                 f"{self._table_name!r} does not index; indexed fields: {known}"
             ) from None
 
+    def _calls(self, function: str, texts: Sequence[str], join: str) -> _Expr:
+        """``function(config, text)`` for each text, joined by a tsquery operator.
+
+        The configuration is a literal (checked against the server at connect): a constant
+        regconfig lets the planner fold the whole tsquery once instead of once per row.
+        """
+        from psycopg import sql
+
+        part = sql.SQL("{}({}::regconfig, %s)").format(
+            sql.Identifier(function), sql.Literal(self.config)
+        )
+        joined = sql.SQL(join).join([part] * len(texts))
+        return _Expr(sql.SQL("({})").format(joined), list(texts))
+
     def _words_query(self, text: str) -> _Expr | None:
         """Each whitespace-separated chunk through plainto_tsquery, OR-ed (or AND-ed).
 
         Chunks rather than :func:`words`: PostgreSQL's parser knows tokens such as file paths,
         URLs and hyphenated words, and the documents were parsed by it too.
         """
-        from psycopg import sql
-
-        toks = text.split()
         if not words(text):
             return None
-        join = sql.SQL(" || " if self.operator == "or" else " && ")
-        part = sql.SQL("plainto_tsquery(%s::regconfig, %s)")
-        params: list[Any] = []
-        for t in toks:
-            params += [self.config, t]
-        return _Expr(sql.SQL("({})").format(join.join([part] * len(toks))), params)
+        join = " || " if self.operator == "or" else " && "
+        return self._calls("plainto_tsquery", text.split(), join)
 
     def _websearch_query(self, text: str) -> _Expr | None:
         from psycopg import sql
 
-        part = sql.SQL("websearch_to_tsquery(%s::regconfig, %s)")
         if self.operator == "and":
-            return _Expr(part, [self.config, text])
+            return self._calls("websearch_to_tsquery", [text], "")
         positive, negative = websearch_units(text)
         if not positive:
             return None
-        params: list[Any] = []
-        for unit in positive:
-            params += [self.config, unit]
-        expr: sql.Composable = sql.SQL("({})").format(sql.SQL(" || ").join([part] * len(positive)))
+        expr = self._calls("websearch_to_tsquery", positive, " || ")
         if negative:
-            nots = sql.SQL(" || ").join([part] * len(negative))
-            expr = sql.SQL("({} && !!({}))").format(expr, nots)
-            for unit in negative:
-                params += [self.config, unit]
-        return _Expr(expr, params)
+            nots = self._calls("websearch_to_tsquery", negative, " || ")
+            expr = _Expr(
+                sql.SQL("({} && !!{})").format(expr.sql, nots.sql), expr.params + nots.params
+            )
+        return expr
 
     def _phrase_query(self, text: str, slop: int) -> _Expr | None:
         from psycopg import sql
@@ -532,7 +535,7 @@ class PostgresEngine(Engine):
         if not words(text):
             return None
         if slop <= 0:
-            return _Expr(sql.SQL("phraseto_tsquery(%s::regconfig, %s)"), [self.config, text])
+            return self._calls("phraseto_tsquery", [text], "")
         conn = self._connect()
         rows = conn.execute(
             "SELECT p, u.lexeme FROM unnest(to_tsvector(%s::regconfig, %s)) AS u, "
@@ -545,13 +548,7 @@ class PostgresEngine(Engine):
         return _Expr(sql.SQL("%s::tsquery"), [built])
 
     def _terms_query(self, terms: Sequence[str], join: str) -> _Expr:
-        from psycopg import sql
-
-        part = sql.SQL("phraseto_tsquery(%s::regconfig, %s)")
-        params: list[Any] = []
-        for t in terms:
-            params += [self.config, t]
-        return _Expr(sql.SQL("({})").format(sql.SQL(join).join([part] * len(terms))), params)
+        return self._calls("phraseto_tsquery", terms, join)
 
     def translate(self, query: Query) -> tuple[_Expr, _Expr, list[tuple[str | None, float]]] | None:
         """(filter tsquery, ranking tsquery, [(field, boost)]) or None when nothing can match."""
