@@ -139,7 +139,7 @@ def test_bad_inputs_raise_input_errors(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no runs given"):
         evaluate(QRELS, [], ["hit@1"])
     with pytest.raises(InputError, match="depth"):
-        evaluate(QRELS, RUN, ["hit@1"], depth=0)
+        evaluate(QRELS, RUN, ["hit@1"], depth=-1)
     with pytest.raises(RankscopeError):
         evaluate(tmp_path / "absent.txt", RUN, ["hit@1"])
 
