@@ -11,9 +11,7 @@ from rankscope.errors import InputError
 from rankscope.judge.annotations import import_annotations, merge_qrels
 from rankscope.judge.pool import Pool, PoolEntry
 
-POOL = Pool(
-    tuple(PoolEntry(q, d, (("r", 1),)) for q, d in [("1", "a"), ("1", "b"), ("2", "c")])
-)
+POOL = Pool(tuple(PoolEntry(q, d, (("r", 1),)) for q, d in [("1", "a"), ("1", "b"), ("2", "c")]))
 
 
 def test_jsonl_with_blank_rows(tmp_path: Path) -> None:
@@ -54,8 +52,7 @@ def test_errors_are_listed_with_their_lines(tmp_path: Path) -> None:
 def test_yaml_lines(tmp_path: Path) -> None:
     f = tmp_path / "ann.yaml"
     f.write_text(
-        "- query_id: '1'\n  doc_id: a\n  grade: 1\n"
-        "- query_id: '1'\n  doc_id: b\n  grade: -1\n"
+        "- query_id: '1'\n  doc_id: a\n  grade: 1\n- query_id: '1'\n  doc_id: b\n  grade: -1\n"
     )
     with pytest.raises(InputError, match=r"ann.yaml:4: grade -1 is outside"):
         import_annotations(f, POOL)
@@ -66,7 +63,8 @@ def test_yaml_lines(tmp_path: Path) -> None:
 def test_contradicting_rows_in_one_file(tmp_path: Path) -> None:
     f = tmp_path / "ann.jsonl"
     f.write_text(
-        '{"query_id": "1", "doc_id": "a", "grade": 2}\n{"query_id": "1", "doc_id": "a", "grade": 0}\n'
+        '{"query_id": "1", "doc_id": "a", "grade": 2}\n'
+        '{"query_id": "1", "doc_id": "a", "grade": 0}\n'
     )
     with pytest.raises(InputError, match=r"graded 2 on line 1 and 0 here"):
         import_annotations(f, POOL)

@@ -154,7 +154,10 @@ def test_dry_run_estimate_spends_nothing(tmp_path, server, keys, fast_settings) 
 def test_concurrent_judging_writes_every_row_once(tmp_path, server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
     server.handler = lambda req: Reply("2")
     pool = Pool(
-        tuple(PoolEntry("q", f"d{i}", (("r", i + 1),), query="query", text=f"passage {i}") for i in range(40))
+        tuple(
+            PoolEntry("q", f"d{i}", (("r", i + 1),), query="query", text=f"passage {i}")
+            for i in range(40)
+        )
     )
     with JudgmentCache(tmp_path / "c.sqlite") as cache:
         s = judge_pool(pool, _judge(server, cache, fast_settings), tmp_path / "o", concurrency=8)

@@ -61,9 +61,9 @@ def test_round_trip(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"pool{suffix}"
     write_pool(pool, path)
     back = read_pool(path)
-    assert [(e.query_id, e.doc_id, e.provenance, e.query, e.title, e.text) for e in back.entries] == [
-        (e.query_id, e.doc_id, e.provenance, e.query, e.title, e.text) for e in pool.entries
-    ]
+    assert [
+        (e.query_id, e.doc_id, e.provenance, e.query, e.title, e.text) for e in back.entries
+    ] == [(e.query_id, e.doc_id, e.provenance, e.query, e.title, e.text) for e in pool.entries]
 
 
 def test_unknown_suffix_and_duplicates(tmp_path: Path) -> None:

@@ -67,7 +67,9 @@ def test_render_substitutes_once_and_leaves_other_braces() -> None:
 
 
 def test_default_template_mentions_the_umbrela_steps() -> None:
-    rendered = PromptTemplate(DEFAULT_TEMPLATE).render(query="wing flutter", passage="about flutter")
+    rendered = PromptTemplate(DEFAULT_TEMPLATE).render(
+        query="wing flutter", passage="about flutter"
+    )
     assert "wing flutter" in rendered and "about flutter" in rendered
     assert "(M)" in rendered and "(T)" in rendered and "##final score" in rendered
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from email.utils import format_datetime
 from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 
@@ -70,7 +70,7 @@ def test_timeouts_and_resets_are_retried(api, server, keys, fast_settings) -> No
 def test_gives_up_after_max_retries(api, server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
     server.handler = lambda req: Fail(503, "overloaded")
     p = _provider(api, server, fast_settings, [])
-    with pytest.raises(ProviderCallError, match="giving up after 4 attempts.*HTTP 503") as info:
+    with pytest.raises(ProviderCallError, match=r"giving up after 4 attempts.*HTTP 503") as info:
         p.complete("q")
     assert not info.value.fatal
     assert server.request_count == fast_settings.max_retries + 1

@@ -388,8 +388,15 @@ def _engine_retriever(
     eng.index(docs)
     counter = iter(range(1, 1 << 62))
 
+    texts = {d.id: d.text for d in docs}
+
     def retrieve(question: str, k: int) -> list[Hit]:
-        return list(eng.search(Query(id=f"q{next(counter)}", text=question), k))
+        hits = eng.search(Query(id=f"q{next(counter)}", text=question), k)
+        # Engines may return ids only; the grader needs each chunk's text.
+        return [
+            h if h.text is not None else Hit(h.doc_id, h.score, texts.get(h.doc_id, ""))
+            for h in hits
+        ]
 
     return retrieve, eng.close
 

@@ -66,7 +66,10 @@ def _default_providers() -> dict[str, ProviderSettings]:
 
 # Published list prices when this table was written; override them in the config file.
 _DEFAULT_PRICES = {
+    "claude-opus-4-6": Price(input=5.0, output=25.0),
+    "claude-opus-4-5": Price(input=5.0, output=25.0),
     "claude-opus-4-1": Price(input=15.0, output=75.0),
+    "claude-sonnet-4-6": Price(input=3.0, output=15.0),
     "claude-sonnet-4-5": Price(input=3.0, output=15.0),
     "claude-sonnet-4-0": Price(input=3.0, output=15.0),
     "claude-haiku-4-5": Price(input=1.0, output=5.0),
@@ -79,8 +82,8 @@ _DEFAULT_PRICES = {
 }
 
 _DEFAULT_ALIASES = {
-    "claude-opus": "claude-opus-4-1",
-    "claude-sonnet": "claude-sonnet-4-5",
+    "claude-opus": "claude-opus-4-6",
+    "claude-sonnet": "claude-sonnet-4-6",
     "claude-haiku": "claude-haiku-4-5",
 }
 

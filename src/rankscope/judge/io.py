@@ -1,8 +1,4 @@
-"""File input/output the judge needs: runs, qrels, BEIR queries and corpus, TREC qrels out.
-
-Runs and qrels go through :mod:`rankscope.data`'s readers when they are available; the small
-TREC / BEIR-TSV parser here is the fallback.
-"""
+"""File input/output the judge needs: runs, qrels, BEIR queries and corpus, TREC qrels out."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rankscope.data import Qrels, Run
+from rankscope.data import Qrels, Run, read_qrels, read_run, write_qrels
 from rankscope.errors import FormatError, InputError
 
 PathLike = str | os.PathLike[str]
@@ -30,84 +26,18 @@ def _open_text(path: Path) -> IO[str]:
 
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
-    """A run from a file (TREC six columns; other formats through rankscope.data.read_run)."""
-    try:
-        from rankscope.data import read_run  # type: ignore[attr-defined]
-    except ImportError:
-        read_run = None
-    if read_run is not None:
-        run: Run = read_run(path, name=name)
-        return run
-    p = Path(path)
-    data: dict[str, dict[str, float]] = {}
-    tag = None
-    with _open_text(p) as f:
-        for n, line in enumerate(f, 1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 6:
-                raise FormatError(
-                    f"a TREC run line has 6 columns, this one has {len(parts)}",
-                    path=p,
-                    line=n,
-                    value=line.rstrip("\n"),
-                    hint="expected: query_id Q0 doc_id rank score run_name",
-                )
-            try:
-                score = float(parts[4])
-            except ValueError:
-                raise FormatError(
-                    "the score column is not a number", path=p, line=n, value=parts[4]
-                ) from None
-            data.setdefault(parts[0], {})[parts[2]] = score
-            tag = tag or parts[5]
-    return Run.from_dict(data, name=name or tag or p.stem, source=str(p))
+    """A run from any format :func:`rankscope.data.read_run` reads (TREC, JSONL, CSV, ...)."""
+    return read_run(path, name=name)
 
 
 def load_qrels(path: PathLike) -> Qrels:
-    """Qrels from a file (TREC four columns or BEIR TSV with a header)."""
-    try:
-        from rankscope.data import read_qrels  # type: ignore[attr-defined]
-    except ImportError:
-        read_qrels = None
-    if read_qrels is not None:
-        qrels: Qrels = read_qrels(path)
-        return qrels
-    p = Path(path)
-    data: dict[str, dict[str, int]] = {}
-    with _open_text(p) as f:
-        for n, line in enumerate(f, 1):
-            parts = line.split()
-            if not parts or (n == 1 and parts[0] == "query-id"):
-                continue
-            if len(parts) == 4:
-                q, d, g = parts[0], parts[2], parts[3]
-            elif len(parts) == 3:
-                q, d, g = parts
-            else:
-                raise FormatError(
-                    f"a qrels line has 4 columns (TREC) or 3 (BEIR TSV), this one has {len(parts)}",
-                    path=p,
-                    line=n,
-                    value=line.rstrip("\n"),
-                )
-            try:
-                data.setdefault(q, {})[d] = int(g)
-            except ValueError:
-                raise FormatError(
-                    "the relevance grade is not an integer", path=p, line=n, value=g
-                ) from None
-    return Qrels.from_dict(data, source=str(p))
+    """Qrels from any format :func:`rankscope.data.read_qrels` reads (TREC, BEIR TSV, ...)."""
+    return read_qrels(path)
 
 
 def write_qrels_trec(qrels: Qrels, path: PathLike) -> None:
-    """TREC qrels: ``query_id 0 doc_id grade`` per line."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as f:
-        for q, d, g in qrels:
-            f.write(f"{q} 0 {d} {g}\n")
+    """TREC qrels: ``query_id 0 doc_id grade`` per line, whatever the suffix."""
+    write_qrels(qrels, path, format="trec")
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

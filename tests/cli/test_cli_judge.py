@@ -1,0 +1,384 @@
+"""The judge commands end to end: kill and resume, dry run, import, needle, and Cranfield.
+
+Every LLM call goes to the scripted server on loopback through the real SDKs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from rankscope.cli.app import main
+from rankscope.testing.llm_server import Hang, RecordedRequest, Reply, ScriptedLLMServer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _shared_data() -> Path:
+    env = os.environ.get("RANKSCOPE_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["ANTHROPIC_API_KEY"] = "test-key"
+    env["OPENAI_API_KEY"] = "test-key"
+    env["RANKSCOPE_CACHE_DIR"] = str(tmp_path / "cache")
+    return env
+
+
+def _write_pool(path: Path, n: int) -> None:
+    with path.open("w") as f:
+        for i in range(n):
+            rec = {
+                "query_id": str(i % 3 + 1),
+                "query": f"query number {i % 3 + 1}",
+                "doc_id": f"d{i}",
+                "text": f"passage {i} body",
+                "runs": [{"run": "r", "rank": i + 1}],
+            }
+            f.write(json.dumps(rec) + "\n")
+
+
+def _grade_of(req: RecordedRequest) -> int:
+    for token in req.prompt.split():
+        if token.isdigit():
+            return int(token) % 4
+    return 0
+
+
+def _run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rankscope", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+
+
+def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 12)
+    stop_after = 5
+    lock = threading.Lock()
+    state = {"answered": 0, "hang": True}
+
+    def handler(req: RecordedRequest) -> Reply | Hang:
+        with lock:
+            if state["hang"] and state["answered"] >= stop_after:
+                return Hang(120)  # the client is killed while waiting for this answer
+            state["answered"] += 1
+        passage = req.prompt.split("Passage: ")[1].split("\n")[0]
+        return Reply(f"##final score: {int(passage.split()[1]) % 4}")
+
+    env = _env(tmp_path)
+    out = tmp_path / "out"
+    args = [
+        "judge", str(pool), "--provider", "anthropic", "--model", "claude-haiku",
+        "--concurrency", "1", "--out", str(out),
+    ]  # fmt: skip
+    with ScriptedLLMServer(handler, api_key="test-key") as server:
+        args += ["--base-url", server.base_url]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rankscope", *args],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            assert server.wait_for_requests(stop_after + 1, timeout=60), "client never got going"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        first = [r.prompt for r in server.requests if r.outcome == "answered"]
+        assert len(first) == stop_after
+        rows = (out / "judgments.jsonl").read_text().splitlines()
+        assert len(rows) == stop_after  # everything paid for was written before the kill
+
+        state["hang"] = False
+        done = _run_cli(args, env)
+        assert done.returncode == 0, done.stderr
+        paid = [r.prompt for r in server.requests if r.outcome == "answered"]
+    assert len(paid) == 12 and len(set(paid)) == 12  # no pair was paid for twice
+    assert "5 already in" in done.stdout and "7 calls to make" in done.stdout
+    labels = {json.loads(x)["doc_id"]: json.loads(x)["label"] for x in
+              (out / "judgments.jsonl").read_text().splitlines()}  # fmt: skip
+    assert labels == {f"d{i}": i % 4 for i in range(12)}
+    qrels = (out / "qrels.txt").read_text().split("\n")
+    assert len([q for q in qrels if q]) == 12
+
+    # a repeat run into a new folder is answered by the cache: the server sees nothing new
+    with ScriptedLLMServer(handler, api_key="test-key") as server2:
+        again = _run_cli(
+            [*args[:-2], "--base-url", server2.base_url, "--out", str(tmp_path / "b")], env
+        )
+        assert again.returncode == 0, again.stderr
+        assert server2.request_count == 0
+    assert "12 cached, 0 calls" in again.stdout
+
+
+def test_dry_run_prints_calls_tokens_cost_and_sends_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 6)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with ScriptedLLMServer(lambda r: Reply("1"), api_key="test-key") as server:
+        code = main([
+            "judge", str(pool), "--provider", "openai", "--model", "gpt-4o-mini",
+            "--base-url", server.openai_base_url, "--cache", str(tmp_path / "c.sqlite"),
+            "--out", str(tmp_path / "out"), "--dry-run",
+        ])  # fmt: skip
+        assert server.request_count == 0
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "6 pairs: 0 already in" in out and "6 calls to make to openai gpt-4o-mini" in out
+    assert "estimated cost: $0.0" in out and "dry run: nothing was sent" in out
+    assert not (tmp_path / "out" / "judgments.jsonl").exists()
+
+
+def test_judge_with_a_user_template_and_nulls(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 4)
+    tmpl = tmp_path / "t.txt"
+    tmpl.write_text('Rate {passage} for {query}. Reply {"score": N}.')
+    answers = iter(['{"score": 2}', "eight", '{"score": 3}', "8/10"])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    with ScriptedLLMServer(lambda r: Reply(next(answers)), api_key="test-key") as server:
+        code = main([
+            "judge", str(pool), "--base-url", server.base_url, "--template", str(tmpl),
+            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+            "--concurrency", "1",
+        ])  # fmt: skip
+        assert server.requests[0].prompt.startswith("Rate passage 0 body for query number 1.")
+    out = capsys.readouterr().out
+    assert code == 0 and "labels: 2: 1, 3: 1, null: 2" in out
+    assert "cost $0.0" in out  # claude-sonnet default has a price
+
+
+def test_qrels_import_reports_bad_rows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 3)
+    ann = tmp_path / "ann.csv"
+    ann.write_text("query_id,doc_id,grade\n1,d0,2\n1,d9,1\n2,d1,5\n")
+    code = main(["qrels", "import", str(ann), "--pool", str(pool), "--out", str(tmp_path / "q")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{ann}:3: unknown doc id 'd9'" in err and f"{ann}:4: grade 5 is outside" in err
+    existing = tmp_path / "old.txt"
+    existing.write_text("1 0 d0 0\n3 0 d2 1\n")
+    ann.write_text("query_id,doc_id,grade\n1,d0,2\n2,d1,\n3,d2,1\n")
+    code = main([
+        "qrels", "import", str(ann), "--pool", str(pool), "--merge", str(existing),
+        "--out", str(tmp_path / "merged.txt"),
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "imported 2 graded pairs (1 blank rows skipped): 0 new, 1 unchanged, 1 conflicts" in out
+    assert "conflict query 1 doc d0: existing 0, annotated 2 -> kept 2" in out
+    assert (tmp_path / "merged.txt").read_text() == "1 0 d0 2\n3 0 d2 1\n"
+    code = main([
+        "qrels", "import", str(ann), "--pool", str(pool), "--merge", str(existing),
+        "--policy", "error", "--out", str(tmp_path / "m2.txt"),
+    ])  # fmt: skip
+    assert code == 2 and "conflict with the existing qrels" in capsys.readouterr().err
+
+
+def test_needle_command_with_sqlite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    docs = {
+        "flutter": "Panel flutter onset occurs at a dynamic pressure of 450 psf.",
+        "lift": "Lift grows linearly with the angle of attack until stall.",
+        "heat": "Heat transfer at the stagnation point scales with the square root of pressure.",
+    }
+    corpus.write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n"
+                              for k, v in docs.items()))  # fmt: skip
+    questions = tmp_path / "q.yaml"
+    questions.write_text(
+        "- id: q1\n  question: At what dynamic pressure does panel flutter start?\n"
+        "  expected_answer: 450 psf\n  needle_id: flutter\n"
+        "- id: q2\n  question: How does lift change with angle of attack?\n"
+        "  expected_answer: linearly until stall\n  needle_text: grows linearly\n"
+    )
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    answers = iter(['{"grade": 9, "reasoning": "exact"}', "Prose only, no grade."])
+    results = tmp_path / "results.jsonl"
+    with ScriptedLLMServer(lambda r: Reply(next(answers)), api_key="test-key") as server:
+        code = main([
+            "needle", str(questions), "--engine", "sqlite", "--corpus", str(corpus), "-k", "2",
+            "--base-url", server.base_url, "--out", str(results),
+        ])  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    lines = [x for x in captured.err.splitlines() if x.startswith("[")]
+    assert lines[0].startswith("[1/2] ✓ R1 G9 T9.0 (") and "panel flutter" in lines[0]
+    assert lines[1].startswith("[2/2] ✗ R1 G- T- (")
+    rows = [json.loads(x) for x in results.read_text().splitlines()]
+    assert set(rows[0]) >= {
+        "question_id", "question", "expected_answer", "needle_found", "rank", "hit_at_1",
+        "hit_at_5", "llm_grade", "llm_reasoning", "total_score", "latency_ms",
+        "grading_latency_ms",
+    }  # fmt: skip
+    assert rows[1]["llm_grade"] is None and rows[1]["total_score"] is None
+    summary = json.loads((tmp_path / "results.summary.json").read_text())
+    assert summary["accuracy"] == 1.0 and summary["pass_rate_8"] == 0.5
+    assert "accuracy (needle in top 2) 1.000" in captured.out
+
+
+# -- Cranfield end to end -----------------------------------------------------------------------
+
+HUMAN_TO_LLM = {4: 3, 3: 2, 2: 1, 1: 1, 0: 0}
+
+
+def _cranfield() -> Path:
+    root = _shared_data() / "cranfield"
+    if not (root / "beir" / "corpus.jsonl").exists():
+        pytest.skip(f"Cranfield data not found under {root}")
+    return root
+
+
+def _noisy_llm(root: Path, seed: int = 7):  # type: ignore[no-untyped-def]
+    """A fake judge that answers from the real qrels, with deterministic noise."""
+    queries = {}
+    for line in (root / "beir" / "queries.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        queries[q["text"]] = q["_id"]
+    docs: dict[str, str] = {}
+    for line in (root / "beir" / "corpus.jsonl").read_text().splitlines():
+        d = json.loads(line)
+        docs.setdefault(d["text"], d["_id"])
+    human: dict[tuple[str, str], int] = {}
+    for line in (root / "beir" / "qrels" / "test.tsv").read_text().splitlines()[1:]:
+        q, d, g = line.split("\t")
+        human[(q, d)] = int(g)
+
+    def answer(req: RecordedRequest) -> Reply:
+        prompt = req.prompt
+        query = prompt.split("Query: ", 1)[1].split("\nPassage: ", 1)[0]
+        passage = prompt.split("\nPassage: ", 1)[1].split("\n\nWork through", 1)[0]
+        qid, did = queries[query], docs.get(passage, "")
+        truth = HUMAN_TO_LLM.get(human.get((qid, did), 0), 0)
+        rng = random.Random(f"{seed}/{qid}/{did}")
+        label = truth
+        if rng.random() < 0.2:  # one answer in five is off by one
+            label = min(3, max(0, truth + rng.choice((-1, 1))))
+        if rng.random() < 0.03:  # and a few are unusable
+            return Reply("I cannot decide.")
+        return Reply(f"Intent considered; M={label}, T=2.\n##final score: {label}")
+
+    return answer, human
+
+
+def _derived_runs(root: Path, tmp: Path) -> list[Path]:
+    """Three more 'systems' from the BM25 run, so Kendall's tau ranks five systems."""
+    src = root / "runs" / "stevinjs_CS7IS3-CA1"
+    bm25 = (src / "results_standard_bm25.txt").read_text().splitlines()
+    by_q: dict[str, list[str]] = {}
+    for line in bm25:
+        q, _, d, _, _, _ = line.split()
+        by_q.setdefault(q, []).append(d)
+    variants = {
+        "bm25_rev10": lambda docs: docs[:10][::-1] + docs[10:],
+        "bm25_skip2": lambda docs: docs[2:],
+        "bm25_shuffled": lambda docs: random.Random(3).sample(docs, len(docs)),
+    }
+    paths = []
+    for name, fn in variants.items():
+        p = tmp / f"{name}.txt"
+        with p.open("w") as f:
+            for q, docs in by_q.items():
+                for rank, d in enumerate(fn(docs), 1):
+                    f.write(f"{q} Q0 {d} {rank} {100 - rank} {name}\n")
+        paths.append(p)
+    return [src / "results_standard_bm25.txt", src / "results_standard_classic.txt", *paths]
+
+
+def test_cranfield_pool_judge_import_evaluate_agree(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _cranfield()
+    runs = _derived_runs(root, tmp_path)
+    pool = tmp_path / "pool.csv"
+    code = main([
+        "pool", str(runs[0]), str(runs[1]), "--depth", "5", "--max-queries", "40",
+        "--queries", str(root / "beir" / "queries.jsonl"),
+        "--corpus", str(root / "beir" / "corpus.jsonl"), "--out", str(pool),
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "from 2 run(s) at depth 5: 40 queries" in out
+
+    answer, human = _noisy_llm(root)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    llm_dir = tmp_path / "llm"
+    with ScriptedLLMServer(answer, api_key="test-key") as server:
+        code = main([
+            "judge", str(pool), "--model", "claude-haiku", "--base-url", server.base_url,
+            "--cache", str(tmp_path / "cache.sqlite"), "--out", str(llm_dir),
+        ])  # fmt: skip
+        n_calls = server.answered_count
+    out = capsys.readouterr().out
+    assert code == 0, out
+    rows = [json.loads(x) for x in (llm_dir / "judgments.jsonl").read_text().splitlines()]
+    assert len(rows) == n_calls and 200 <= n_calls <= 400  # 40 queries x 5-10 docs
+    nulls = [r for r in rows if r["label"] is None]
+    assert nulls and all(r["reason"] == "no score found in the answer" for r in nulls)
+
+    # a reviewer corrects the LLM on the first 30 rows of the pool (human grades, 0-3 scale)
+    import csv
+
+    with pool.open() as f:
+        records = list(csv.DictReader(f))
+    ann = tmp_path / "reviewed.csv"
+    with ann.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["query_id", "doc_id", "grade"])
+        for r in records[:30]:
+            w.writerow([r["query_id"], r["doc_id"],
+                        HUMAN_TO_LLM[human.get((r["query_id"], r["doc_id"]), 0)]])  # fmt: skip
+    merged = tmp_path / "merged.txt"
+    code = main([
+        "qrels", "import", str(ann), "--pool", str(pool), "--merge", str(llm_dir / "qrels.txt"),
+        "--out", str(merged),
+    ])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "imported 30 graded pairs" in out
+
+    from rankscope import evaluate
+    from rankscope.judge.io import load_qrels, load_run
+
+    res = evaluate(load_qrels(merged), load_run(runs[0]), measures=("ndcg@10", "P@5"))
+    assert 0.0 < res.mean()["ndcg@10"] <= 1.0
+
+    human_qrels = root / "beir" / "qrels" / "test.tsv"
+    args = ["agree", str(human_qrels), str(merged), "--human-map", "4=3,3=2,2=1",
+            "--measure", "ndcg@10", "--measure", "P@5"]  # fmt: skip
+    for r in runs:
+        args += ["--runs", str(r)]
+    code = main([*args, "--json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 0
+    labels = report["labels"]
+    assert labels["pairs"] > 50
+    assert 0.3 < labels["kappa_binary"] < 1.0  # noisy but clearly related
+    assert labels["kappa_quadratic"] > labels["kappa_binary"] - 0.3
+    taus = {r["measure"]: r["tau_b"] for r in report["rankings"]}
+    assert set(taus) == {"ndcg@10", "P@5"} and all(t is not None and t > 0 for t in taus.values())
+    code = main(args)
+    text = capsys.readouterr().out
+    assert code == 0 and "Cohen's kappa, binary (grade >= 1)" in text and "Kendall's tau-b" in text
