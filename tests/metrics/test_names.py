@@ -216,6 +216,16 @@ def test_nicknames_expand_to_trec_eval_sets() -> None:
     assert set(NICKNAMES) == {"official", "all_trec"}
 
 
+def test_one_string_may_list_several_measures() -> None:
+    assert [str(m) for m in parse_measures("map,ndcg@10")] == ["map", "ndcg@10"]
+    got = parse_measures(["map ndcg_cut.10 P@5,10"])
+    assert [str(m) for m in got] == ["map", "ndcg@10", "P@5", "P@10"]
+    with pytest.raises(MeasureError, match="unknown measure 'ndgc@10'; did you mean ndcg@10"):
+        parse_measures("map,ndgc@10")
+    with pytest.raises(MeasureError, match="cutoff 'x' in 'P@5,x'"):
+        parse_measures("P@5,x")
+
+
 def test_parse_measures_keeps_order_and_drops_repeats() -> None:
     got = parse_measures(["ndcg@10", "map", "nDCG@10", Measure("map"), "AP"])
     assert [str(m) for m in got] == ["ndcg@10", "map"]

@@ -34,9 +34,10 @@ Accepted spellings
   ``Rprec``, ``RPrec``, ``NumRet``, ``NumRelRet``, ``NumRel``, ``NumQ``, ``infAP``, ``SetP``,
   ``SetR``, ``SetF``, ``SetAP``, ``SetRelP``, ``IPrec@0.5``, ``nDCG(dcg='exp-log2')@10``
   (= ``ndcg_exp@10``), ``P(rel=2)@10``, ``SetF(beta=0.5)``.
-- Several cutoffs at once: ``P@5,10`` or ``P.5,10`` name two measures; a bare trec_eval cutoff
-  family (``P``, ``recall``, ``ndcg_cut``, ``map_cut``, ``success``, ``iprec_at_recall``,
-  ``Rprec_mult``, ``relative_P``, ``unj``) names trec_eval's default cutoffs, as ``-m P`` does.
+- Several measures in one string: ``"map,ndcg@10"`` or ``"map ndcg@10"``; several cutoffs
+  at once: ``P@5,10`` or ``P.5,10`` name two measures; a bare trec_eval cutoff family (``P``,
+  ``recall``, ``ndcg_cut``, ``map_cut``, ``success``, ``iprec_at_recall``, ``Rprec_mult``,
+  ``relative_P``, ``unj``) names trec_eval's default cutoffs, as ``-m P`` does.
   ``official`` and ``all_trec`` name trec_eval's measure sets.  Use :func:`parse_measures` for
   these; :func:`parse_measure` wants exactly one measure.
 
@@ -436,6 +437,28 @@ def _parse_all(spec: str) -> list[Measure]:
     text = spec.strip()
     if not text:
         raise MeasureError("empty measure name; give one like ndcg@10 or map")
+    try:
+        return _parse_one(text)
+    except MeasureError as whole:
+        # "map,ndcg@10" or "map ndcg@10": a list of names.
+        parts = text.split() if any(c.isspace() for c in text) else text.split(",")
+        parts = [p for p in parts if p]
+        listlike = str(whole).startswith(("unknown measure", "malformed"))
+        if len(parts) < 2 or "(" in text or not listlike:
+            raise
+        found: list[Measure] = []
+        failed: MeasureError | None = None
+        for part in parts:
+            try:
+                found.extend(_parse_one(part))
+            except MeasureError as error:
+                failed = failed or error
+        if failed is None:
+            return found
+        raise (failed if found else whole) from None
+
+
+def _parse_one(text: str) -> list[Measure]:
     lower = text.lower()
     if lower in NICKNAMES:
         return [m for name in NICKNAMES[lower] for m in _parse_all(name)]
