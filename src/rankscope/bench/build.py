@@ -20,8 +20,32 @@ def engine_options(config: BenchConfig) -> dict[str, Any]:
                 value=config.embedding_model,
                 hint=f"use it with one of: {', '.join(sorted(EMBEDDING_ENGINES))}",
             )
-        options.setdefault("model", config.embedding_model)
+        if config.engine == "hybrid":
+            options["engines"] = _hybrid_members(options.get("engines"), config.embedding_model)
+        else:
+            options.setdefault("model", config.embedding_model)
+    elif config.engine == "hybrid" and "engines" not in options:
+        options["engines"] = _hybrid_members(None, None)
     return options
+
+
+def _hybrid_members(members: Any, model: str | None) -> Any:
+    """Hybrid = BM25 (sqlite) + dense (vector) unless the options list the members; the
+    configuration's embedding model goes to every dense member that names none."""
+    if members is None:
+        dense: dict[str, Any] = {"engine": "vector"}
+        if model is not None:
+            dense["model"] = model
+        return [{"engine": "sqlite"}, dense]
+    if model is None or not isinstance(members, list):
+        return members
+    out = []
+    for member in members:
+        if isinstance(member, dict) and member.get("engine") in EMBEDDING_ENGINES:
+            member = {**member}
+            member.setdefault("model", model)
+        out.append(member)
+    return out
 
 
 def build_engine(config: BenchConfig) -> Engine:

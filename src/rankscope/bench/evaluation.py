@@ -49,14 +49,19 @@ def evaluate_runs(
         return _evaluate_with_pytrec_eval(qrels, runs, measures, depth, rel_level)
 
     run_values = [Run.from_dict(dict(ranking), name=name) for name, ranking in runs.items()]
-    results = evaluate(
-        qrels,
-        run_values,
-        measures=tuple(measures),
-        depth=depth,
-        rel_level=rel_level,
-        average_over_qrels=True,
-    )
+    try:
+        results = evaluate(
+            qrels,
+            run_values,
+            measures=tuple(measures),
+            depth=depth,
+            rel_level=rel_level,
+            average_over_qrels=True,
+        )
+    except ModuleNotFoundError as error:
+        if not (error.name or "").startswith("rankscope."):
+            raise
+        return _evaluate_with_pytrec_eval(qrels, runs, measures, depth, rel_level)
     out: dict[str, Evaluation] = {}
     for name in runs:
         mean = {m: float(v) for m, v in results.mean(run=name).items()}

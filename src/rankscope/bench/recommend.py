@@ -60,12 +60,16 @@ def recommend(rows: Sequence[Mapping[str, Any]]) -> dict[str, Recommendation]:
     balanced = max(usable, key=lambda r: (balance(r), -r["p50_ms"], -order[r["name"]]))
     return {
         "best_quality": Recommendation(
-            quality["name"], f"highest nDCG@10 ({quality['quality']:.4f})", quality["quality"],
+            quality["name"],
+            f"highest nDCG@10 ({quality['quality']:.4f})",
+            quality["quality"],
             QUALITY_MEASURE,
         ),
         "fastest": Recommendation(
-            fastest["name"], f"lowest p50 latency ({fastest['p50_ms']:.3f} ms)",
-            fastest["p50_ms"], "p50_ms",
+            fastest["name"],
+            f"lowest p50 latency ({fastest['p50_ms']:.3f} ms)",
+            fastest["p50_ms"],
+            "p50_ms",
         ),
         "best_balance": Recommendation(
             balanced["name"],

@@ -54,7 +54,9 @@ def assemble_results(
     measures = benchmark_measures(settings.k, settings.max_k)
     ok = [r for r in records if r["status"] == "ok"]
     runs = {
-        r["name"]: {qid: {doc: score for doc, score in ranked} for qid, ranked in r["rankings"].items()}
+        r["name"]: {
+            qid: {doc: score for doc, score in ranked} for qid, ranked in r["rankings"].items()
+        }
         for r in ok
     }
     evaluations = evaluate_runs(
@@ -101,6 +103,7 @@ def assemble_results(
                     "per_query": _per_query(
                         record, evaluation.per_query, categories, measures, judged
                     ),
+                    "skipped_queries": dict(record.get("skipped_queries") or {}),
                     "run_file": record.get("run_file"),
                     "chunks_file": record.get("chunks_file"),
                 }
@@ -176,6 +179,17 @@ def _per_query(
         row["category"] = categories.get(qid, NO_CATEGORY)
         row["num_results"] = len(record["rankings"].get(qid, []))
         row["latency_ms"] = 1000.0 * sum(samples) / len(samples) if samples else None
+        out[qid] = row
+    for qid, reason in (record.get("skipped_queries") or {}).items():
+        values = per_query.get(qid, {})
+        row = {m: values.get(m, 0.0) for m in measures} if qid in judged else {}
+        row.update(
+            judged=qid in judged,
+            category=categories.get(qid, NO_CATEGORY),
+            num_results=0,
+            latency_ms=None,
+            skipped=reason,
+        )
         out[qid] = row
     return out
 

@@ -37,7 +37,7 @@ from rankscope.bench.checkpoint import (
 from rankscope.bench.results import BenchmarkResult, assemble_results
 from rankscope.engines.base import Document, Engine, Hit, Query
 from rankscope.engines.chunking import chunk_documents, collapse_to_documents
-from rankscope.errors import RankscopeError
+from rankscope.errors import RankscopeError, UnsupportedQueryError
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import Settings
 from rankscope.suite.sweep import BenchConfig
@@ -153,14 +153,15 @@ def run_config(
 
         stage = "build"
         with engine_factory(config) as engine:
-            for query in queries:  # refuse unsupported kinds before spending time on indexing
-                engine.check_kind(query)
+            # refuse (or skip) unsupported kinds before spending time on indexing
+            queries, skipped = _supported(engine, queries, settings.unsupported_queries)
+            record["skipped_queries"] = skipped
+            report.advance(len(skipped) * passes)
             stage = "index"
             started = time.perf_counter()
             engine.index(units)
             record["index_time_s"] = time.perf_counter() - started
-            reporter_advance = report.advance
-            reporter_advance(1)
+            report.advance(1)
 
             stage = "search"
             workers = settings.concurrency if engine.thread_safe else 1
@@ -192,6 +193,24 @@ def run_config(
         _fail(record, stage, error, "")
     record["finished_at"] = _now()
     return record
+
+
+def _supported(
+    engine: Engine, queries: Sequence[Query], policy: str
+) -> tuple[list[Query], dict[str, str]]:
+    """The queries the engine will run, and ``{query_id: reason}`` for skipped ones."""
+    runnable: list[Query] = []
+    skipped: dict[str, str] = {}
+    for query in queries:
+        try:
+            engine.check_kind(query)
+        except UnsupportedQueryError:
+            if policy != "skip":
+                raise
+            skipped[query.id] = f"{query.kind} queries are not supported by {engine.name}"
+            continue
+        runnable.append(query)
+    return runnable, skipped
 
 
 def _fail(record: dict[str, Any], stage: str, error: Exception, prefix: str) -> None:
@@ -316,6 +335,7 @@ def _checkpoint_context(suite: Suite) -> tuple[object, ...]:
         "repeats": s.repeats,
         "concurrency": s.concurrency,
         "chunk_fetch_factor": s.chunk_fetch_factor,
+        "unsupported_queries": s.unsupported_queries,
     }
     return (suite.corpus_fingerprint(), suite.queries_fingerprint(), retrieval)
 

@@ -42,9 +42,7 @@ def load_documents(spec: CorpusSpec, base_dir: Path) -> list[Document]:
         return list(read_jsonl_documents(_existing(folder / "corpus.jsonl", "corpus.path")))
     if isinstance(spec, JsonlCorpus):
         path = _existing(base_dir / spec.path, "corpus.path")
-        return list(
-            read_jsonl_documents(path, spec.id_field, spec.title_field, spec.text_field)
-        )
+        return list(read_jsonl_documents(path, spec.id_field, spec.title_field, spec.text_field))
     if isinstance(spec, FilesCorpus):
         return read_file_documents(spec, base_dir)
     if isinstance(spec, IrDatasetsCorpus):
@@ -132,7 +130,9 @@ def read_jsonl_queries(path: Path) -> list[Query]:
                 "query has no `text` string", path=path, line=line_no, value=obj.get("text")
             )
         category = obj.get("category")
-        queries.append(Query(id=qid, text=text, category=None if category is None else str(category)))
+        queries.append(
+            Query(id=qid, text=text, category=None if category is None else str(category))
+        )
     return queries
 
 

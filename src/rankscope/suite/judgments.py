@@ -78,7 +78,9 @@ def read_qrels_file(path: Path) -> Qrels:
     """Read graded qrels: TREC (``qid 0 doc grade``) or BEIR TSV (``qid doc score``, header)."""
     if not path.is_file():
         raise ConfigError(
-            "qrels file not found", path=path, hint="paths in a suite are relative to the suite file"
+            "qrels file not found",
+            path=path,
+            hint="paths in a suite are relative to the suite file",
         )
     try:
         from rankscope.data import read_qrels  # type: ignore[attr-defined]

@@ -214,10 +214,9 @@ def _yaml_loc(loc: tuple[int | str, ...], data: Any, kind: str) -> PathKey:
     node = data
     for i, part in enumerate(loc):
         last = i == len(loc) - 1
-        if isinstance(node, Mapping) and part in node:
-            out.append(part)
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_mapping = isinstance(node, Mapping) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_mapping or in_list:
             out.append(part)
             node = node[part]
         elif isinstance(node, Mapping) and isinstance(part, str) and last and kind == "missing":

@@ -171,6 +171,10 @@ class Settings(_Strict):
     concurrency: Annotated[int, Field(ge=1)] = 1
     #: chunks fetched per wanted document when an engine indexes chunks (see runner)
     chunk_fetch_factor: Annotated[int, Field(ge=1)] = 5
+    #: a query kind an engine does not support: ``fail`` the configuration, or ``skip`` the
+    #: query for that configuration (it is listed as skipped and scores 0, like a query that
+    #: found nothing, so configurations stay comparable on the same judged queries)
+    unsupported_queries: Literal["fail", "skip"] = "fail"
 
     @field_validator("k", mode="before")
     @classmethod
@@ -229,7 +233,9 @@ class SweepSpec(_Strict):
     #: per-engine options, e.g. {tantivy: {...}}
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
-    @field_validator("engine", "chunk_size", "overlap", "embedding_model", "reranker", mode="before")
+    @field_validator(
+        "engine", "chunk_size", "overlap", "embedding_model", "reranker", mode="before"
+    )
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return value if value is None or isinstance(value, list) else [value]

@@ -20,6 +20,8 @@ from rankscope.suite.schema import ChunkingSpec, ChunkUnit, EngineSpec, SweepSpe
 
 #: engines that embed text, and so take an embedding model and need the ``embed`` extra
 EMBEDDING_ENGINES = frozenset({"vector", "hybrid", "pgvector"})
+#: engines that embed by themselves (a hybrid embeds through its dense members)
+DENSE_ENGINES = frozenset({"vector", "pgvector"})
 #: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -78,7 +80,15 @@ class BenchConfig:
 
     @property
     def needs_embeddings(self) -> bool:
-        return self.engine in EMBEDDING_ENGINES or self.reranker is not None
+        """Whether this configuration needs the ``embed`` extra (an embedding model)."""
+        if self.reranker is not None:
+            return True
+        if self.engine == "hybrid" and isinstance(self.options.get("engines"), list):
+            return self.embedding_model is not None or any(
+                isinstance(m, Mapping) and m.get("engine") in DENSE_ENGINES
+                for m in self.options["engines"]
+            )
+        return self.engine in EMBEDDING_ENGINES
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -132,10 +142,8 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
         if size is not None and overlap >= size:
             continue  # an overlap as large as the chunk is not a chunking
         chunking = None if size is None else Chunking(size, overlap, sweep.unit)
-        if engine in EMBEDDING_ENGINES:
-            model = model or DEFAULT_EMBEDDING_MODEL
-        else:
-            model = None
+        # an embedding model only means something to an engine that embeds
+        model = (model or DEFAULT_EMBEDDING_MODEL) if engine in EMBEDDING_ENGINES else None
         config = BenchConfig(
             name=config_name(engine, chunking, model, reranker),
             engine=engine,
@@ -167,9 +175,7 @@ def config_name(
 
 def preset_configs(preset: str) -> list[BenchConfig]:
     if preset not in PRESETS:
-        raise ConfigError(
-            f"unknown preset {preset!r}", hint=f"use one of: {', '.join(PRESETS)}"
-        )
+        raise ConfigError(f"unknown preset {preset!r}", hint=f"use one of: {', '.join(PRESETS)}")
     return expand_sweep(SweepSpec(preset=preset))  # type: ignore[arg-type]
 
 

@@ -1,0 +1,139 @@
+"""``rankscope bench`` (run a suite) and ``rankscope demo`` (the shipped offline demo)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import StrEnum
+from importlib import resources
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+DEMO_SUITE = "stdlib-docs.yaml"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("bench")(bench)
+    app.command("demo")(demo)
+
+
+def bench(
+    suite_file: Path = typer.Argument(..., help="The suite YAML file.", show_default=False),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output folder [default: rankscope-out/<suite name>]."
+    ),
+    config: list[str] = typer.Option(
+        [], "--config", "-c", help="Run only this configuration (repeatable)."
+    ),
+    preset: str | None = typer.Option(
+        None,
+        "--preset",
+        help="Run a preset sweep instead of the suite's configurations: quick, "
+        "chunk_comparison, embedding_comparison, comprehensive.",
+    ),
+    by_category: bool = typer.Option(
+        False, "--by-category", help="Also show measures per query category."
+    ),
+    fresh: bool = typer.Option(
+        False,
+        "--fresh/--resume",
+        help="Redo every configuration instead of reusing finished ones from the output folder.",
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format", "-f", help="How to print the comparison."
+    ),
+) -> None:
+    """Benchmark a suite's engine configurations: quality, latency, index time."""
+    from rankscope.suite import load_suite
+
+    suite = load_suite(suite_file)
+    if config or preset:
+        suite = suite.select(config, preset=preset)
+    target = out or Path("rankscope-out") / _slug(suite.name)
+    _run_and_print(suite, target, fresh, quiet, output_format, by_category)
+
+
+def demo(
+    out: Path = typer.Option(Path("rankscope-out") / "demo", "--out", "-o", help="Output folder."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    output_format: OutputFormat = typer.Option(
+        OutputFormat.table, "--format", "-f", help="How to print the comparison."
+    ),
+    by_category: bool = typer.Option(
+        False, "--by-category", help="Also show measures per query category."
+    ),
+) -> None:
+    """Run the shipped demo: Python standard-library docs search, fully offline."""
+    from rankscope.suite import embeddings_available, load_suite
+
+    # The demo never downloads: models must already be installed (the embed extra ships one).
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    with resources.as_file(resources.files("rankscope.demo") / DEMO_SUITE) as path:
+        suite = load_suite(path)
+    err = Console(stderr=True)
+    # Dense engines cannot run the suite's phrase/boolean/multi-field queries: they skip them
+    # (scored 0, and the table says so) rather than fail the whole configuration.
+    suite.settings = suite.settings.model_copy(update={"unsupported_queries": "skip"})
+    if not embeddings_available():
+        lexical = [c.name for c in suite.configs if not c.needs_embeddings]
+        suite = suite.select(lexical)
+        err.print(
+            "[yellow]The embedding extra (sentence-transformers) is not installed: comparing "
+            "lexical engines only. Install rankscope[embed] to add dense and hybrid search."
+            "[/yellow]"
+        )
+    else:
+        err.print("Comparing lexical, dense and hybrid search (all offline).")
+    _run_and_print(suite, out, True, quiet, output_format, by_category)
+
+
+def _run_and_print(
+    suite: object,
+    out: Path,
+    fresh: bool,
+    quiet: bool,
+    output_format: OutputFormat,
+    by_category: bool,
+) -> None:
+    from rankscope.bench import run_benchmark
+    from rankscope.bench.progress import RichReporter
+    from rankscope.report import render_table, to_json, to_markdown
+    from rankscope.suite import Suite
+
+    assert isinstance(suite, Suite)
+    err = Console(stderr=True)
+    show_progress = not quiet and sys.stderr.isatty()
+    if show_progress:
+        with RichReporter(err) as reporter:
+            result = run_benchmark(suite, out, resume=not fresh, reporter=reporter)
+    else:
+        result = run_benchmark(suite, out, resume=not fresh)
+    if output_format is OutputFormat.json:
+        typer.echo(to_json(result), nl=False)
+    elif output_format is OutputFormat.markdown:
+        typer.echo(to_markdown(result, by_category=by_category), nl=False)
+    else:
+        # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns.
+        console = Console(width=None if sys.stdout.isatty() else 250)
+        render_table(result, console, by_category=by_category)
+    if not quiet:
+        err.print(f"[dim]Results, run files and the resolved suite are in {out}[/dim]")
+    if result.failures and len(result.failures) == len(result.configurations):
+        raise typer.Exit(1)
+
+
+def _slug(name: str) -> str:
+    from rankscope.bench.checkpoint import safe_name
+
+    return safe_name(name)

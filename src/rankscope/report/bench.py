@@ -1,0 +1,206 @@
+"""Render a benchmark comparison: a terminal table (rich), Markdown, or JSON.
+
+One row per configuration, measures as columns, the best value of each column highlighted
+(highest for quality, lowest for latency and index time), failed configurations listed with their
+error, then the three recommendations.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from rankscope.bench.results import BenchmarkResult
+
+Better = Literal["max", "min"]
+
+_LABELS = {"ndcg": "nDCG", "map": "MAP", "mrr": "MRR", "P": "P", "recall": "R", "hit": "Hit"}
+_RECOMMENDATION_TITLES = {
+    "best_quality": "Best quality",
+    "fastest": "Fastest",
+    "best_balance": "Best balance",
+}
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    value: Callable[[Mapping[str, Any]], float | None]
+    better: Better
+    digits: int
+
+
+def measure_label(measure: str) -> str:
+    name, _, k = measure.partition("@")
+    label = _LABELS.get(name, name)
+    return f"{label}@{k}" if k else label
+
+
+def columns(result: BenchmarkResult) -> list[Column]:
+    """The table's measure columns for this result's cut-offs."""
+    settings = result.data["settings"]
+    ks = sorted(set(settings["k"]))
+    ref = 10 if 10 in ks else ks[0]
+    wanted = ["ndcg@10", "map", "mrr", f"P@{ref}"]
+    wanted += [f"recall@{k}" for k in ks]
+    wanted += [f"recall@{settings['max_k']}", f"hit@{ref}"]
+    measures = [m for m in dict.fromkeys(wanted) if m in result.measures]
+    cols = [Column(measure_label(m), _summary(m), "max", 4) for m in measures]
+    cols += [
+        Column("p50 ms", _latency("p50_ms"), "min", 3),
+        Column("p95 ms", _latency("p95_ms"), "min", 3),
+        Column("index s", lambda c: c.get("index_time_s"), "min", 2),
+    ]
+    return cols
+
+
+def category_columns(result: BenchmarkResult, category: str) -> list[Column]:
+    cols = []
+    for col in columns(result)[:-3]:
+        measure = _measure_of(result, col.header)
+        cols.append(Column(col.header, _category(category, measure), "max", col.digits))
+    return cols
+
+
+def render_table(result: BenchmarkResult, console: Console, *, by_category: bool = False) -> None:
+    """Print the comparison table, failures and recommendations to ``console``."""
+    suite = result.data["suite"]
+    ok = [c for c in result.configurations if c["status"] == "ok"]
+    title = (
+        f"{suite['name']}: {suite['num_judged_queries']} judged queries, "
+        f"{suite['num_documents']} documents"
+    )
+    if ok:
+        console.print(_rich_table(title, ok, columns(result)))
+    if by_category and ok:
+        for category in suite.get("categories", []):
+            n = ok[0]["per_category"].get(category, {}).get("num_queries", 0)
+            console.print(
+                _rich_table(
+                    f"category {category} ({n} queries)", ok, category_columns(result, category)
+                )
+            )
+    for c in ok:
+        if c.get("skipped_queries"):
+            console.print(Text(_skipped_note(c), style="yellow"))
+    resumed = [c["name"] for c in ok if c.get("resumed")]
+    if resumed:
+        console.print(f"[dim]reused from checkpoint (--fresh to redo): {', '.join(resumed)}[/dim]")
+    for failure in result.failures:
+        console.print(Text(f"FAILED {failure['name']}: {failure['error']}", style="bold red"))
+    for key, rec in result.recommendations.items():
+        console.print(
+            Text.assemble(
+                (f"{_RECOMMENDATION_TITLES.get(key, key)}: ", "bold"),
+                (rec["config"], "bold cyan"),
+                f"  ({rec['reason']})",
+            )
+        )
+
+
+def _rich_table(title: str, rows: Sequence[Mapping[str, Any]], cols: Sequence[Column]) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("configuration", no_wrap=True)
+    for col in cols:
+        table.add_column(col.header, justify="right")
+    bests = [_best(col, rows) for col in cols]
+    for row in rows:
+        cells: list[Text | str] = [row["name"]]
+        for col, best in zip(cols, bests, strict=True):
+            value = col.value(row)
+            text = _fmt(value, col.digits)
+            style = "bold green" if value is not None and best is not None and value == best else ""
+            cells.append(Text(text, style=style))
+        table.add_row(*cells)
+    return table
+
+
+def to_markdown(result: BenchmarkResult, *, by_category: bool = False) -> str:
+    """The comparison as Markdown; the best value of each column in bold."""
+    ok = [c for c in result.configurations if c["status"] == "ok"]
+    suite = result.data["suite"]
+    parts = [f"## {suite['name']}\n"]
+    if suite.get("description"):
+        parts.append(f"{suite['description']}\n")
+    parts.append(
+        f"{suite['num_judged_queries']} judged queries, {suite['num_documents']} documents.\n"
+    )
+    if ok:
+        parts.append(_md_table(ok, columns(result)))
+    if by_category and ok:
+        for category in suite.get("categories", []):
+            parts.append(f"\n### Category `{category}`\n")
+            parts.append(_md_table(ok, category_columns(result, category)))
+    notes = [_skipped_note(c) for c in ok if c.get("skipped_queries")]
+    if notes:
+        parts.append("\n" + "".join(f"- {n}\n" for n in notes))
+    if result.failures:
+        parts.append("\n### Failed configurations\n")
+        parts.extend(f"- `{f['name']}`: {f['error']}\n" for f in result.failures)
+    if result.recommendations:
+        parts.append("\n### Recommendations\n")
+        for key, rec in result.recommendations.items():
+            title = _RECOMMENDATION_TITLES.get(key, key)
+            parts.append(f"- **{title}**: `{rec['config']}` ({rec['reason']})\n")
+    return "".join(parts)
+
+
+def _md_table(rows: Sequence[Mapping[str, Any]], cols: Sequence[Column]) -> str:
+    header = "| configuration | " + " | ".join(c.header for c in cols) + " |\n"
+    rule = "|---|" + "|".join("---:" for _ in cols) + "|\n"
+    bests = [_best(col, rows) for col in cols]
+    body = ""
+    for row in rows:
+        cells = []
+        for col, best in zip(cols, bests, strict=True):
+            value = col.value(row)
+            text = _fmt(value, col.digits)
+            cells.append(f"**{text}**" if value is not None and value == best else text)
+        body += f"| {row['name']} | " + " | ".join(cells) + " |\n"
+    return header + rule + body
+
+
+def to_json(result: BenchmarkResult) -> str:
+    return json.dumps(result.data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _skipped_note(config: Mapping[str, Any]) -> str:
+    skipped = config["skipped_queries"]
+    reasons = sorted(set(skipped.values()))
+    return f"{config['name']}: {len(skipped)} queries skipped and scored 0 ({'; '.join(reasons)})"
+
+
+def _best(col: Column, rows: Sequence[Mapping[str, Any]]) -> float | None:
+    values = [v for v in (col.value(r) for r in rows) if v is not None]
+    if not values:
+        return None
+    return max(values) if col.better == "max" else min(values)
+
+
+def _fmt(value: float | None, digits: int) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _summary(measure: str) -> Callable[[Mapping[str, Any]], float | None]:
+    return lambda c: c.get("summary", {}).get(measure)
+
+
+def _latency(key: str) -> Callable[[Mapping[str, Any]], float | None]:
+    return lambda c: c.get("latency", {}).get(key)
+
+
+def _category(category: str, measure: str) -> Callable[[Mapping[str, Any]], float | None]:
+    return lambda c: c.get("per_category", {}).get(category, {}).get(measure)
+
+
+def _measure_of(result: BenchmarkResult, header: str) -> str:
+    for m in result.measures:
+        if measure_label(m) == header:
+            return m
+    raise KeyError(header)

@@ -1,0 +1,364 @@
+"""Suite loading: validation errors with YAML paths and lines, corpus sources, judgments."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rankscope.errors import ConfigError, RankscopeError
+from rankscope.suite import load_suite, load_suite_text
+
+DOCS = [
+    {"_id": "d1", "title": "Python json", "text": "json.dumps turns objects into JSON strings"},
+    {"_id": "d2", "title": "Paths", "text": "os.path.join joins path components"},
+    {"_id": "d3", "title": "Shell", "text": "shutil.rmtree removes a directory tree"},
+]
+
+
+def write_suite(tmp_path: Path, body: str) -> Path:
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    path = tmp_path / "suite.yaml"
+    path.write_text(textwrap.dedent(body).lstrip())
+    return path
+
+
+def error_of(tmp_path: Path, body: str) -> ConfigError:
+    path = write_suite(tmp_path, body)
+    with pytest.raises(ConfigError) as info:
+        load_suite(path)
+    return info.value
+
+
+VALID = """
+name: tiny
+corpus: {type: jsonl, path: docs.jsonl}
+queries:
+  - id: q1
+    text: json string
+    category: json
+    judgments: {d1: 3, d2: 0}
+  - id: 2
+    text: join paths
+    kind: multi_match
+    fields: ["title^3", "text"]
+  - id: q3
+    text: directory tree
+    kind: phrase
+    slop: 1
+  - id: q4
+    text: boolean one
+    kind: boolean
+    must: [directory]
+    must_not: [json]
+  - plain text query
+engines:
+  - {name: lite, engine: sqlite}
+"""
+
+
+def test_valid_suite_resolves_queries_kinds_and_defaults(tmp_path: Path) -> None:
+    suite = load_suite(write_suite(tmp_path, VALID))
+    assert suite.name == "tiny"
+    by_id = {q.id: q for q in suite.queries}
+    assert set(by_id) == {"q1", "2", "q3", "q4", "q5"}
+    assert by_id["2"].fields == (("title", 3.0), ("text", 1.0))
+    assert by_id["q3"].kind == "phrase" and by_id["q3"].slop == 1
+    assert by_id["q4"].must == ("directory",) and by_id["q4"].must_not == ("json",)
+    assert by_id["q5"].kind == "query_string" and by_id["q5"].text == "plain text query"
+    assert by_id["q1"].category == "json"
+    assert suite.settings.k == [5, 10, 20]
+    assert suite.settings.max_k == 100
+    assert suite.settings.warmup == 1 and suite.settings.repeats == 3
+    assert [c.name for c in suite.configs] == ["lite"]
+    assert suite.qrels().to_dict() == {"q1": {"d1": 3, "d2": 0}}
+    assert [d.id for d in suite.documents()] == ["d1", "d2", "d3"]
+
+
+def test_bad_query_kind_names_yaml_path_line_and_choices(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries:
+          - {id: a, text: one}
+          - {id: b, text: two}
+          - {id: c, text: three}
+          - id: d
+            text: four
+            kind: fuzzy
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    message = str(error)
+    assert "queries[3].kind" in message
+    assert "suite.yaml:9" in message  # `kind: fuzzy` is on line 9
+    assert "'fuzzy'" in message and "multi_match" in message
+    assert error.line == 9
+
+
+def test_missing_field_points_at_the_mapping(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries:
+          - id: a
+            category: x
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert "queries[0].text: required field is missing" in str(error)
+    assert error.line == 4
+
+
+def test_wrong_types_and_several_problems_are_all_reported(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [{id: a, text: one, judgments: {d1: 7}}]
+        settings:
+          max_k: many
+          repeats: 0
+        engines: [{name: x, engine: sqlite, chunking: {size: 8, overlap: 9}}]
+        """,
+    )
+    message = str(error)
+    assert "4 problems" in message
+    assert "line 5: settings.max_k" in message and "'many'" in message
+    assert "line 6: settings.repeats" in message
+    assert "queries[0].judgments.d1" in message  # grades are 0..3
+    assert "engines[0].chunking" in message and "overlap" in message
+
+
+def test_unknown_key_and_unknown_engine(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [{id: a, text: one, kinds: match}]
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert "queries[0].kinds: unknown field" in str(error)
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [{id: a, text: one}]
+        engines:
+          - name: x
+            engine: elasticsearch
+        """,
+    )
+    assert "engines[0].engine: unknown engine 'elasticsearch'" in str(error)
+    assert error.line == 6 and "sqlite" in str(error)
+
+
+def test_kind_specific_parameters_are_checked(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries:
+          - {id: a, text: one, kind: multi_match, fields: ["title^x"]}
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert "queries[0].fields" in str(error) and "title^x" in str(error)
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries:
+          - {id: a, text: one, kind: boolean}
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert "queries[0]: boolean queries need" in str(error)
+
+
+def test_yaml_syntax_error_has_line(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("name: t\ncorpus: {type: jsonl\nqueries: []\n")
+    with pytest.raises(ConfigError) as info:
+        load_suite(path)
+    assert "not valid YAML" in str(info.value) and info.value.line is not None
+
+
+def test_corpus_type_errors(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: elastic, path: x}
+        queries: [{id: a, text: one}]
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert "corpus" in str(error) and "beir" in str(error) and error.line == 2
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus:
+          type: beir
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert "corpus.path: required field is missing" in str(error)
+
+
+def test_missing_corpus_file_is_reported_on_first_use(tmp_path: Path) -> None:
+    suite = load_suite_text(
+        "name: t\ncorpus: {type: jsonl, path: nope.jsonl}\nqueries: [x]\n"
+        "engines: [{name: a, engine: sqlite}]\n",
+        base_dir=tmp_path,
+    )
+    with pytest.raises(ConfigError, match=r"corpus.path: file not found"):
+        suite.documents()
+
+
+def write_beir(folder: Path) -> None:
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text(
+        "".join(json.dumps(d | {"metadata": {"author": "x"}}) + "\n" for d in DOCS)
+    )
+    queries = [
+        {"_id": "1", "text": "json"},
+        {"_id": "2", "text": "paths"},
+        {"_id": "3", "text": "x"},
+    ]
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n1\td1\t2\n2\td2\t1\n")
+
+
+def test_beir_folder_brings_queries_and_qrels(tmp_path: Path) -> None:
+    write_beir(tmp_path / "beir")
+    suite = load_suite_text(
+        "name: b\ncorpus: {type: beir, path: beir}\nengines: [{name: a, engine: sqlite}]\n",
+        base_dir=tmp_path,
+    )
+    # only the queries judged in the split are evaluated (BEIR convention)
+    assert [q.id for q in suite.queries] == ["1", "2"]
+    assert suite.qrels().to_dict() == {"1": {"d1": 2}, "2": {"d2": 1}}
+    assert suite.documents()[0].fields["author"] == "x"
+    with pytest.raises(ConfigError, match="split"):
+        load_suite_text(
+            "name: b\ncorpus: {type: beir, path: beir, split: dev}\n"
+            "engines: [{name: a, engine: sqlite}]\n",
+            base_dir=tmp_path,
+        )
+
+
+def test_qrels_file_inline_judgments_and_needles_merge(tmp_path: Path) -> None:
+    (tmp_path / "extra.qrels").write_text("q1 0 d3 1\nq1 0 d1 1\nq2 0 d2 2\n")
+    path = write_suite(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        qrels: extra.qrels
+        queries:
+          - {id: q1, text: json, judgments: {d1: 3}}
+          - id: q2
+            text: paths
+            needle_doc_id: d3
+            expected_answer: rmtree removes trees
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    suite = load_suite(path)
+    # inline wins over the file; the needle is grade 3
+    assert suite.qrels().to_dict() == {"q1": {"d1": 3, "d3": 1}, "q2": {"d2": 2, "d3": 3}}
+    assert suite.answers == {"q2": "rmtree removes trees"}
+
+
+def test_files_corpus_and_code_search_expectations(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "src" / "pkg").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / ".git" / "config").write_text("ignored")
+    (repo / "src" / "pkg" / "parser.py").write_text("class Parser:\n    def parse_line(self):\n")
+    (repo / "src" / "pkg" / "render.py").write_text("def render_table(rows):\n    pass\n")
+    (repo / "README.md").write_text("A repo")
+    (repo / "blob.bin").write_bytes(b"\0\1\2")
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            name: code
+            corpus: {type: files, path: repo}
+            queries:
+              - {id: f, text: parser, expected_files: [pkg/parser.py]}
+              - {id: s, text: table, expected_symbols: [render_tab]}
+            engines: [{name: x, engine: sqlite}]
+            """
+        )
+    )
+    suite = load_suite(path)
+    ids = [d.id for d in suite.documents()]
+    assert ids == ["README.md", "src/pkg/parser.py", "src/pkg/render.py"]
+    parser = suite.documents()[1]
+    assert parser.fields["path"] == "src/pkg/parser.py"
+    assert parser.fields["symbols"].split() == ["Parser", "parse_line"]
+    assert suite.qrels().to_dict() == {"f": {"src/pkg/parser.py": 1}, "s": {"src/pkg/render.py": 1}}
+
+
+def test_queries_from_a_jsonl_file_with_line_errors(tmp_path: Path) -> None:
+    (tmp_path / "q.jsonl").write_text('{"id": "a", "text": "json", "category": "c"}\n{"id": "b"}\n')
+    path = write_suite(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: {path: q.jsonl}
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    with pytest.raises(RankscopeError) as info:
+        load_suite(path)
+    assert "q.jsonl:2" in str(info.value) and "text" in str(info.value)
+
+
+def test_ir_datasets_missing_says_how_to_install_and_that_it_downloads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ir_datasets", None)  # import fails as when not installed
+    with pytest.raises(ConfigError) as info:
+        load_suite_text(
+            "name: t\ncorpus: {type: ir_datasets, dataset: beir/scifact/test}\n"
+            "engines: [{name: a, engine: sqlite}]\n",
+            base_dir=tmp_path,
+        )
+    message = str(info.value)
+    assert "pip install ir_datasets" in message and "internet" in message
+
+
+def test_resolved_suite_has_absolute_paths_and_expanded_sweep(tmp_path: Path) -> None:
+    path = write_suite(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        sweep: {engine: [sqlite], chunk_size: [null, 16], overlap: [4]}
+        """,
+    )
+    suite = load_suite(path)
+    resolved = suite.resolved()
+    assert resolved["corpus"]["path"] == str((tmp_path / "docs.jsonl").resolve())
+    assert "sweep" not in resolved
+    assert [e["name"] for e in resolved["engines"]] == ["sqlite", "sqlite-c16o4"]
+    assert load_suite_text(suite.resolved_yaml(), base_dir=tmp_path).configs == suite.configs
