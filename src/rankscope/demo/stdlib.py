@@ -23,10 +23,10 @@ from rankscope.errors import ConfigError
 
 Kind = Literal["module", "function", "class", "method", "property"]
 
-#: Well documented, long-lived modules: a corpus of about two thousand documents.
+#: Well documented, long-lived modules: about 1,300 documents, a corpus small enough for the
+#: dense configurations to embed in well under a minute on two cores.
 DEFAULT_MODULES: tuple[str, ...] = (
     "argparse",
-    "asyncio",
     "base64",
     "bisect",
     "calendar",
@@ -37,9 +37,7 @@ DEFAULT_MODULES: tuple[str, ...] = (
     "csv",
     "dataclasses",
     "datetime",
-    "decimal",
     "difflib",
-    "enum",
     "fnmatch",
     "fractions",
     "functools",
@@ -47,7 +45,6 @@ DEFAULT_MODULES: tuple[str, ...] = (
     "gzip",
     "hashlib",
     "heapq",
-    "io",
     "itertools",
     "json",
     "logging",
@@ -63,18 +60,14 @@ DEFAULT_MODULES: tuple[str, ...] = (
     "re",
     "secrets",
     "shutil",
-    "socket",
-    "sqlite3",
     "statistics",
     "string",
     "struct",
     "subprocess",
-    "tarfile",
     "tempfile",
     "textwrap",
     "threading",
     "time",
-    "typing",
     "urllib.parse",
     "uuid",
     "zipfile",
