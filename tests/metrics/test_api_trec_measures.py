@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,3 +78,70 @@ def test_default_measures_and_rel_level_groups() -> None:
     at_two = evaluate(qrels, run, ["P@10"], rel_level=2)
     np.testing.assert_array_equal(both.values("P(rel=2)@10"), at_two.values("P@10"))
     assert not np.array_equal(both.values("ndcg"), both.values("ndcg(1=1,2=5,3=10)"))
+
+
+# ---------------------------------------------------------------- trec_eval's own test outputs
+def _shared_data() -> Path:
+    import os
+
+    env = os.environ.get("RANKSCOPE_SHARED_DATA")
+    root = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
+    folder = root / "trec_eval_test"
+    if not folder.is_dir():
+        pytest.skip(f"trec_eval test data not found at {folder}")
+    return folder
+
+
+def _read_pairs(path: Path, doc_col: int, value_col: int, cast: type) -> dict[str, dict]:  # type: ignore[type-arg]
+    out: dict[str, dict] = {}  # type: ignore[type-arg]
+    for line in path.read_text().splitlines():
+        cols = line.split()
+        out.setdefault(cols[0], {})[cols[doc_col]] = cast(cols[value_col])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("expected", "qrels_file", "run_file", "options"),
+    [
+        ("out.test.aq", "qrels.test", "results.test", {}),
+        ("out.test.aqc", "qrels.test", "results.trunc", {"average_over_qrels": True}),
+        (
+            "out.test.aqcM",
+            "qrels.test",
+            "results.trunc",
+            {"average_over_qrels": True, "depth": 100},
+        ),
+        ("out.test.aql", "qrels.rel_level", "results.test", {"rel_level": 2}),
+    ],
+)
+def test_all_trec_through_evaluate_matches_trec_eval(
+    expected: str, qrels_file: str, run_file: str, options: dict[str, object]
+) -> None:
+    """Every all_trec measure, by its canonical name, per query and 'all', as trec_eval prints."""
+    data = _shared_data()
+    qrels = _read_pairs(data / qrels_file, 2, 3, int)
+    run = Run.from_dict(_read_pairs(data / run_file, 2, 4, float), name="STANDARD")
+    results = evaluate(qrels, run, "all_trec", **options)  # type: ignore[arg-type]
+    printed: dict[tuple[str, str], str] = {}
+    for line in (data / expected).read_text().splitlines():
+        name, query, value = line.split()
+        printed[(name, query)] = value
+    per_query = results.per_query()
+    means = results.mean()
+    checked = 0
+    for m in results.measure_objects:
+        column = m.trec_column if not m.is_extra else f"success_{m.cutoff}"
+        integer = column.startswith("num_")
+        for query, value in [
+            *((q, per_query[q][str(m)]) for q in per_query),
+            ("all", means[str(m)]),
+        ]:
+            want = printed.get((column, query))
+            if want is None:  # aggregate-only measures have no per-query line
+                assert query != "all" and column in ("gm_map", "gm_bpref", "num_q"), column
+                continue
+            got = str(round(value)) if integer else f"{value:.4f}"
+            assert got == want, (column, query)
+            checked += 1
+    assert checked > 250
+    assert set(results.query_ids()) == {q for _, q in printed if q != "all"}

@@ -30,7 +30,7 @@ _MEASURE_HELP = (
     "P@10, recall@100, map@100, Rprec, bpref, infAP, hit@5, judged@10, f1@10, ndcg_exp@10, "
     "iprec@0.5, num_rel_ret, ...; trec_eval names (ndcg_cut.10, P.5,10, recip_rank, official, "
     "all_trec) and ir_measures names (nDCG@10, AP, RR@10, R@100, Judged@10) work too. "
-    "Default: map, ndcg@10, P@10, recall@100, mrr."
+    "Default: map, ndcg@10, P@10, recall@100, mrr. List them all: rankscope measures."
 )
 
 
@@ -145,5 +145,25 @@ def _print_tables(results: Results, per_query: bool) -> None:
         console.print(f"[dim]queries per run differ ({shown}); -c scores all qrels queries[/dim]")
 
 
+def measures_command() -> None:
+    """List the measure names rankscope eval accepts (canonical spellings)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from rankscope.metrics.names import describe_measures
+
+    table = Table("measure", "computed as", "what it measures", show_edge=False)
+    for row in describe_measures():
+        table.add_row(*row)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(
+        "Aliases: trec_eval names (ndcg_cut.10, P_10, recip_rank, success.5) and ir_measures "
+        "names (nDCG@10, AP, RR@10, R@100, Judged@10). Parameters: P(rel=2)@10, ndcg(1=3,2=9), "
+        "P@5,10; sets: official, all_trec."
+    )
+
+
 def register(app: typer.Typer) -> None:
     app.command("eval")(eval_command)
+    app.command("measures")(measures_command)

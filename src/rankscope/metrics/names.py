@@ -610,7 +610,7 @@ def _suggest(name: str) -> str:
 
 def _example(name: str) -> str:
     fam = FAMILIES.get(name)
-    if fam is not None and fam.cutoff_required:
+    if fam is not None and (fam.cutoff_required or (fam.cutoff == "int" and fam.trec is None)):
         return f"{name}@0.5" if fam.cutoff == "float" else f"{name}@10"
     return name
 
@@ -627,12 +627,30 @@ def all_measure_names() -> list[str]:
     return [_example(f) for f in FAMILIES]
 
 
+def describe_measures() -> list[tuple[str, str, str]]:
+    """Per family: an example canonical name, where it comes from, and what it measures.
+
+    The source is the trec_eval measure (``ndcg_cut``, ``recip_rank``) or ``rankscope`` for the
+    measures trec_eval lacks; a family computed both ways shows both (``mrr`` / ``mrr@k``).
+    """
+    rows = []
+    for fam in FAMILIES.values():
+        sources = [s for s in (fam.trec, fam.trec_cut) if s]
+        if fam.cutoff != "none" and fam.trec_cut is None:
+            sources.append("rankscope" if fam.trec is None else "rankscope (@k)")
+        if not sources:
+            sources = ["rankscope"]
+        rows.append((_example(fam.name), " / ".join(sources), fam.description))
+    return rows
+
+
 __all__ = [
     "FAMILIES",
     "NICKNAMES",
     "Family",
     "Measure",
     "all_measure_names",
+    "describe_measures",
     "parse_measure",
     "parse_measures",
 ]
