@@ -17,6 +17,7 @@ false report.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -29,6 +30,7 @@ from rankscope.data.qrels import Qrels, _byte_key
 from rankscope.data.run import Run
 
 IntArray = npt.NDArray[np.int64]
+RowIndex = npt.NDArray[np.signedinteger[Any]]  # int32 or int64 row positions
 StrArray: TypeAlias = Any  # a pyarrow string Array or ChunkedArray
 
 
@@ -66,57 +68,90 @@ def check_ids(values: pa.Array, what: str, where: Where, lines: IntArray | None)
 # --------------------------------------------------------------------------- query grouping
 
 
+def _index_type(n: int) -> type[np.signedinteger[Any]]:
+    """int32 row indices when they fit: half the memory of int64 on big runs."""
+    return np.int32 if n < 2**31 - 1 else np.int64
+
+
 def _sorted_order(names: Sequence[str]) -> list[int]:
     return sorted(range(len(names)), key=lambda i: _byte_key(names[i]))
 
 
-class _Groups:
-    """Query structure of rows that are contiguous per query (in their current order)."""
+@dataclass(frozen=True, slots=True)
+class QueryBlocks:
+    """Query ids as runs of equal values: ``names[i]`` repeated ``lengths[i]`` times.
 
-    def __init__(self, qids: StrArray) -> None:
+    Runs are usually grouped by query, so this is a few thousand strings instead of one per row.
+    """
+
+    names: list[str]
+    lengths: IntArray
+
+    @property
+    def rows(self) -> int:
+        return int(self.lengths.sum())
+
+    @classmethod
+    def of(cls, qids: StrArray) -> QueryBlocks:
         n = len(qids)
-        self.contiguous = True
-        self.query_ids: tuple[str, ...] = ()
-        self.starts = np.zeros(0, dtype=np.int64)
-        self.row_query = np.zeros(0, dtype=np.int32)
-        self.perm: IntArray | None = None
-        self.offsets = np.zeros(1, dtype=np.int64)
         if n == 0:
-            return
+            return cls([], np.zeros(0, dtype=np.int64))
         change = pc.not_equal(qids.slice(1), qids.slice(0, n - 1))
         if isinstance(change, pa.ChunkedArray):
             change = change.combine_chunks()
         starts = np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1
-        starts = np.concatenate([np.zeros(1, dtype=starts.dtype), starts]).astype(np.int64)
+        starts = np.concatenate([np.zeros(1, dtype=np.int64), starts.astype(np.int64)])
         names: list[str] = qids.take(pa.array(starts)).to_pylist()
-        self.contiguous = len(set(names)) == len(names)
+        return cls(names, np.diff(np.append(starts, n)).astype(np.int64))
+
+    @classmethod
+    def concat(cls, parts: Sequence[QueryBlocks]) -> QueryBlocks:
+        names: list[str] = []
+        lengths: list[int] = []
+        for part in parts:
+            for name, length in zip(part.names, part.lengths.tolist(), strict=True):
+                if names and names[-1] == name:
+                    lengths[-1] += length
+                else:
+                    names.append(name)
+                    lengths.append(length)
+        return cls(names, np.asarray(lengths, dtype=np.int64))
+
+
+class _Groups:
+    """Query structure of rows; ``contiguous`` when each query's rows are one block."""
+
+    def __init__(self, blocks: QueryBlocks) -> None:
+        names, lengths = blocks.names, blocks.lengths
+        n = blocks.rows
+        unique = sorted(set(names), key=_byte_key)
+        rank_of = {q: i for i, q in enumerate(unique)}
+        block_rank = np.fromiter((rank_of[q] for q in names), dtype=np.int32, count=len(names))
+        self.query_ids: tuple[str, ...] = tuple(unique)
+        self.contiguous = len(unique) == len(names)
+        self.starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        self.row_query = np.repeat(block_rank, lengths)  # final query index of each row
+        self.perm: RowIndex | None = None
+        itype = _index_type(n)
         if not self.contiguous:
+            # interleaved queries: a stable sort by query keeps file order within each
+            self.perm = np.argsort(self.row_query, kind="stable").astype(itype)
+            self.offsets = np.concatenate(
+                [[0], np.cumsum(np.bincount(self.row_query, minlength=len(unique)))]
+            ).astype(np.int64)
             return
-        lengths = np.diff(np.append(starts, n))
-        order = np.asarray(_sorted_order(names), dtype=np.int64)
-        rank = np.empty(len(names), dtype=np.int32)
-        rank[order] = np.arange(len(names), dtype=np.int32)
-        self.query_ids = tuple(names[i] for i in order)
-        self.starts = starts
-        self.row_query = np.repeat(rank, lengths)  # final query index of each row
+        order = np.argsort(block_rank, kind="stable")
         new_lengths = lengths[order]
         self.offsets = np.concatenate([[0], np.cumsum(new_lengths)]).astype(np.int64)
         if not np.array_equal(order, np.arange(len(names))):
-            shift = starts[order] - self.offsets[:-1]
+            shift = (self.starts[order] - self.offsets[:-1]).astype(itype)
             perm = np.repeat(shift, new_lengths)
-            perm += np.arange(n, dtype=np.int64)
+            perm += np.arange(n, dtype=itype)
             self.perm = perm
 
-
-def _stable_query_sort(qids: pa.Array) -> IntArray:
-    """Row order that groups interleaved queries, keeping file order within a query."""
-    enc = pc.dictionary_encode(qids)
-    names: list[str] = enc.dictionary.to_pylist()
-    order = _sorted_order(names)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
-    row_rank = rank[enc.indices.to_numpy(zero_copy_only=False)]
-    return np.argsort(row_rank, kind="stable").astype(np.int64)
+    @classmethod
+    def sorted_rows(cls, query_ids: tuple[str, ...], offsets: IntArray) -> _Groups:
+        return cls(QueryBlocks(list(query_ids), np.diff(offsets).astype(np.int64)))
 
 
 # --------------------------------------------------------------------------- hashing
@@ -200,15 +235,21 @@ def find_duplicate(
     if n < 2:
         return None
     qbits = max(1, int(num_queries).bit_length())
-    keys = hash_strings(docs)
-    keys >>= np.uint64(qbits)
-    keys |= row_query.astype(np.uint64) << np.uint64(64 - qbits)
-    ks = np.sort(keys)
+
+    def keys() -> npt.NDArray[np.uint64]:
+        k = hash_strings(docs)
+        k >>= np.uint64(qbits)
+        k |= row_query.astype(np.uint64) << np.uint64(64 - qbits)
+        return k
+
+    ks = keys()
+    ks.sort()  # in place: at 10M rows every copy costs 80 MB
     same = ks[1:] == ks[:-1]
     if not same.any():
         return None
     suspects = np.unique(ks[1:][same])
-    rows = np.flatnonzero(np.isin(keys, suspects))
+    del ks, same
+    rows = np.flatnonzero(np.isin(keys(), suspects))
     names = docs.take(pa.array(rows)).to_pylist()
     seen: dict[tuple[int, str], int] = {}
     best: tuple[int, int] | None = None
@@ -265,7 +306,7 @@ def glibc_qsort_order(scores: list[float], docs: list[bytes]) -> list[int]:
 
 def _in_query_fix(
     groups: _Groups, docs: StrArray, scores: npt.NDArray[np.float64]
-) -> IntArray | None:
+) -> RowIndex | None:
     """Row order (in current positions) that puts every query in trec_eval order, or ``None``."""
     n = len(scores)
     if n < 2:
@@ -309,7 +350,7 @@ def _in_query_fix(
     plain_query = bad_query & ~nan_query
     if not plain_query.any() and not len(tie_rows) and not nan_query.any():
         return None
-    fix = np.arange(n, dtype=np.int64)
+    fix = np.arange(n, dtype=_index_type(n))
     query_start = np.empty(nq, dtype=np.int64)
     query_start[rq[groups.starts]] = groups.starts
     query_end = np.empty(nq, dtype=np.int64)
@@ -343,7 +384,7 @@ def _in_query_fix(
 
 
 def build_run(
-    qids: StrArray,
+    qids: StrArray | QueryBlocks,
     docs: StrArray,
     scores: npt.NDArray[np.float64],
     *,
@@ -353,25 +394,33 @@ def build_run(
     source: str | None = None,
 ) -> Run:
     """Group, order and check rows into a ``Run`` (scores already validated by the reader)."""
-    q = _plain_strings(qids)
+    if isinstance(qids, QueryBlocks):
+        blocks = qids
+        if any(not q for q in blocks.names):
+            row = int(np.concatenate([[0], np.cumsum(blocks.lengths)])[blocks.names.index("")])
+            raise where.error("empty query id", at=_at(lines, row), hint="Give every row one")
+    else:
+        q = _plain_strings(qids)
+        check_ids(q, "query id", where, lines)
+        blocks = QueryBlocks.of(q)
+        del q
     d = _plain_strings(docs)
     s = np.ascontiguousarray(scores, dtype=np.float64)
-    if not (len(q) == len(d) == len(s)):
+    if not (blocks.rows == len(d) == len(s)):
         raise ValueError("columns differ in length")
-    check_ids(q, "query id", where, lines)
     check_ids(d, "document id", where, lines)
-    groups = _Groups(q)
+    groups = _Groups(blocks)
     if not groups.contiguous:
-        q = as_string_array(q)
-        perm = _stable_query_sort(q)
+        perm = groups.perm
+        assert perm is not None
         take = pa.array(perm)
-        q, d, s = q.take(take), as_string_array(d).take(take), s[perm]
+        d, s = as_string_array(d).take(take), s[perm]
         lines = (lines[perm] if lines is not None else perm + 1).astype(np.int64)
-        groups = _Groups(q)
+        groups = _Groups.sorted_rows(groups.query_ids, groups.offsets)
     dup = find_duplicate(groups.row_query, d, len(groups.query_ids))
     if dup is not None:
         first, again = dup
-        doc, qid = d[again].as_py(), q[again].as_py()
+        doc, qid = d[again].as_py(), groups.query_ids[int(groups.row_query[again])]
         raise where.error(
             f"duplicate document {doc!r} for query {qid!r} "
             f"(first seen on {where.unit} {_at(lines, first)})",
@@ -382,9 +431,12 @@ def build_run(
     order = fix
     if groups.perm is not None:
         order = groups.perm if fix is None else fix[groups.perm]
+    del fix
+    groups.perm = None
     if order is not None:
         d = d.take(pa.array(order))
         s = s[order]
+        del order
     return Run(
         name=name,
         query_ids=groups.query_ids,
@@ -396,7 +448,7 @@ def build_run(
 
 
 def build_qrels(
-    qids: StrArray,
+    qids: StrArray | QueryBlocks,
     docs: StrArray,
     grades: npt.NDArray[np.int64],
     *,
@@ -405,18 +457,25 @@ def build_qrels(
     source: str | None = None,
 ) -> Qrels:
     """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing duplicates."""
-    q = as_string_array(qids)
+    if isinstance(qids, QueryBlocks):
+        names, block_lengths = qids.names, qids.lengths
+    else:
+        q = as_string_array(qids)
+        check_ids(q, "query id", where, lines)
+        enc = pc.dictionary_encode(q)
+        names = enc.dictionary.to_pylist()
+        block_lengths = None
     d = as_string_array(docs)
     g = np.ascontiguousarray(grades, dtype=np.int64)
-    check_ids(q, "query id", where, lines)
     check_ids(d, "document id", where, lines)
-    n = len(q)
-    enc = pc.dictionary_encode(q)
-    names: list[str] = enc.dictionary.to_pylist()
-    order = _sorted_order(names)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[np.asarray(order, dtype=np.int64)] = np.arange(len(names), dtype=np.int64)
-    row_rank = rank[enc.indices.to_numpy(zero_copy_only=False)] if n else rank[:0]
+    n = len(d)
+    query_ids = sorted(set(names), key=_byte_key)
+    rank_of = {name: i for i, name in enumerate(query_ids)}
+    name_rank = np.fromiter((rank_of[x] for x in names), dtype=np.int64, count=len(names))
+    if block_lengths is not None:
+        row_rank = np.repeat(name_rank, block_lengths)
+    else:
+        row_rank = name_rank[enc.indices.to_numpy(zero_copy_only=False)] if n else name_rank
     # Arrow sorts strings by their bytes, which is trec_eval's strcmp order.
     perm = pc.sort_indices(
         pa.table({"q": row_rank, "d": d}), sort_keys=[("q", "ascending"), ("d", "ascending")]
@@ -436,14 +495,15 @@ def build_qrels(
             first, again = rows
             raise where.error(
                 f"duplicate judgment for document {d[again].as_py()!r} in query "
-                f"{q[again].as_py()!r} (first seen on {where.unit} {_at(lines, first)})",
+                f"{query_ids[int(row_rank[again])]!r} "
+                f"(first seen on {where.unit} {_at(lines, first)})",
                 at=_at(lines, again),
                 hint="Each (query, document) pair may be judged once; remove the repeat "
                 "(multi-judge qrels with judgment groups are not plain qrels)",
             )
-    counts = np.bincount(rq, minlength=len(names)) if n else np.zeros(0, dtype=np.int64)
+    counts = np.bincount(rq, minlength=len(query_ids)) if n else np.zeros(0, dtype=np.int64)
     return Qrels(
-        query_ids=tuple(names[i] for i in order),
+        query_ids=tuple(query_ids),
         offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
         doc_ids=d_sorted,
         grades=g[perm],

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from rankscope.data._build import build_qrels, build_run
+from rankscope.data._build import QueryBlocks, build_qrels, build_run
 from rankscope.data._numbers import (
     c_atof,
     c_atol,
@@ -59,7 +59,7 @@ _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
 
 @dataclass(slots=True)
 class _Columns:
-    qids: pa.Array | pa.ChunkedArray
+    qids: pa.Array | pa.ChunkedArray | QueryBlocks
     docs: pa.Array | pa.ChunkedArray
     values: npt.NDArray[np.float64] | npt.NDArray[np.int64]
     lines: npt.NDArray[np.int64] | None
@@ -218,7 +218,7 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
                 check_utf8=True,
             ),
         )
-        qids: list[pa.Array] = []
+        qids: list[QueryBlocks] = []
         docs: list[pa.Array] = []
         values: list[pa.Array] = []
         runid: str | None = None
@@ -235,7 +235,7 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
             q = batch.column(0)
             if pc.any(pc.starts_with(q, "#")).as_py():
                 return None
-            qids.append(q)
+            qids.append(QueryBlocks.of(q))  # a few names per batch, not a string per row
             docs.append(batch.column(2))
             values.append(batch.column(value_col))
             if ncols == 6:
@@ -247,7 +247,7 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     vals = pa.chunked_array(values).to_numpy()
     if ncols == 6 and not np.all(np.isfinite(vals)):
         return None
-    return _Columns(pa.chunked_array(qids), pa.chunked_array(docs), vals, lines=None, runid=runid)
+    return _Columns(QueryBlocks.concat(qids), pa.chunked_array(docs), vals, lines=None, runid=runid)
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")
