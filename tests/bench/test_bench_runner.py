@@ -1,0 +1,333 @@
+"""The benchmark runner on small corpora: outputs, chunk mapping, failures, checkpoints."""
+
+from __future__ import annotations
+
+import io
+import json
+import textwrap
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from rich.console import Console
+
+from rankscope.bench import latency_stats, recommend, run_benchmark
+from rankscope.bench.runner import _rankings
+from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.report import render_table, to_json, to_markdown
+from rankscope.suite import load_suite
+
+DOCS = [
+    {"_id": "py", "title": "Python", "text": "python is a programming language with json support"},
+    {"_id": "js", "title": "JavaScript", "text": "javascript runs in the browser and parses json"},
+    {
+        "_id": "sql",
+        "title": "SQLite",
+        "text": "sqlite is an embedded database engine with full text",
+    },
+    {
+        "_id": "long",
+        "title": "Long",
+        "text": " ".join(["filler"] * 40) + " the rare zebra term appears only near the end",
+    },
+    {"_id": "pg", "title": "PostgreSQL", "text": "postgresql is a database server with tsvector"},
+]
+
+
+class Overlap(Engine):
+    """Scores documents by how many query words they contain (deterministic, tiny)."""
+
+    name = "benchtest-overlap"
+    supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
+    thread_safe = True
+    index_calls: ClassVar[int] = 0
+
+    def __init__(self, **options: object) -> None:
+        self.docs: list[Document] = []
+
+    def index(self, docs: Iterable[Document]) -> None:
+        type(self).index_calls += 1
+        self.docs = list(docs)
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        words = set(query.text.lower().split())
+        scored = []
+        for doc in self.docs:
+            overlap = len(words & set(f"{doc.title} {doc.text}".lower().split()))
+            if overlap:
+                scored.append(Hit(doc.id, float(overlap)))
+        scored.sort(key=lambda h: (-h.score, h.doc_id))
+        return scored[:k]
+
+
+class Interrupting(Overlap):
+    """Simulates Ctrl-C while indexing, while ``armed``."""
+
+    name = "benchtest-interrupt"
+    armed: ClassVar[bool] = True
+
+    def index(self, docs: Iterable[Document]) -> None:
+        if type(self).armed:
+            raise KeyboardInterrupt
+        super().index(docs)
+
+
+class Broken(Overlap):
+    """Raises on its second query, like a server that goes away mid-run."""
+
+    name = "benchtest-broken"
+    thread_safe = False
+
+    def __init__(self, **options: object) -> None:
+        super().__init__()
+        self.calls = 0
+        self.lock = threading.Lock()
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        self.calls += 1
+        if self.calls == 2:
+            raise RuntimeError("connection reset by peer")
+        return super()._search(query, k)
+
+
+register_engine("benchtest-overlap")(Overlap)
+register_engine("benchtest-interrupt")(Interrupting)
+register_engine("benchtest-broken")(Broken)
+
+
+def make_suite(tmp_path: Path, engines: str, extra: str = "", settings: str = "") -> Path:
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    head = textwrap.dedent(
+        f"""
+        name: tiny-bench
+        corpus: {{type: jsonl, path: docs.jsonl}}
+        settings: {{k: [1, 3], max_k: 4, warmup: 1, repeats: 2{settings}}}
+        queries:
+          - {{id: q1, text: json language, category: lang, judgments: {{py: 3, js: 1}}}}
+          - {{id: q2, text: database engine, category: db, judgments: {{sql: 2, pg: 2}}}}
+          - {{id: q3, text: zebra, category: db, judgments: {{long: 3}}}}
+          - {{id: q4, text: nothing matches this, judgments: {{pg: 1}}}}
+          - {{id: q5, text: unjudged query about json}}
+        """
+    )
+    body = head + extra + "\nengines:\n" + textwrap.indent(textwrap.dedent(engines).strip(), "  ")
+    path = tmp_path / "suite.yaml"
+    path.write_text(body + "\n")
+    return path
+
+
+def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
+    hits = [
+        Hit("d2#1", 9.0),
+        Hit("d1#0", 8.0),
+        Hit("d2#0", 7.0),
+        Hit("d3#4", 6.0),
+        Hit("d1#2", 5.0),
+    ]
+    parents = {"d1#0": "d1", "d1#2": "d1", "d2#0": "d2", "d2#1": "d2", "d3#4": "d3"}
+    units = [Document(cid, f"text of {cid}", parent_id=p) for cid, p in parents.items()]
+    docs, chunks = _rankings({"q": hits}, parents, 2, units, text_depth=1)
+    assert docs == {"q": [["d2", 9.0], ["d1", 8.0]]}
+    # chunks are kept down to the one that brought in the last kept document; text for the top 1
+    assert chunks == {"q": [["d2#1", "d2", 9.0, "text of d2#1"], ["d1#0", "d1", 8.0, None]]}
+    docs, chunks = _rankings({"q": hits}, parents, 10, units, text_depth=10)
+    assert docs == {"q": [["d2", 9.0], ["d1", 8.0], ["d3", 6.0]]}
+    assert chunks is not None and [c[0] for c in chunks["q"]] == ["d2#1", "d1#0", "d2#0", "d3#4"]
+    whole, none = _rankings({"q": [Hit("a", 2.0), Hit("b", 1.0)]}, None, 1, [], text_depth=1)
+    assert whole == {"q": [["a", 2.0]]} and none is None
+
+
+def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
+    suite = load_suite(
+        make_suite(
+            tmp_path,
+            """
+            - {name: whole, engine: sqlite}
+            - {name: chunked, engine: sqlite, chunking: {size: 8, overlap: 2}}
+            """,
+        )
+    )
+    out = tmp_path / "out"
+    result = run_benchmark(suite, out)
+
+    assert (out / "suite.resolved.yaml").is_file()
+    assert load_suite(out / "suite.resolved.yaml").configs == suite.configs
+    data = json.loads((out / "results.json").read_text())
+    assert data == result.data
+    assert data["schema_version"] == 1
+    assert data["suite"]["num_queries"] == 5 and data["suite"]["num_judged_queries"] == 4
+    assert data["measures"][:3] == ["ndcg@10", "map", "mrr"]
+    assert {"P@1", "recall@3", "hit@1", "recall@4"} <= set(data["measures"])
+    assert data["failures"] == []
+    for entry in data["configurations"]:
+        assert entry["status"] == "ok" and entry["error"] is None
+        assert entry["latency"]["count"] == 5 * 2  # queries x measured runs
+        assert (
+            entry["latency"]["p50_ms"] <= entry["latency"]["p95_ms"] <= entry["latency"]["p99_ms"]
+        )
+        assert entry["index_time_s"] >= 0
+        assert set(entry["per_query"]) == {"q1", "q2", "q3", "q4", "q5"}
+        assert entry["per_query"]["q5"]["judged"] is False
+        assert "map" not in entry["per_query"]["q5"]
+        assert set(entry["per_category"]) == {"lang", "db", "(none)"}
+        assert entry["per_category"]["db"]["num_queries"] == 2
+        run_lines = (out / entry["run_file"]).read_text().splitlines()
+        assert run_lines, entry["name"]
+        for line in run_lines:
+            qid, q0, doc, rank, score, tag = line.split()
+            assert q0 == "Q0" and "#" not in doc and int(rank) >= 1
+        # q1 finds python first on whole documents and on chunks alike
+        assert run_lines[0].split()[:3] == ["q1", "Q0", "py"]
+    whole, chunked = data["configurations"]
+    assert whole["num_units"] == 5 and chunked["num_units"] > 5
+    assert whole["summary"]["mrr"] > 0.5
+    # chunked: the long document is found through its last chunk, at document level
+    assert chunked["per_query"]["q3"]["mrr"] == 1.0
+    chunk_rows = [json.loads(x) for x in (out / chunked["chunks_file"]).read_text().splitlines()]
+    zebra = [r for r in chunk_rows if r["query_id"] == "q3"]
+    assert zebra[0]["doc_id"] == "long" and zebra[0]["chunk_id"].startswith("long#")
+    assert zebra[0]["chunk_id"] != "long#0" and "zebra" in zebra[0]["text"]
+    assert whole["chunks_file"] is None
+    assert set(data["recommendations"]) == {"best_quality", "fastest", "best_balance"}
+
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    render_table(result, console, by_category=True)
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "whole" in text and "chunked" in text and "nDCG@10" in text and "p50 ms" in text
+    assert "category db" in text and "Best quality" in text
+    markdown = to_markdown(result, by_category=True)
+    assert markdown.count("| whole |") == 4 and "**" in markdown  # main + 3 categories
+    assert json.loads(to_json(result))["suite"]["name"] == "tiny-bench"
+
+
+def test_failing_configuration_is_reported_and_the_others_complete(tmp_path: Path) -> None:
+    suite = load_suite(
+        make_suite(
+            tmp_path,
+            """
+            - {name: broken, engine: benchtest-broken}
+            - {name: fine, engine: benchtest-overlap}
+            - {name: bad-option, engine: sqlite, options: {tokenizer: ""}}
+            """,
+        )
+    )
+    result = run_benchmark(suite, tmp_path / "out")
+    broken = result.config("broken")
+    assert broken["status"] == "failed" and broken["stage"] == "search"
+    assert "connection reset by peer" in broken["error"] and "RuntimeError" in broken["error"]
+    assert "query 'q2'" in broken["error"]
+    assert result.config("bad-option")["stage"] == "build"
+    assert result.config("fine")["status"] == "ok"
+    assert [f["name"] for f in result.failures] == ["broken", "bad-option"]
+    assert result.recommendations["best_quality"]["config"] == "fine"
+    assert not (tmp_path / "out" / "runs" / "broken.trec").exists()
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    render_table(result, console)
+    assert "FAILED broken" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_unsupported_query_kind_fails_or_is_skipped(tmp_path: Path) -> None:
+    phrase = "\n  - {id: p1, text: json support, kind: phrase, judgments: {py: 3}}"
+    path = make_suite(tmp_path, "- {name: overlap, engine: benchtest-overlap}")
+    path.write_text(path.read_text().replace("judgments: {pg: 1}}", "judgments: {pg: 1}}" + phrase))
+    result = run_benchmark(load_suite(path), tmp_path / "out1")
+    entry = result.config("overlap")
+    assert entry["status"] == "failed" and "does not support 'phrase'" in entry["error"]
+
+    skip = make_suite(
+        tmp_path,
+        "- {name: overlap, engine: benchtest-overlap}",
+        settings=", unsupported_queries: skip",
+    )
+    skip.write_text(skip.read_text().replace("judgments: {pg: 1}}", "judgments: {pg: 1}}" + phrase))
+    entry = run_benchmark(load_suite(skip), tmp_path / "out2").config("overlap")
+    assert entry["status"] == "ok"
+    assert list(entry["skipped_queries"]) == ["p1"]
+    assert entry["per_query"]["p1"]["ndcg@10"] == 0.0  # counted, as a miss
+    assert entry["latency"]["count"] == 5 * 2
+
+
+def test_interrupted_benchmark_resumes_without_redoing_finished_configs(tmp_path: Path) -> None:
+    path = make_suite(
+        tmp_path,
+        """
+        - {name: first, engine: benchtest-overlap}
+        - {name: second, engine: benchtest-interrupt}
+        """,
+    )
+    out = tmp_path / "out"
+    Overlap.index_calls = 0
+    Interrupting.index_calls = 0  # its own counter (otherwise it reads Overlap's)
+    Interrupting.armed = True
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(load_suite(path), out)
+    assert Overlap.index_calls == 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert list(manifest["configs"]) == ["first"]
+    assert (out / "runs" / "first.trec").is_file()
+    assert not (out / "results.json").exists()
+
+    Interrupting.armed = False
+    result = run_benchmark(load_suite(path), out)
+    # only the interrupted configuration indexed again
+    assert Overlap.index_calls == 1
+    assert Interrupting.index_calls == 1
+    assert result.config("first")["resumed"] is True
+    assert result.config("second")["resumed"] is False
+    assert result.config("second")["status"] == "ok"
+    assert result.config("first")["summary"] == result.config("second")["summary"]
+
+    run_benchmark(load_suite(path), out, resume=False)  # --fresh redoes everything
+    assert Overlap.index_calls == 2
+
+
+def test_changed_settings_invalidate_the_checkpoint(tmp_path: Path) -> None:
+    engines = "- {name: first, engine: benchtest-overlap}"
+    out = tmp_path / "out"
+    Overlap.index_calls = 0
+    run_benchmark(load_suite(make_suite(tmp_path, engines)), out)
+    run_benchmark(load_suite(make_suite(tmp_path, engines)), out)
+    assert Overlap.index_calls == 1
+    run_benchmark(load_suite(make_suite(tmp_path, engines, settings=", repeats: 3")), out)
+    assert Overlap.index_calls == 2
+
+
+def test_thread_pool_gives_the_same_rankings(tmp_path: Path) -> None:
+    engines = "- {name: first, engine: benchtest-overlap}"
+    serial = run_benchmark(load_suite(make_suite(tmp_path, engines)), tmp_path / "a")
+    pooled = run_benchmark(
+        load_suite(make_suite(tmp_path, engines, settings=", concurrency: 4")), tmp_path / "b"
+    )
+    assert pooled.config("first")["concurrency"] == 4
+    assert serial.config("first")["concurrency"] == 1
+    assert (tmp_path / "a" / "runs" / "first.trec").read_text() == (
+        tmp_path / "b" / "runs" / "first.trec"
+    ).read_text()
+    assert pooled.config("first")["summary"] == serial.config("first")["summary"]
+
+
+def test_latency_stats_percentiles() -> None:
+    stats = latency_stats([0.001, 0.002, 0.003, 0.004])
+    assert stats.count == 4
+    assert stats.mean_ms == pytest.approx(2.5)
+    assert stats.p50_ms == pytest.approx(2.5)
+    assert stats.p95_ms == pytest.approx(3.85)
+    assert stats.min_ms == pytest.approx(1.0) and stats.max_ms == pytest.approx(4.0)
+    assert latency_stats([]).count == 0
+
+
+def test_recommendations() -> None:
+    rows = [
+        {"name": "slow-best", "quality": 0.60, "p50_ms": 20.0},
+        {"name": "fast-worse", "quality": 0.40, "p50_ms": 0.5},
+        {"name": "middle", "quality": 0.57, "p50_ms": 1.0},
+    ]
+    recs = recommend(rows)
+    assert recs["best_quality"].config == "slow-best"
+    assert recs["fastest"].config == "fast-worse"
+    # middle: (2 * 0.95 + 0.5) / 3 = 0.8 beats fast-worse (2 * 0.667 + 1) / 3 = 0.778
+    assert recs["best_balance"].config == "middle"
+    assert recs["best_balance"].value == pytest.approx((2 * 0.57 / 0.60 + 0.5) / 3)
+    assert recommend([]) == {}

@@ -1,0 +1,111 @@
+"""Sweep expansion, presets and the embedding-extra check."""
+
+from __future__ import annotations
+
+import pytest
+
+from rankscope.errors import ConfigError
+from rankscope.suite import PRESETS, Chunking, expand_sweep, preset_configs
+from rankscope.suite import sweep as sweep_module
+from rankscope.suite.schema import SweepSpec
+from rankscope.suite.sweep import DEFAULT_EMBEDDING_MODEL, check_embedding_extra
+
+
+def spec(**axes: object) -> SweepSpec:
+    return SweepSpec.model_validate(axes)
+
+
+def test_matrix_collapses_axes_that_do_not_apply() -> None:
+    configs = expand_sweep(
+        spec(
+            engine=["sqlite", "vector"],
+            chunk_size=[None, 128, 512],
+            overlap=[0, 64, 200],
+            embedding_model=["all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5"],
+        )
+    )
+    names = [c.name for c in configs]
+    assert len(names) == len(set(names))
+    sqlite = [c for c in configs if c.engine == "sqlite"]
+    # no chunking: overlap collapses; 128: overlap 200 is dropped (>= size); 512: all three
+    assert [c.chunking for c in sqlite] == [
+        None,
+        Chunking(128, 0),
+        Chunking(128, 64),
+        Chunking(512, 0),
+        Chunking(512, 64),
+        Chunking(512, 200),
+    ]
+    # a lexical engine ignores the embedding-model axis
+    assert all(c.embedding_model is None for c in sqlite)
+    vector = [c for c in configs if c.engine == "vector"]
+    assert len(vector) == 6 * 2
+    assert {c.embedding_model for c in vector} == {"all-MiniLM-L6-v2", "BAAI/bge-small-en-v1.5"}
+    assert "vector-c128o64-bge-small-en-v1.5" in names
+    assert "sqlite-c512o200" in names and "sqlite" in names
+
+
+def test_rerankers_and_engine_options() -> None:
+    configs = expand_sweep(
+        spec(
+            engine="tantivy",
+            reranker=[None, "cross-encoder/ms-marco-MiniLM-L-6-v2"],
+            options={"tantivy": {"stemmer": "en"}},
+        )
+    )
+    assert [c.name for c in configs] == ["tantivy", "tantivy+rerank"]
+    assert configs[1].reranker == "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    assert all(dict(c.options) == {"stemmer": "en"} for c in configs)
+    assert configs[1].needs_embeddings and not configs[0].needs_embeddings
+
+
+def test_presets_expand_and_explicit_axes_override_them() -> None:
+    for name in PRESETS:
+        configs = preset_configs(name)
+        assert configs, name
+        assert len({c.name for c in configs}) == len(configs)
+    quick = expand_sweep(spec(preset="quick", engine=["sqlite"]))
+    assert [c.name for c in quick] == ["sqlite", "sqlite-c256o32"]
+    dense = preset_configs("embedding_comparison")
+    assert all(c.engine == "vector" for c in dense)
+    assert dense[0].embedding_model == DEFAULT_EMBEDDING_MODEL
+    comprehensive = preset_configs("comprehensive")
+    assert {c.engine for c in comprehensive} == {"sqlite", "tantivy", "vector", "hybrid"}
+    assert any(c.reranker for c in comprehensive)
+
+
+def test_preset_needing_embeddings_says_so_when_the_extra_is_missing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sweep_module, "embeddings_available", lambda: False)
+    with pytest.raises(ConfigError) as info:
+        check_embedding_extra(preset_configs("embedding_comparison"), "preset 'x'")
+    message = str(info.value)
+    assert "embedding extra" in message and "pip install 'rankscope[embed]'" in message
+    # lexical-only presets are fine without it
+    check_embedding_extra(preset_configs("chunk_comparison"), "preset 'chunk_comparison'")
+
+
+def test_hybrid_needs_embeddings_only_with_a_dense_member() -> None:
+    from rankscope.suite.sweep import BenchConfig
+
+    lexical = BenchConfig(
+        "h", "hybrid", options={"engines": [{"engine": "sqlite"}, {"engine": "tantivy"}]}
+    )
+    dense = BenchConfig(
+        "h", "hybrid", options={"engines": [{"engine": "sqlite"}, {"engine": "vector"}]}
+    )
+    assert not lexical.needs_embeddings
+    assert dense.needs_embeddings
+
+
+def test_config_key_changes_with_config_and_context() -> None:
+    a, b = expand_sweep(spec(engine="sqlite", chunk_size=[64, 128], overlap=[0]))
+    assert a.key("corpus1") == a.key("corpus1")
+    assert a.key("corpus1") != b.key("corpus1")
+    assert a.key("corpus1") != a.key("corpus2")
+
+
+def test_sweep_without_engines_is_rejected() -> None:
+    with pytest.raises(ValueError, match="engine"):
+        spec(chunk_size=[64])
