@@ -176,7 +176,7 @@ def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
         run_lines = (out / entry["run_file"]).read_text().splitlines()
         assert run_lines, entry["name"]
         for line in run_lines:
-            qid, q0, doc, rank, score, tag = line.split()
+            _, q0, doc, rank, _, _ = line.split()
             assert q0 == "Q0" and "#" not in doc and int(rank) >= 1
         # q1 finds python first on whole documents and on chunks alike
         assert run_lines[0].split()[:3] == ["q1", "Q0", "py"]
