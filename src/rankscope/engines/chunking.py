@@ -98,8 +98,7 @@ def _char_windows(text: str, size: int, overlap: int) -> list[str]:
         nxt = max(end - overlap, start + 1)
         # start the next window at a word start: skip forward past a partial word
         if nxt < end and not _SPACE.match(text[nxt - 1]):
-            boundary = _next_space(text, nxt, end)
-            nxt = boundary if boundary < end else nxt
+            nxt = _next_space(text, nxt, end)
         while nxt < len(text) and _SPACE.match(text[nxt]):
             nxt += 1
         if nxt >= len(text):
