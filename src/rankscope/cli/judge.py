@@ -37,6 +37,11 @@ def _setup_logging(verbose: int) -> None:
     logging.getLogger("rankscope").setLevel(level)
 
 
+def _natural_key(qid: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order (2 before 10), then the others as text."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
 def pool_command(
     runs: list[Path] = typer.Argument(..., help="Run files (TREC or any format rankscope reads)."),
     depth: int = typer.Option(20, "--depth", "-d", help="Top documents taken from each run."),
@@ -46,7 +51,9 @@ def pool_command(
         None, "--query-ids", help="Comma-separated query ids to pool (default: all)."
     ),
     max_queries: int | None = typer.Option(
-        None, "--max-queries", help="Pool only the first N query ids (byte order)."
+        None,
+        "--max-queries",
+        help="Pool only the first N query ids (numeric ids in numeric order).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Pool file: .jsonl, .csv or .yaml."),
 ) -> None:
@@ -66,9 +73,7 @@ def pool_command(
     if query_ids:
         wanted = [q.strip() for q in query_ids.split(",") if q.strip()]
     if max_queries is not None:
-        from rankscope.data.qrels import _byte_key
-
-        every = sorted({q for r in loaded for q in r.query_ids}, key=_byte_key)
+        every = sorted({q for r in loaded for q in r.query_ids}, key=_natural_key)
         base = wanted if wanted is not None else every
         wanted = base[:max_queries]
     pool = build_pool(loaded, depth, queries=qtext, corpus=docs, query_ids=wanted)
@@ -226,6 +231,9 @@ def agree_command(
     human: Path = typer.Argument(..., help="Reference qrels (e.g. human judgments)."),
     llm: Path = typer.Argument(..., help="Qrels to compare (e.g. LLM judgments)."),
     runs: list[Path] = typer.Option([], "--runs", help="Runs to rank under both qrels."),
+    more_runs: list[Path] | None = typer.Argument(
+        None, hidden=True, help="Further runs, so that `--runs a b c` works."
+    ),
     threshold: int = typer.Option(1, help="Binary relevance: grade >= threshold."),
     measures: list[str] = typer.Option(["ndcg@10"], "--measure", help="Measures for tau."),
     human_map: str | None = typer.Option(None, help="Rewrite human grades, e.g. '4=3,1=0'."),
@@ -251,6 +259,7 @@ def agree_command(
         missing_as=unjudged_as,
     )
     rankings = []
+    runs = [*runs, *(more_runs or [])]
     if runs:
         loaded = [load_run(p) for p in runs]
         if len({r.name for r in loaded}) != len(loaded):

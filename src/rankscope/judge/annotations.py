@@ -96,11 +96,9 @@ def read_annotations(
         if more > 0:
             listed += f"\n  ... and {more} more"
         raise InputError(
-            f"{len(problems)} invalid annotation row(s):\n{listed}\n",
+            f"{len(problems)} invalid annotation row(s); fix them (grades are integers "
+            f"{min_grade}..{max_grade}, ids must come from the pool) and import again:\n{listed}",
             path=p,
-            line=problems[0][0],
-            hint="fix these rows (grades are integers "
-            f"{min_grade}..{max_grade}; ids must come from the pool) and import again",
         )
     return graded, blank
 
