@@ -83,10 +83,24 @@ def test_csv_with_per_query_rows(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_per_query_table(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run_cli(capsys, QRELS, BM25, "-m", "mrr@10", "-q")
+    code, out, _ = run_cli(capsys, QRELS, BM25, DENSE, "-m", "mrr@10", "-m", "P@5", "-q")
     assert code == 0
-    assert "per query" in out
-    assert sum(1 for line in out.splitlines() if line.lstrip().startswith("bm25")) == 11
+    lines = out.splitlines()
+    assert lines[0].split() == ["run", "query", "mrr@10", "P@5"]
+    rows = [line.split() for line in lines[2:22]]
+    expected = evaluate(QRELS, [BM25, DENSE], ["mrr@10", "P@5"])
+    for run, query, mrr, p5 in rows:
+        assert mrr == f"{expected.per_query(run)[query]['mrr@10']:.4f}"
+        assert p5 == f"{expected.per_query(run)[query]['P@5']:.4f}"
+    assert [r[0] for r in rows] == ["bm25"] * 10 + ["dense"] * 10
+    assert "10 queries" in out  # the summary table follows
+
+
+def test_measures_command_lists_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["measures"]) == 0
+    out = capsys.readouterr().out
+    for name in ("ndcg", "hit@10", "judged@10", "ndcg_exp@10", "iprec@0.5"):
+        assert name in out
 
 
 def test_options_reach_evaluate(capsys: pytest.CaptureFixture[str]) -> None:

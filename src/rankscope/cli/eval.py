@@ -109,27 +109,15 @@ def _print_tables(results: Results, per_query: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from rankscope.metrics.results import format_value
-
     header, rows = results.table_rows()
     needed = sum(max(len(c) for c in col) + 3 for col in zip(header, *rows, strict=True)) + 1
     console = Console(highlight=False, soft_wrap=False)
     if console.width < needed:
         console = Console(highlight=False, soft_wrap=False, width=needed)
-    measures = results.measure_objects
     if per_query:
-        table = Table(title="per query", show_edge=False, title_justify="left")
-        table.add_column("run")
-        table.add_column("query")
-        for name in results.measures:
-            table.add_column(name, justify="right")
-        for run in results.run_names:
-            values = results.run(run).values
-            for i, query in enumerate(results.query_ids(run)):
-                cells = [format_value(m, float(values[j, i])) for j, m in enumerate(measures)]
-                table.add_row(run, query, *cells)
-        console.print(table)
-        console.print()
+        # Plain fixed-width text: a rich table of 10,000 queries takes far too long to lay out.
+        sys.stdout.write(_per_query_text(results))
+        sys.stdout.flush()
     summary = Table(show_edge=False)
     summary.add_column(header[0])
     for name in header[1:]:
@@ -162,6 +150,32 @@ def measures_command() -> None:
         "names (nDCG@10, AP, RR@10, R@100, Judged@10). Parameters: P(rel=2)@10, ndcg(1=3,2=9), "
         "P@5,10; sets: official, all_trec."
     )
+
+
+def _per_query_text(results: Results) -> str:
+    from rankscope.metrics.results import format_value
+
+    header = ["run", "query", *results.measures]
+    rows: list[list[str]] = []
+    for run in results.run_names:
+        values = results.run(run).values
+        formatted = [
+            [format_value(m, v) for v in values[j].tolist()]
+            for j, m in enumerate(results.measure_objects)
+        ]
+        for i, query in enumerate(results.query_ids(run)):
+            rows.append([run, query, *(column[i] for column in formatted)])
+    widths = [max(len(c) for c in column) for column in zip(header, *rows, strict=True)]
+
+    def line(cells: list[str]) -> str:
+        left = [c.ljust(w) for c, w in zip(cells[:2], widths[:2], strict=True)]
+        right = [c.rjust(w) for c, w in zip(cells[2:], widths[2:], strict=True)]
+        return "  ".join(left + right).rstrip() + "\n"
+
+    out = [line(header), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in rows)
+    out.append("\n")
+    return "".join(out)
 
 
 def register(app: typer.Typer) -> None:
