@@ -106,7 +106,13 @@ def _score_run(
 
     extras = [i for i, m in enumerate(measures) if m.is_extra]
     if extras:
-        aligned = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
+        aligned = align(
+            qrels,
+            run,
+            depth=_extras_depth([measures[i] for i in extras], depth, judged_only),
+            rel_level=rel_level,
+            judged_only=judged_only,
+        )
         kernel = ExtraKernel(aligned)
         rows = _row_map(aligned.query_ids, query_ids, scatter=True)
         for i in extras:
@@ -139,6 +145,15 @@ def _score_run(
                 values[i] = 1.0 if column == "num_q" else np.nan
 
     return RunScores(run.name, query_ids, values, means, missing)
+
+
+def _extras_depth(extras: list[Measure], depth: int | None, judged_only: bool) -> int | None:
+    """How deep the extras look: cutoff measures never read past their largest cutoff, so only
+    that many rows per query need joining to the qrels (unless -J re-ranks after dropping)."""
+    if judged_only or any(m.cutoff is None for m in extras):
+        return depth
+    deepest = max(int(m.cutoff or 0) for m in extras)
+    return deepest if depth is None else min(depth, deepest)
 
 
 def _trec_batches(
