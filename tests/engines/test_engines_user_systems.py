@@ -1,0 +1,198 @@
+"""Engines over a user's own system: a Python function, an HTTP search API, a run file."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from rankscope.engines import Document, Hit, Query, create_engine
+from rankscope.engines.http import follow, parse_path
+from rankscope.engines.python import coerce_hits
+from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
+
+DOCS = [
+    Document("a", "the quick brown fox", "Foxes"),
+    Document("b", "a lazy brown dog", "Dogs"),
+    Document("c", "bread and butter", "Food"),
+]
+
+
+# -- python -----------------------------------------------------------------------------------
+
+
+def broken_search(text: str, k: int) -> list[tuple[str, float]]:
+    raise KeyError("index not loaded")
+
+
+def unordered_search(text: str, k: int) -> list[object]:
+    return [("x", 1.0), Hit("y", 3.0), {"doc_id": "z", "score": 2}, ("x", 0.5)]
+
+
+def test_python_engine_calls_the_function_and_orders_hits() -> None:
+    with create_engine("python", search=unordered_search) as e:
+        hits = e.search(Query("q", "anything"), 10)
+        assert [(h.doc_id, h.score) for h in hits] == [("y", 3.0), ("z", 2.0), ("x", 1.0)]
+        assert [h.doc_id for h in e.search(Query("q", "anything"), 2)] == ["y", "z"]
+        with pytest.raises(UnsupportedQueryError):
+            e.search(Query("q", "x", kind="match", field="title"), 3)
+
+
+def test_user_errors_are_wrapped_naming_the_function() -> None:
+    e = create_engine("python", search=f"{__name__}:broken_search")
+    with pytest.raises(EngineError, match=r"broken_search.*query 'q7'.*KeyError.*index not loaded"):
+        e.search(Query("q7", "x"), 3)
+    e = create_engine(
+        "python", search=f"{__name__}:unordered_search", index=f"{__name__}:broken_search"
+    )
+    with pytest.raises(EngineError, match=r"index function .*broken_search.* failed"):
+        e.index(DOCS)
+
+
+@pytest.mark.parametrize(
+    ("result", "message"),
+    [
+        ("a b c", "returned str"),
+        ({"a": 1.0}, "returned dict"),
+        ([("a",)], "malformed hit at position 0"),
+        ([("a", "high")], "malformed hit"),
+        ([{"id": "a"}], "malformed hit"),
+        ([("a", 1.0), ("b", float("nan"))], "NaN score at position 1"),
+        (None, "returned NoneType"),
+    ],
+)
+def test_malformed_results_are_refused(result: object, message: str) -> None:
+    with pytest.raises(EngineError, match=message):
+        coerce_hits(result, "search function 'm:f'")
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"search": "no_colon"}, "'module:function'"),
+        ({"search": "no_such_module_xyz:f"}, "cannot import module 'no_such_module_xyz'"),
+        ({"search": "json:no_such_function"}, "has no 'no_such_function'"),
+        ({"search": "json:__doc__"}, "is not callable"),
+        ({"search": "json:dumps", "call": "both"}, "'text' or 'query'"),
+        ({"search": "json:dumps", "kinds": ["match"]}, "only query_string"),
+        ({"search": "json:dumps", "call": "query", "kinds": ["fuzzy"]}, "unknown kinds"),
+    ],
+)
+def test_python_options_are_checked(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_engine("python", **options)
+
+
+# -- http -------------------------------------------------------------------------------------
+
+
+def test_json_paths() -> None:
+    assert parse_path("hits.hits[*]") == ["hits", "hits", None]
+    assert parse_path("data[0].items") == ["data", 0, "items"]
+    data = {"hits": {"hits": [{"_id": "a"}, {"_id": "b"}]}}
+    assert follow(data, parse_path("hits.hits[*]._id"), "p", "w") == ["a", "b"]
+    with pytest.raises(EngineError, match=r"no key 'hitz'.*found an object: hits"):
+        follow(data, parse_path("hitz"), "hitz", "w")
+    with pytest.raises(ConfigError, match="bad JSON path"):
+        parse_path("a..b[x]")
+
+
+def test_http_get_url_encodes_the_query(search_server: str) -> None:
+    e = create_engine("http", url=search_server + "/echo?q={query}&n={k}", results_path="results")
+    hits = e.search(Query("q", 'a&b=c "d" é/?#'), 7)
+    assert hits[0].doc_id == "q=a%26b%3Dc%20%22d%22%20%C3%A9%2F%3F%23&n=7"
+    e.close()
+
+
+def test_http_post_fills_the_body_template(search_server: str) -> None:
+    body = {"query": {"match": {"text": "{query}"}}, "size": "{k}", "note": "q={query}"}
+    e = create_engine(
+        "http", url=search_server + "/echo", method="POST", body=body, results_path="results"
+    )
+    sent = json.loads(e.search(Query("q", 'say "hi"'), 4)[0].doc_id)
+    assert sent == {"query": {"match": {"text": 'say "hi"'}}, "size": 4, "note": 'q=say "hi"'}
+
+
+def test_http_search_through_a_real_service(search_server: str) -> None:
+    e = create_engine(
+        "http",
+        url=search_server + "/query",
+        method="POST",
+        body={"query": {"match": {"text": "{query}"}}, "size": "{k}"},
+        results_path="hits.hits",
+        id_field="_id",
+        score_field="_score",
+        index_url=search_server + "/index",
+    )
+    e.index(DOCS)
+    hits = e.search(Query("q", "brown fox"), 5)
+    assert [h.doc_id for h in hits] == ["a", "b"]
+    # a root-level list, a nested id and a score sent as a string
+    flat = create_engine("http", url=search_server + "/flat?q={query}", id_field="doc.id",
+                         score_field="rel")  # fmt: skip
+    assert [h.doc_id for h in flat.search(Query("q", "bread"), 5)] == ["c"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_http_errors_are_clear(search_server: str) -> None:
+    q = Query("q1", "fox")
+    refused = create_engine("http", url=f"http://127.0.0.1:{_free_port()}/search?q={{query}}")
+    with pytest.raises(EngineError, match=r"query 'q1': cannot connect to http://127.0.0.1:\d+"):
+        refused.search(q, 3)
+    with pytest.raises(EngineError, match=r"returned HTTP 503.*overloaded"):
+        create_engine("http", url=search_server + "/error").search(q, 3)
+    with pytest.raises(EngineError, match=r"not JSON.*oops"):
+        create_engine("http", url=search_server + "/notjson").search(q, 3)
+    with pytest.raises(EngineError, match="no key 'items'"):
+        create_engine("http", url=search_server + "/search?q=x", results_path="items").search(q, 3)
+    with pytest.raises(EngineError, match="leads to an object, not a list"):
+        create_engine("http", url=search_server + "/search?q=x", results_path="hits").search(q, 3)
+    # the service holds documents, but its hits carry "_id", not the default "id"
+    create_engine("http", url=search_server + "/x", index_url=search_server + "/index").index(DOCS)
+    no_id = create_engine("http", url=search_server + "/search?q={query}", results_path="hits.hits")
+    with pytest.raises(EngineError, match="result 0: no key 'id'"):
+        no_id.search(Query("q", "fox"), 3)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"url": "ftp://x"}, "http:// or https://"),
+        ({"url": "http://x", "method": "PUT"}, "GET or POST"),
+        ({"url": "http://x", "method": "POST"}, "needs a 'body'"),
+        ({"url": "http://x", "timeout": 0}, "positive"),
+    ],
+)
+def test_http_options_are_checked(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        create_engine("http", **options)
+
+
+# -- run file ---------------------------------------------------------------------------------
+
+
+def test_run_file_answers_by_query_id(tmp_path: Path) -> None:
+    path = tmp_path / "bm25.run"
+    path.write_text(
+        "1 Q0 d3 1 2.5 bm25\n1 Q0 d1 2 7.0 bm25\n1 Q0 d2 3 7.0 bm25\n2 Q0 d9 1 1.0 bm25\n"
+    )
+    with create_engine("run_file", path=str(path)) as e:
+        e.index(DOCS)  # nothing to do
+        hits = e.search(Query("1", "text is ignored", kind="phrase"), 10)
+        # trec_eval order: score descending, ties by doc id descending
+        assert [(h.doc_id, h.score) for h in hits] == [("d2", 7.0), ("d1", 7.0), ("d3", 2.5)]
+        assert [h.doc_id for h in e.search(Query("1", ""), 1)] == ["d2"]
+        assert e.search(Query("3", "unknown query"), 10) == []
+        assert e.query_ids == ("1", "2")
+
+
+def test_run_file_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"missing\.run.*run file not found"):
+        create_engine("run_file", path=str(tmp_path / "missing.run"))
