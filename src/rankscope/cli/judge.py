@@ -141,7 +141,8 @@ def judge_command(
             hint="build the pool with --queries queries.jsonl",
         )
     prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
-    with JudgmentCache(cache or default_cache_path()) as store:
+    cache_path = cache or default_cache_path()
+    with JudgmentCache(cache_path) as store:
         judge = RelevanceJudge(prov, tmpl, store, fresh=fresh)
         est = estimate(pool, judge, settings, out)
         typer.echo(
@@ -175,6 +176,7 @@ def judge_command(
     typer.echo(f"labels: {labels}")
     typer.echo(f"tokens: {u.input_tokens} in + {u.output_tokens} out; cost {_money(u.cost_usd)}")
     typer.echo(f"wrote {out}/judgments.jsonl, {out}/qrels.txt, {out}/summary.json")
+    typer.echo(f"raw answers are also kept in the cache {cache_path}")
     if summary.failed:
         for q, d, why in summary.failed[:5]:
             _err(f"failed: query {q} doc {d}: {why}")
@@ -291,7 +293,10 @@ def agree_command(
     for lab, row in zip(a.labels, a.confusion, strict=True):
         typer.echo(f"{lab:>6}" + "".join(f"{v:>{width}}" for v in row))
     for r in rankings:
-        typer.echo(f"{r.measure}: Kendall's tau-b over {len(r.scores_a)} runs = {_fmt(r.tau_b)}")
+        typer.echo(
+            f"{r.measure}: Kendall's tau-b over {len(r.scores_a)} runs = {_fmt(r.tau_b)} "
+            f"(scored on the {r.queries} queries both qrels judge)"
+        )
         for name in r.order("a"):
             typer.echo(f"  {name:<30} {r.scores_a[name]:.4f} (human)  {r.scores_b[name]:.4f} (llm)")
 

@@ -197,6 +197,7 @@ class RankingAgreement:
     tau_b: float | None
     scores_a: dict[str, float]  # run -> mean under qrels a
     scores_b: dict[str, float]
+    queries: int  # queries judged by both, over which runs were scored
 
     def order(self, which: str = "a") -> list[str]:
         scores = self.scores_a if which == "a" else self.scores_b
@@ -213,9 +214,19 @@ def ranking_agreement(
 ) -> list[RankingAgreement]:
     """Kendall's tau-b between the orderings of ``runs`` under qrels ``a`` and under ``b``.
 
-    Runs are scored over the queries each qrels judges (trec_eval's default).
+    Both sides are scored over the queries both qrels judge, so that a difference in coverage
+    (LLM labels for a subset of queries, say) does not pass for a difference in judgments.
     """
-    from rankscope import evaluate  # type: ignore[attr-defined]
+    from rankscope import evaluate
+
+    shared = set(a.query_ids) & set(b.query_ids)
+    if not shared:
+        raise InputError(
+            "the two qrels have no query in common; system rankings cannot be compared",
+            value=(a.source, b.source),
+        )
+    a = _restrict(a, shared)
+    b = _restrict(b, shared)
 
     names = [r.name for r in runs]
     if len(set(names)) != len(names):
@@ -231,8 +242,13 @@ def ranking_agreement(
         sa = {n: float(res_a.mean(n)[m]) for n in names}
         sb = {n: float(res_b.mean(n)[m]) for n in names}
         tau = kendall_tau_b([sa[n] for n in names], [sb[n] for n in names])
-        out.append(RankingAgreement(m, tau, sa, sb))
+        out.append(RankingAgreement(m, tau, sa, sb, len(shared)))
     return out
+
+
+def _restrict(qrels: Qrels, queries: set[str]) -> Qrels:
+    data = {q: qrels.query(q) for q in qrels.query_ids if q in queries}
+    return Qrels.from_dict(data, source=qrels.source)
 
 
 __all__ = [

@@ -316,31 +316,36 @@ def judge_pool(
 
         submit_more()
         fatal: ProviderCallError | None = None
-        while pending:
-            finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in finished_now:
-                pending.discard(fut)
-                e = futures.pop(fut)
-                try:
-                    j = fut.result()
-                except ProviderCallError as err:
-                    if err.fatal:
-                        fatal = fatal or err
-                    failed.append((e.query_id, e.doc_id, str(err)))
+        try:
+            while pending:
+                finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in finished_now:
+                    pending.discard(fut)
+                    e = futures.pop(fut)
+                    try:
+                        j = fut.result()
+                    except ProviderCallError as err:
+                        if err.fatal:
+                            fatal = fatal or err
+                        failed.append((e.query_id, e.doc_id, str(err)))
+                        finished += 1
+                        if progress:
+                            progress(finished, total, None)
+                        continue
+                    with lock:
+                        sink.write(json.dumps(j.to_json(), ensure_ascii=False) + "\n")
+                        sink.flush()
+                        written += 1
+                        cached += j.cached
                     finished += 1
                     if progress:
-                        progress(finished, total, None)
-                    continue
-                with lock:
-                    sink.write(json.dumps(j.to_json(), ensure_ascii=False) + "\n")
-                    sink.flush()
-                    written += 1
-                    cached += j.cached
-                finished += 1
-                if progress:
-                    progress(finished, total, j)
-            if fatal is None:
-                submit_more()
+                        progress(finished, total, j)
+                if fatal is None:
+                    submit_more()
+        except BaseException:  # Ctrl-C: drop queued pairs; calls in flight still finish
+            for fut in pending:
+                fut.cancel()
+            raise
         if fatal is not None:
             raise fatal
 

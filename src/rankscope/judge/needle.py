@@ -315,7 +315,7 @@ class NeedleSummary:
     pass_rate_6_5: float
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: round(v, 6) if isinstance(v, float) else v for k, v in asdict(self).items()}
 
 
 def summarize(results: Sequence[QuestionResult], k: int) -> NeedleSummary:
