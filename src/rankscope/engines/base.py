@@ -8,13 +8,14 @@ It declares the query kinds it supports and refuses the others with
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
-from rankscope.errors import EngineError, UnsupportedQueryError
+from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
 QueryKind = Literal["query_string", "match", "multi_match", "phrase", "boolean"]
 QUERY_KINDS: tuple[QueryKind, ...] = ("query_string", "match", "multi_match", "phrase", "boolean")
@@ -148,7 +149,29 @@ def create_engine(name: str, **options: Any) -> Engine:
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise EngineError(f"unknown engine {name!r}; known engines: {known}") from None
+    _check_options(name, factory, options)
     return factory(**options)
+
+
+def _check_options(name: str, factory: Callable[..., Engine], options: Mapping[str, Any]) -> None:
+    """Refuse unknown or missing options with a ConfigError naming the accepted ones."""
+    try:
+        sig = inspect.signature(factory)
+    except (TypeError, ValueError):  # no introspectable signature: let the factory check
+        return
+    try:
+        sig.bind(**options)
+    except TypeError as exc:
+        accepted = ", ".join(
+            p.name
+            for p in sig.parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        )
+        raise ConfigError(
+            f"bad options for engine {name!r}: {exc}",
+            value=sorted(options),
+            hint=f"engine {name!r} accepts: {accepted or '(no options)'}",
+        ) from None
 
 
 def engine_names() -> list[str]:
