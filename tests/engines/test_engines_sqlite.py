@@ -115,7 +115,7 @@ def test_index_file_is_written_and_replaced(tmp_path: Path) -> None:
         e.index(DOCS)
         e.index(DOCS[:2])
     with sqlite3.connect(path) as conn:
-        assert conn.execute("SELECT count(*) FROM docs").fetchone() == (2,)
+        assert conn.execute("SELECT count(*) FROM rankscope_fts").fetchone() == (2,)
 
 
 def test_tokenizer_option(tmp_path: Path) -> None:
@@ -134,3 +134,15 @@ def test_closed_engine_refuses_work() -> None:
     e.close()
     with pytest.raises(EngineError, match="closed"):
         e.search(Query("q", "fox"), 3)
+
+
+def test_other_tables_in_the_database_are_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "app.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE docs (id TEXT)")
+        conn.execute("INSERT INTO docs VALUES ('keep')")
+    with create_engine("sqlite", path=str(path)) as e:
+        e.index(DOCS)
+        assert ids(e.search(Query("q", "bread"), 3)) == []
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT id FROM docs").fetchall() == [("keep",)]

@@ -27,7 +27,8 @@ from rankscope.engines._text import boolean_clauses, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
 
-_TABLE = "docs"
+# a specific name: a user may point ``path`` at a database that holds other tables
+_TABLE = "rankscope_fts"
 
 
 def fts_string(text: str) -> str:
