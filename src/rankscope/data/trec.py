@@ -141,14 +141,15 @@ def _as_bytes(data: Buffer) -> bytes:
 # --------------------------------------------------------------------------- fast path
 
 
-def _chunks(loaded: Loaded, size: int = 1 << 24) -> Iterator[bytes]:
-    """The input in pieces that end at line breaks, read without mapping the whole file."""
+def _chunks(loaded: Loaded, start: int, size: int = 1 << 24) -> Iterator[bytes]:
+    """The input from byte ``start`` in pieces, read without mapping the whole file."""
     if loaded.path is None:
         data = loaded.data
-        for lo in range(0, len(data), size):
+        for lo in range(start, len(data), size):
             yield bytes(data[lo : lo + size])
         return
     with loaded.path.open("rb") as fh:
+        fh.seek(start)
         rest = b""
         while True:
             block = fh.read(size)
@@ -165,15 +166,39 @@ def _chunks(loaded: Loaded, size: int = 1 << 24) -> Iterator[bytes]:
             yield block[:cut]
 
 
-def _plain_separator(loaded: Loaded, ncols: int) -> bytes | None:
+def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
+    """Leading lines that trec_eval skips, as (how many, byte offset after them).
+
+    Runs: blank and comment lines. Qrels: one comment line starting in the first column (the
+    line after it is data to trec_eval, whatever it holds).
+    """
+    head = bytes(data[: 1 << 16])
+    count = pos = 0
+    while count < 1000:
+        nl = head.find(b"\n", pos)
+        if nl < 0:
+            break
+        line = head[pos:nl]
+        if ncols == 6:
+            word = line.strip()
+            if word and not word.startswith(b"#"):
+                break
+        elif count > 0 or not line.startswith(b"#"):
+            break
+        count += 1
+        pos = nl + 1
+    return count, pos
+
+
+def _plain_separator(loaded: Loaded, ncols: int, start: int) -> bytes | None:
     """The single field separator of a regular file, or ``None`` when the exact path is needed."""
     data = loaded.data
-    nl = data.find(b"\n")
-    first = bytes(data[: nl if nl >= 0 else len(data)]).rstrip(b"\r")
+    nl = data.find(b"\n", start)
+    first = bytes(data[start : nl if nl >= 0 else len(data)]).rstrip(b"\r")
     sep, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
     if len(first.split(sep)) != ncols:
         return None
-    for chunk in _chunks(loaded):
+    for chunk in _chunks(loaded, start):
         for bad in (b"\0", b"\x0b", b"\x0c", other):
             if chunk.find(bad) >= 0:
                 return None
@@ -190,7 +215,8 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     trec_eval's coincide: one separator (space or tab) used once between fields, no other
     whitespace, no blank or comment lines, every field non-empty, numbers in plain notation.
     """
-    sep = _plain_separator(loaded, ncols)
+    skipped, start = _header_lines(loaded.data, ncols)
+    sep = _plain_separator(loaded, ncols, start)
     if sep is None:
         return None
     names = [f"f{i}" for i in range(ncols)]
@@ -198,10 +224,13 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     value_col = "f4" if ncols == 6 else "f3"
     types[value_col] = pa.float64() if ncols == 6 else pa.int64()
     try:
+        if loaded.path is not None:
+            stream = pa.OSFile(str(loaded.path))
+            stream.seek(start)
+        else:
+            stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(start))
         reader = pcsv.open_csv(
-            pa.input_stream(str(loaded.path), compression=None)
-            if loaded.path is not None
-            else pa.BufferReader(pa.py_buffer(loaded.data)),
+            stream,
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24, use_threads=True),
             parse_options=pcsv.ParseOptions(
                 delimiter=sep.decode(),
@@ -247,7 +276,11 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     vals = pa.chunked_array(values).to_numpy()
     if ncols == 6 and not np.all(np.isfinite(vals)):
         return None
-    return _Columns(QueryBlocks.concat(qids), pa.chunked_array(docs), vals, lines=None, runid=runid)
+    lines = None  # row i is line i + 1 ...
+    if skipped:  # ... unless header lines were skipped
+        lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
+    blocks = QueryBlocks.concat(qids)
+    return _Columns(blocks, pa.chunked_array(docs), vals, lines=lines, runid=runid)
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")

@@ -1,0 +1,80 @@
+"""trec_eval's reading rules on small hand-made files, on both the fast and the exact path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from rankscope.data import Run
+from rankscope.data._source import Loaded, Warner, Where
+from rankscope.data.trec import _fast_columns, read_trec_qrels, read_trec_run
+from rankscope.errors import FormatError
+
+
+def _run(text: bytes, fast: bool) -> Run:
+    loaded = Loaded(Where("r.txt"), text, None)
+    return read_trec_run(loaded, name=None, strict=True, warn=Warner(None), fast=fast)
+
+
+BODY = b"".join(b"%d Q0 d%d %d %d.5 tag\n" % (i % 7, i, i, i % 5) for i in range(60))
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        BODY.replace(b"\n", b"\r\n"),  # CRLF line ends
+        b"# written by a tool\n\n   # indented comment\n" + BODY,  # header comments
+        BODY.replace(b" Q0 ", b"\tQ0\t  "),  # padded, mixed separators
+        BODY.rstrip(b"\n"),  # no final newline
+        BODY + b"\n\n  \n",  # trailing blank lines
+        BODY.replace(b"tag\n", b"tag extra words here\n"),  # ignored trailing words
+    ],
+)
+def test_variants_read_like_the_plain_file(
+    variant: bytes, same_run: Callable[[Run, Run], None]
+) -> None:
+    plain = _run(BODY, fast=False)
+    same_run(_run(variant, fast=False), plain)
+    same_run(_run(variant, fast=True), plain)
+
+
+def test_fast_path_takes_header_comments_and_crlf() -> None:
+    for text in (BODY.replace(b"\n", b"\r\n"), b"# header\n\n" + BODY):
+        assert _fast_columns(Loaded(Where("r"), text, None), 6) is not None
+    lone_cr = BODY.replace(b" Q0 ", b" Q0\r", 1)
+    assert _fast_columns(Loaded(Where("r"), lone_cr, None), 6) is None
+
+
+def test_lone_cr_is_whitespace(same_run: Callable[[Run, Run], None]) -> None:
+    same_run(_run(BODY.replace(b" Q0 ", b"\rQ0\x0b", 3), fast=True), _run(BODY, fast=False))
+
+
+def test_run_name_is_the_last_lines_runid() -> None:
+    text = b"1 Q0 a 1 2 first\n1 Q0 b 2 1 second\n# trailing comment\n"
+    assert _run(text, fast=False).name == "second"
+    assert _run(text, fast=True).name == "second"
+
+
+def test_hash_starts_a_comment_only_at_the_start_of_a_run_line() -> None:
+    text = b"1 Q0 a#1 1 2 t\n  #1 Q0 b 2 1 t\n1 Q0 #c 3 0 t\n"
+    for fast in (False, True):
+        assert [d for d, _ in _run(text, fast).ranking("1")] == ["a#1", "#c"]
+
+
+def test_error_lines_count_skipped_header_lines() -> None:
+    text = b"# header\n\n" + BODY + b"3 Q0 d3 1 9 tag\n"
+    for fast in (False, True):
+        with pytest.raises(FormatError, match=r"r\.txt:63: duplicate document 'd3' .*line 6\)"):
+            _run(text, fast)
+
+
+def test_qrels_first_comment_skipped_on_fast_path() -> None:
+    body = b"".join(b"%d 0 d%d %d\n" % (i % 3, i, i % 4) for i in range(30))
+    for text in (b"# judged by\n" + body, body):
+        loaded = Loaded(Where("q.txt"), text, None)
+        assert _fast_columns(loaded, 4) is not None
+        fast = read_trec_qrels(loaded, strict=True, warn=Warner(None), fast=True)
+        exact = read_trec_qrels(loaded, strict=True, warn=Warner(None), fast=False)
+        assert fast.to_dict() == exact.to_dict()
+        assert len(fast) == 30
