@@ -48,13 +48,22 @@ def _hybrid_members(members: Any, model: str | None) -> Any:
     return out
 
 
+def reranker_options(reranker: str) -> dict[str, Any]:
+    """``"embedding"`` / ``"embedding:<model>"`` rerank by embedding cosine; any other value
+    names a cross-encoder model."""
+    mode, _, model = reranker.partition(":")
+    if mode == "embedding":
+        return {"mode": "embedding", **({"model": model} if model else {})}
+    return {"mode": "cross-encoder", "model": reranker}
+
+
 def build_engine(config: BenchConfig) -> Engine:
     """Create the configuration's engine; a reranker wraps it (``rerank`` engine)."""
     engine = create_engine(config.engine, **engine_options(config))
     if config.reranker is None:
         return engine
     try:
-        return create_engine("rerank", base=engine, model=config.reranker)
+        return create_engine("rerank", engine=engine, **reranker_options(config.reranker))
     except BaseException:
         engine.close()
         raise

@@ -43,25 +43,17 @@ def evaluate_runs(
     """Evaluate several runs (``{name: {qid: {doc: score}}}``) against the same judgments."""
     if not runs:
         return {}
-    try:
-        from rankscope.metrics.evaluate import evaluate
-    except ImportError:
-        return _evaluate_with_pytrec_eval(qrels, runs, measures, depth, rel_level)
+    from rankscope.metrics.evaluate import evaluate
 
     run_values = [Run.from_dict(dict(ranking), name=name) for name, ranking in runs.items()]
-    try:
-        results = evaluate(
-            qrels,
-            run_values,
-            measures=tuple(measures),
-            depth=depth,
-            rel_level=rel_level,
-            average_over_qrels=True,
-        )
-    except ModuleNotFoundError as error:
-        if not (error.name or "").startswith("rankscope."):
-            raise
-        return _evaluate_with_pytrec_eval(qrels, runs, measures, depth, rel_level)
+    results = evaluate(
+        qrels,
+        run_values,
+        measures=tuple(measures),
+        depth=depth,
+        rel_level=rel_level,
+        average_over_qrels=True,
+    )
     out: dict[str, Evaluation] = {}
     for name in runs:
         mean = {m: float(v) for m, v in results.mean(run=name).items()}
@@ -72,45 +64,3 @@ def evaluate_runs(
         out[name] = Evaluation(mean=mean, per_query=per_query)
     return out
 
-
-_TREC_NAMES = {"map": "map", "mrr": "recip_rank"}
-_TREC_PREFIX = {"ndcg": "ndcg_cut", "P": "P", "recall": "recall", "hit": "success"}
-
-
-def _evaluate_with_pytrec_eval(
-    qrels: Qrels,
-    runs: Mapping[str, Mapping[str, Mapping[str, float]]],
-    measures: Sequence[str],
-    depth: int,
-    rel_level: int,
-) -> dict[str, Evaluation]:
-    # Stop-gap for environments without rankscope.metrics.evaluate: same semantics via trec_eval.
-    import pytrec_eval
-
-    names: dict[str, str] = {}
-    for m in measures:
-        if m in _TREC_NAMES:
-            names[m] = _TREC_NAMES[m]
-        else:
-            prefix, _, k = m.partition("@")
-            names[m] = f"{_TREC_PREFIX[prefix]}_{k}"
-    wanted = {n.rsplit("_", 1)[0] if n[-1].isdigit() else n for n in names.values()}
-    judged = qrels.to_dict()
-    evaluator = pytrec_eval.RelevanceEvaluator(judged, wanted, relevance_level=rel_level)
-    out: dict[str, Evaluation] = {}
-    for name, ranking in runs.items():
-        truncated = {}
-        for qid, scores in ranking.items():
-            if qid in judged:
-                top = sorted(scores.items(), key=lambda ds: (-ds[1], ds[0]))[:depth]
-                truncated[qid] = dict(top)
-        raw = evaluator.evaluate(truncated)
-        per_query = {
-            q: {m: float(raw.get(q, {}).get(names[m], 0.0)) for m in measures} for q in judged
-        }
-        mean = {
-            m: sum(v[m] for v in per_query.values()) / len(per_query) if per_query else 0.0
-            for m in measures
-        }
-        out[name] = Evaluation(mean=mean, per_query=per_query)
-    return out

@@ -1,0 +1,121 @@
+"""``rankscope bench`` and ``rankscope demo`` through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rankscope.cli.app import main
+
+DOCS = [
+    {"_id": "a", "title": "Apples", "text": "apples are red or green fruit"},
+    {"_id": "b", "title": "Bananas", "text": "bananas are long yellow fruit"},
+    {"_id": "c", "title": "Cars", "text": "cars have four wheels and an engine"},
+]
+
+
+def tiny_suite(tmp_path: Path) -> Path:
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in DOCS))
+    path = tmp_path / "tiny.yaml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            name: tiny
+            corpus: {type: jsonl, path: docs.jsonl}
+            settings: {k: [1, 2], max_k: 3, warmup: 0, repeats: 1}
+            queries:
+              - {id: q1, text: red fruit, category: food, judgments: {a: 3, b: 1}}
+              - {id: q2, text: yellow banana, category: food, judgments: {b: 3}}
+              - {id: q3, text: engine wheels, category: cars, judgments: {c: 2}}
+            engines:
+              - {name: lite, engine: sqlite}
+              - {name: lite-chunks, engine: sqlite, chunking: {size: 3, overlap: 1}}
+            """
+        )
+    )
+    return path
+
+
+def test_bench_prints_table_and_writes_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    out = tmp_path / "out"
+    assert main(["bench", str(suite), "--out", str(out), "--quiet", "--by-category"]) == 0
+    printed = capsys.readouterr().out
+    assert "lite-chunks" in printed and "nDCG@10" in printed and "p50 ms" in printed
+    assert "category food" in printed and "Best balance" in printed
+    assert {p.name for p in (out / "runs").iterdir()} == {"lite.trec", "lite-chunks.trec"}
+    assert (out / "results.json").is_file() and (out / "suite.resolved.yaml").is_file()
+
+    # the second run resumes; --config picks one; JSON goes to stdout
+    assert main(["bench", str(suite), "-o", str(out), "-q", "-c", "lite", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in data["configurations"]] == ["lite"]
+    assert data["configurations"][0]["resumed"] is True
+
+    assert main(["bench", str(suite), "-o", str(out), "-q", "--fresh", "-f", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.startswith("## tiny") and "| lite |" in markdown
+
+
+def test_bench_bad_suite_exits_nonzero_with_message_and_no_traceback(tmp_path: Path) -> None:
+    suite = tiny_suite(tmp_path)
+    suite.write_text(suite.read_text().replace("{id: q2, text: yellow banana,", "{id: q2, kind: x,"))
+    done = subprocess.run(
+        [sys.executable, "-m", "rankscope", "bench", str(suite), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{suite}:7" in done.stderr
+    assert "queries[1].kind" in done.stderr and "queries[1].text" in done.stderr
+
+
+def test_bench_unknown_config_and_missing_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    assert main(["bench", str(suite), "-o", str(tmp_path / "o"), "-c", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert "no configuration named 'nope'" in err and "lite-chunks" in err
+    assert main(["bench", str(tmp_path / "missing.yaml")]) == 2
+    assert "suite file not found" in capsys.readouterr().err
+
+
+def test_bench_preset_runs_its_configurations(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    code = main(
+        ["bench", str(suite), "-o", str(tmp_path / "o"), "-q", "--preset", "quick", "-f", "json"]
+    )
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in data["configurations"]][:2] == ["sqlite", "sqlite-c256o32"]
+
+
+def test_demo_lexical_only_when_embeddings_are_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rankscope.suite
+
+    monkeypatch.setattr(rankscope.suite, "embeddings_available", lambda: False)
+    assert main(["demo", "--out", str(tmp_path / "demo"), "--quiet", "-f", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "lexical engines only" in captured.err
+    data = json.loads(captured.out)
+    names = [c["name"] for c in data["configurations"]]
+    assert len(names) >= 3
+    assert all(c["status"] == "ok" for c in data["configurations"])
+    assert not any(c["config"]["engine"] in {"vector", "hybrid"} for c in data["configurations"])
+    chunkings = {json.dumps(c["config"]["chunking"]) for c in data["configurations"]}
+    assert len(chunkings) >= 2  # whole documents and chunks
+    assert data["suite"]["num_judged_queries"] >= 50
