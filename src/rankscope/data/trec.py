@@ -294,7 +294,11 @@ def _fast_columns_normalised(loaded: Loaded, ncols: int) -> _Columns | None:
     reads any run of blanks as one separator, so collapsing them changes nothing it sees, and
     lines stay where they were, so line numbers in messages stay right.
     """
-    data = _as_bytes(loaded.data)
+    raw = loaded.data
+    mixed = raw.find(b"\t") >= 0 and raw.find(b" ") >= 0
+    if not mixed and all(raw.find(c) < 0 for c in (b"\r", b"\x0b", b"\x0c")):
+        return None  # the fast path failed for another reason than whitespace
+    data = _as_bytes(raw)
     if data.find(b"\0") >= 0:
         return None
     text = _EDGE_BLANK.sub(b"", _RUNS_OF_BLANKS.sub(b" ", data))

@@ -1,0 +1,273 @@
+"""End-to-end and evaluate-only timings: rankscope vs pytrec_eval, ranx and ir_measures.
+
+Measures {map, ndcg_cut.10, P.10, recall.100, recip_rank} on the files written by
+``bench/make_data.py`` (default ``bench/data/run.txt`` and ``bench/data/qrels.txt``). Each tool runs
+in its own subprocess, so imports, caches and peak memory (``ru_maxrss``) do not leak between
+them. For every tool the worker times reading the files the way its users do, then evaluation;
+ranx compiles its kernels with numba on first use, so ranx first evaluates a tiny run (the JIT
+warm-up, timed apart) and then the real one. rankscope also gets a parse-only row.
+
+Usage::
+
+    python bench/make_data.py
+    python bench/bench_eval.py [--data bench/data] [--out bench/RESULTS.md] [--tools ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TOOLS = ("rankscope-parse", "rankscope", "pytrec_eval", "ranx", "ir_measures")
+MEASURE_KEYS = ("map", "ndcg@10", "P@10", "recall@100", "mrr")
+
+
+def _clock() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def _since(start: tuple[float, float]) -> dict[str, float]:
+    wall, cpu = _clock()
+    return {"wall": wall - start[0], "cpu": cpu - start[1]}
+
+
+def _plain_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    with path.open() as fh:
+        for line in fh:
+            q, _, d, r = line.split()
+            qrels.setdefault(q, {})[d] = int(r)
+    return qrels
+
+
+def _plain_run(path: Path) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    with path.open() as fh:
+        for line in fh:
+            q, _, d, _, s, _ = line.split()[:6]
+            run.setdefault(q, {})[d] = float(s)
+    return run
+
+
+def _worker_rankscope(qrels_path: Path, run_path: Path, parse_only: bool) -> dict[str, Any]:
+    t = _clock()
+    from rankscope import evaluate
+    from rankscope.data import read_qrels, read_run
+
+    out: dict[str, Any] = {"import": _since(t)}
+    t = _clock()
+    run = read_run(run_path)
+    out["parse_run"] = _since(t)
+    t = _clock()
+    qrels = read_qrels(qrels_path)
+    out["parse_qrels"] = _since(t)
+    if parse_only:
+        return out
+    t = _clock()
+    res = evaluate(qrels, run, measures=("map", "ndcg@10", "P@10", "recall@100", "mrr"))
+    out["evaluate"] = _since(t)
+    means = res.mean()
+    out["means"] = {k: means[k] for k in MEASURE_KEYS}
+    return out
+
+
+def _worker_pytrec_eval(qrels_path: Path, run_path: Path) -> dict[str, Any]:
+    t = _clock()
+    import pytrec_eval
+
+    out: dict[str, Any] = {"import": _since(t)}
+    t = _clock()
+    run = _plain_run(run_path)
+    out["parse_run"] = _since(t)
+    t = _clock()
+    qrels = _plain_qrels(qrels_path)
+    out["parse_qrels"] = _since(t)
+    names = {"map", "ndcg_cut.10", "P.10", "recall.100", "recip_rank"}
+    t = _clock()
+    per_query = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
+    out["evaluate"] = _since(t)
+    keys = {"map": "map", "ndcg@10": "ndcg_cut_10", "P@10": "P_10", "recall@100": "recall_100"}
+    keys["mrr"] = "recip_rank"
+    n = len(per_query)
+    out["means"] = {k: sum(v[m] for v in per_query.values()) / n for k, m in keys.items()}
+    return out
+
+
+def _worker_ranx(qrels_path: Path, run_path: Path) -> dict[str, Any]:
+    t = _clock()
+    import ranx
+
+    out: dict[str, Any] = {"import": _since(t)}
+    metrics = ["map", "ndcg@10", "precision@10", "recall@100", "mrr"]
+    t = _clock()
+    tiny_q = ranx.Qrels({"q": {"a": 1, "b": 0}})
+    tiny_r = ranx.Run({"q": {"a": 1.0, "b": 2.0, "c": 0.5}})
+    ranx.evaluate(tiny_q, tiny_r, metrics)
+    out["jit_warmup"] = _since(t)
+    t = _clock()
+    run = ranx.Run.from_file(str(run_path), kind="trec")
+    out["parse_run"] = _since(t)
+    t = _clock()
+    qrels = ranx.Qrels.from_file(str(qrels_path), kind="trec")
+    out["parse_qrels"] = _since(t)
+    t = _clock()
+    means = ranx.evaluate(qrels, run, metrics)
+    out["evaluate"] = _since(t)
+    out["means"] = dict(zip(MEASURE_KEYS, (float(means[m]) for m in metrics), strict=True))
+    return out
+
+
+def _worker_ir_measures(qrels_path: Path, run_path: Path) -> dict[str, Any]:
+    t = _clock()
+    import ir_measures
+    from ir_measures import AP, RR, P, R, nDCG
+
+    out: dict[str, Any] = {"import": _since(t)}
+    # ir_measures' readers are lazy generators: materialise them so parsing is timed apart.
+    t = _clock()
+    run = list(ir_measures.read_trec_run(str(run_path)))
+    out["parse_run"] = _since(t)
+    t = _clock()
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    out["parse_qrels"] = _since(t)
+    measures = [AP, nDCG @ 10, P @ 10, R @ 100, RR]
+    t = _clock()
+    agg = ir_measures.calc_aggregate(measures, qrels, run)
+    out["evaluate"] = _since(t)
+    out["means"] = dict(zip(MEASURE_KEYS, (float(agg[m]) for m in measures), strict=True))
+    return out
+
+
+WORKERS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
+    "rankscope-parse": lambda q, r: _worker_rankscope(q, r, parse_only=True),
+    "rankscope": lambda q, r: _worker_rankscope(q, r, parse_only=False),
+    "pytrec_eval": _worker_pytrec_eval,
+    "ranx": _worker_ranx,
+    "ir_measures": _worker_ir_measures,
+}
+
+
+def _run_worker(tool: str, qrels: Path, run: Path, timeout: float) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--worker", tool, "--qrels", str(qrels), "--run", str(run)]
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"error": f"exit {proc.returncode}: {' | '.join(tail)}"}
+    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["process_wall"] = wall
+    return result
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _fmt(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds:.2f}"
+
+
+def _row(tool: str, r: dict[str, Any]) -> str:
+    if "error" in r:
+        return f"| {tool} | {r['error']} | | | | | |"
+    parse = r["parse_run"]["wall"] + r["parse_qrels"]["wall"]
+    ev = r.get("evaluate", {}).get("wall")
+    total = parse + (ev or 0.0)
+    jit = r.get("jit_warmup", {}).get("wall")
+    cpu = r["parse_run"]["cpu"] + r["parse_qrels"]["cpu"] + r.get("evaluate", {}).get("cpu", 0.0)
+    return (
+        f"| {tool} | {_fmt(r['parse_run']['wall'])} | {_fmt(parse)} | {_fmt(ev)} | "
+        f"{_fmt(total if ev is not None else None)} | {_fmt(cpu)} | {_fmt(jit)} | "
+        f"{r['maxrss_mb']:.0f} |"
+    )
+
+
+def main() -> None:
+    here = Path(__file__).resolve().parent
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=here / "data")
+    ap.add_argument("--out", type=Path, default=here / "RESULTS.md")
+    ap.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
+    ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
+    ap.add_argument("--qrels", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--run", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.worker:
+        result = WORKERS[args.worker](args.qrels, args.run)
+        result["maxrss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(json.dumps(result))
+        return
+
+    qrels, run = args.data / "qrels.txt", args.data / "run.txt"
+    if not (qrels.is_file() and run.is_file()):
+        sys.exit(f"missing {qrels} or {run}; run bench/make_data.py first")
+    results: dict[str, dict[str, Any]] = {}
+    load_before = os.getloadavg()
+    for tool in args.tools:
+        print(f"running {tool} ...", file=sys.stderr, flush=True)
+        results[tool] = _run_worker(tool, qrels, run, args.timeout)
+        print(f"  {json.dumps(results[tool])}", file=sys.stderr, flush=True)
+    load_after = os.getloadavg()
+
+    n_lines = sum(1 for _ in run.open("rb"))
+    lines = [
+        "# Evaluation benchmark",
+        "",
+        f"Data: `{run}` ({n_lines:,} lines, {run.stat().st_size / 2**20:.0f} MiB) and `{qrels}`,",
+        "from `bench/make_data.py` (10,000 queries x 1,000 docs; 30 judged docs per query).",
+        "Measures: map, ndcg_cut.10, P.10, recall.100, recip_rank.",
+        "",
+        f"Machine: `nproc` = {os.cpu_count()}, CPU: {_cpu_model()}, Python "
+        f"{platform.python_version()}. Load average before/after: "
+        f"{load_before[0]:.1f} / {load_after[0]:.1f} (other work shares this machine, so wall "
+        "times are noisy; CPU seconds are steadier).",
+        "",
+        "Command: `" + " ".join([Path(sys.executable).name, *sys.argv]) + "`",
+        "",
+        "Times in seconds (wall clock unless noted); each tool in its own process.",
+        "",
+        "| tool | parse run | parse run + qrels | evaluate only | end-to-end | end-to-end CPU "
+        "| JIT warm-up | peak RSS (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    lines += [_row(tool, r) for tool, r in results.items()]
+    lines += ["", "Mean values (all tools should agree):", ""]
+    lines += ["| tool | " + " | ".join(MEASURE_KEYS) + " |", "|---|" + "---:|" * len(MEASURE_KEYS)]
+    for tool, r in results.items():
+        if "means" in r:
+            vals = " | ".join(f"{r['means'][k]:.4f}" for k in MEASURE_KEYS)
+            lines.append(f"| {tool} | {vals} |")
+    lines += [
+        "",
+        "Notes: pytrec_eval is fed dicts parsed with plain Python (`line.split()`), as its users "
+        "do; ranx reads with `Run.from_file(kind='trec')`; ir_measures' readers are generators, "
+        "materialised with `list()` so parsing is timed apart from `calc_aggregate`.",
+        "",
+    ]
+    args.out.write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
