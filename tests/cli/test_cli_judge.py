@@ -55,18 +55,9 @@ def _grade_of(req: RecordedRequest) -> int:
     return 0
 
 
-def _run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rankscope", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
-
-
-def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
+def test_kill_mid_run_then_resume_pays_nothing_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     pool = tmp_path / "pool.jsonl"
     _write_pool(pool, 12)
     stop_after = 5
@@ -82,6 +73,8 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
         return Reply(f"##final score: {int(passage.split()[1]) % 4}")
 
     env = _env(tmp_path)
+    for name in ("ANTHROPIC_API_KEY", "RANKSCOPE_CACHE_DIR"):
+        monkeypatch.setenv(name, env[name])
     out = tmp_path / "out"
     args = [
         "judge", str(pool), "--provider", "anthropic", "--model", "claude-haiku",
@@ -89,6 +82,7 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
     ]  # fmt: skip
     with ScriptedLLMServer(handler, api_key="test-key") as server:
         args += ["--base-url", server.base_url]
+        # the first run is a separate process, killed (SIGKILL) while a call is in flight
         proc = subprocess.Popen(
             [sys.executable, "-m", "rankscope", *args],
             env=env,
@@ -97,7 +91,7 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
         )
         try:
-            assert server.wait_for_requests(stop_after + 1, timeout=60), "client never got going"
+            assert server.wait_for_requests(stop_after + 1, timeout=90), "client never got going"
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=30)
@@ -108,11 +102,11 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
         assert len(rows) == stop_after  # everything paid for was written before the kill
 
         state["hang"] = False
-        done = _run_cli(args, env)
-        assert done.returncode == 0, done.stderr
+        assert main(args) == 0
+        done = capsys.readouterr().out
         paid = [r.prompt for r in server.requests if r.outcome == "answered"]
     assert len(paid) == 12 and len(set(paid)) == 12  # no pair was paid for twice
-    assert "5 already in" in done.stdout and "7 calls to make" in done.stdout
+    assert "5 already in" in done and "7 calls to make" in done
     labels = {json.loads(x)["doc_id"]: json.loads(x)["label"] for x in
               (out / "judgments.jsonl").read_text().splitlines()}  # fmt: skip
     assert labels == {f"d{i}": i % 4 for i in range(12)}
@@ -121,12 +115,10 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(tmp_path: Path) -> None:
 
     # a repeat run into a new folder is answered by the cache: the server sees nothing new
     with ScriptedLLMServer(handler, api_key="test-key") as server2:
-        again = _run_cli(
-            [*args[:-2], "--base-url", server2.base_url, "--out", str(tmp_path / "b")], env
-        )
-        assert again.returncode == 0, again.stderr
+        again = [*args[:-2], "--base-url", server2.base_url, "--out", str(tmp_path / "b")]
+        assert main(again) == 0
         assert server2.request_count == 0
-    assert "12 cached, 0 calls" in again.stdout
+    assert "12 cached, 0 calls" in capsys.readouterr().out
 
 
 def test_dry_run_prints_calls_tokens_cost_and_sends_nothing(

@@ -22,7 +22,6 @@ from rankscope.judge.needle import (
     run_needle,
     summarize,
 )
-from rankscope.judge.providers import make_provider
 from rankscope.testing.llm_server import Fail, Hang, Reply
 
 
@@ -46,7 +45,7 @@ def test_parse_grade(answer: str, grade: int | None) -> None:
 
 
 def _grader(server, settings):  # type: ignore[no-untyped-def]
-    return RetrievalGrader(make_provider("anthropic", None, settings, base_url=server.base_url))
+    return RetrievalGrader.create("anthropic", None, settings, base_url=server.base_url)
 
 
 def test_grader_over_http_never_raises(server, keys, fast_settings, caplog) -> None:  # type: ignore[no-untyped-def]

@@ -119,6 +119,19 @@ def test_openai_compatible_server_from_config(tmp_path, monkeypatch) -> None:  #
         assert done.text == "2" and done.cost_usd == 0.0
         assert local.requests[0].model == "qwen2.5-7b-instruct"
         assert local.requests[0].headers["authorization"] == "Bearer not-needed"
+        assert local.requests[0].body["max_tokens"] == settings.max_tokens
+
+
+def test_openai_token_limit_parameter(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    with ScriptedLLMServer(lambda r: Reply("2")) as srv:
+        cfg = tmp_path / "judge.yaml"
+        cfg.write_text(
+            f"providers:\n  newer:\n    kind: openai\n    base_url: {srv.openai_base_url}\n"
+            "    api_key_env: null\n    token_limit_param: max_completion_tokens\n"
+        )
+        make_provider("newer", "gpt-4.1", load_settings(cfg)).complete("q")
+        body = srv.requests[0].body
+    assert body["max_completion_tokens"] == 512 and "max_tokens" not in body
 
 
 def test_toml_config_and_bad_values(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -1,1 +1,74 @@
-"""judge"""
+"""Getting judgments: pooling, LLM relevance labels, annotation import, agreement, RAG grading.
+
+Nothing here imports an LLM SDK until a provider is created.
+"""
+
+from rankscope.judge.agreement import (
+    LabelAgreement,
+    RankingAgreement,
+    cohen_kappa,
+    confusion_matrix,
+    kendall_tau_b,
+    label_agreement,
+    ranking_agreement,
+)
+from rankscope.judge.annotations import import_annotations, merge_qrels, read_annotations
+from rankscope.judge.cache import JudgmentCache, default_cache_path
+from rankscope.judge.config import JudgeSettings, load_settings
+from rankscope.judge.judging import Judgment, RelevanceJudge, estimate, judge_pool
+from rankscope.judge.needle import (
+    GradeResult,
+    NeedleQuestion,
+    NeedleSummary,
+    PositionWeights,
+    QuestionResult,
+    RetrievalGrader,
+    RetrievalMetrics,
+    read_questions,
+    run_needle,
+)
+from rankscope.judge.pool import Pool, PoolEntry, build_pool, read_pool, write_pool
+from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
+from rankscope.judge.providers import Completion, Provider, ProviderCallError, make_provider
+
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "Completion",
+    "GradeResult",
+    "JudgeSettings",
+    "Judgment",
+    "JudgmentCache",
+    "LabelAgreement",
+    "NeedleQuestion",
+    "NeedleSummary",
+    "Pool",
+    "PoolEntry",
+    "PositionWeights",
+    "PromptTemplate",
+    "Provider",
+    "ProviderCallError",
+    "QuestionResult",
+    "RankingAgreement",
+    "RelevanceJudge",
+    "RetrievalGrader",
+    "RetrievalMetrics",
+    "build_pool",
+    "cohen_kappa",
+    "confusion_matrix",
+    "default_cache_path",
+    "estimate",
+    "import_annotations",
+    "judge_pool",
+    "kendall_tau_b",
+    "label_agreement",
+    "load_settings",
+    "make_provider",
+    "merge_qrels",
+    "parse_label",
+    "ranking_agreement",
+    "read_annotations",
+    "read_pool",
+    "read_questions",
+    "run_needle",
+    "write_pool",
+]

@@ -43,6 +43,10 @@ class ProviderSettings(BaseModel):
     base_url: str | None = None
     api_key_env: str | None = None
     default_model: str | None = None
+    #: OpenAI kind only: the name of the answer-length parameter. OpenAI's current models take
+    #: ``max_completion_tokens``; many compatible servers only know ``max_tokens``. Default:
+    #: the former for OpenAI itself, the latter when a ``base_url`` is set.
+    token_limit_param: Literal["max_tokens", "max_completion_tokens"] | None = None
 
 
 class Price(BaseModel):

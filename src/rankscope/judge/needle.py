@@ -23,6 +23,7 @@ import yaml
 
 from rankscope.engines.base import Hit
 from rankscope.errors import FormatError, InputError
+from rankscope.judge.config import JudgeSettings
 from rankscope.judge.io import iter_jsonl
 from rankscope.judge.providers import Provider
 
@@ -115,6 +116,20 @@ class RetrievalGrader:
         self.provider = provider
         self.template = template
         self.max_chunk_chars = max_chunk_chars
+
+    @classmethod
+    def create(
+        cls,
+        provider: str = "anthropic",
+        model: str | None = None,
+        settings: JudgeSettings | None = None,
+        *,
+        base_url: str | None = None,
+    ) -> RetrievalGrader:
+        """A grader on a named provider; the default model is the provider's (Sonnet-class)."""
+        from rankscope.judge.providers import make_provider
+
+        return cls(make_provider(provider, model, settings, base_url=base_url))
 
     def prompt(self, question: str, expected_answer: str, chunks: Sequence[str]) -> str:
         body = (

@@ -285,10 +285,15 @@ class OpenAIProvider(Provider):
         *,
         api_key: str,
         base_url: str | None = None,
+        token_limit_param: str | None = None,
         **kw: Any,
     ) -> None:
         super().__init__(model, settings, **kw)
         import openai
+
+        self._limit_param = token_limit_param or (
+            "max_tokens" if base_url else "max_completion_tokens"
+        )
 
         self._sdk = openai
         self._client = openai.OpenAI(
@@ -300,16 +305,15 @@ class OpenAIProvider(Provider):
         if system:
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": prompt})
-        extra: dict[str, Any] = {}
+        args: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            self._limit_param: max_tokens,
+        }
         if self.settings.temperature is not None:
-            extra["temperature"] = self.settings.temperature
+            args["temperature"] = self.settings.temperature
         try:
-            raw = self._client.chat.completions.with_raw_response.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]
-                max_tokens=max_tokens,
-                **extra,
-            )
+            raw = self._client.chat.completions.with_raw_response.create(**args)
             resp = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
@@ -359,10 +363,20 @@ def make_provider(
                 f"{env or '(none configured)'}, or point --base-url at a server that needs none"
             )
         key = _PLACEHOLDER_KEY
-    cls: type[AnthropicProvider | OpenAIProvider] = (
-        AnthropicProvider if conf.kind == "anthropic" else OpenAIProvider
+    if conf.kind == "anthropic":
+        return AnthropicProvider(
+            model, settings, api_key=key, base_url=url, name=name, meter=meter, sleep=sleep
+        )
+    return OpenAIProvider(
+        model,
+        settings,
+        api_key=key,
+        base_url=url,
+        token_limit_param=conf.token_limit_param,
+        name=name,
+        meter=meter,
+        sleep=sleep,
     )
-    return cls(model, settings, api_key=key, base_url=url, name=name, meter=meter, sleep=sleep)
 
 
 __all__ = [
