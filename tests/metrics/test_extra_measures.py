@@ -6,7 +6,10 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from rankscope import evaluate
 from rankscope.data import Qrels, Run
 from rankscope.metrics.align import align
 from rankscope.metrics.extra import extra_measures
@@ -139,3 +142,89 @@ def test_queries_with_empty_rankings_score_zero() -> None:
     for m in ms:
         assert got[m][a.query_ids.index("q1")] == 0.0, m
         assert got[m][a.query_ids.index("q2")] > 0.0, m
+
+
+# ---------------------------------------------------------------- against a plain reference
+def _reference(
+    qrels: dict[str, dict[str, int]],
+    run: dict[str, dict[str, float]],
+    name: str,
+    k: int | None,
+    *,
+    depth: int | None,
+    judged_only: bool,
+    rel_level: int,
+) -> dict[str, float]:
+    """The extras written the obvious way, one query at a time."""
+    out: dict[str, float] = {}
+    level = max(rel_level, 0)
+    for q in sorted(set(qrels) & set(run)):
+        judged = qrels[q]
+        ranked = sorted(run[q], key=lambda d: d.encode(), reverse=True)  # ties: doc id desc
+        ranked.sort(key=lambda d: -run[q][d])  # stable: score descending
+        ranked = ranked[:depth] if depth is not None else ranked
+        if judged_only:
+            ranked = [d for d in ranked if d in judged and judged[d] >= 0]
+        top = ranked if k is None else ranked[:k]
+        rel = [d in judged and judged[d] >= level for d in top]
+        num_rel = sum(1 for g in judged.values() if g >= level)
+        if name == "hit":
+            out[q] = float(any(rel))
+        elif name == "judged":
+            out[q] = sum(d in judged for d in top) / len(top) if top else 0.0
+        elif name == "f1":
+            p = sum(rel) / (k if k is not None else len(ranked)) if (k or ranked) else 0.0
+            r = sum(rel) / num_rel if num_rel else 0.0
+            out[q] = 2 * p * r / (p + r) if p + r else 0.0
+        elif name == "mrr":
+            out[q] = next((1.0 / (i + 1) for i, x in enumerate(rel) if x), 0.0)
+        else:
+            gains = [2.0 ** judged[d] - 1 if x else 0.0 for d, x in zip(top, rel, strict=True)]
+            dcg = sum(g / L2(i + 2) for i, g in enumerate(gains))
+            ideal = sorted((2.0**g - 1 for g in judged.values() if g >= level), reverse=True)
+            ideal = ideal if k is None else ideal[:k]
+            idcg = sum(g / L2(i + 2) for i, g in enumerate(ideal))
+            out[q] = dcg / idcg if idcg else 0.0
+    return out
+
+
+@given(
+    data=st.data(),
+    depth=st.one_of(st.none(), st.integers(1, 12)),
+    judged_only=st.booleans(),
+    rel_level=st.integers(0, 3),
+)
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_extras_match_a_plain_reference(
+    data: st.DataObject, depth: int | None, judged_only: bool, rel_level: int
+) -> None:
+    docs = st.sampled_from([f"d{i}" for i in range(12)])
+    queries = st.sampled_from(["q1", "q2", "q3", "q10"])
+    qrels = data.draw(
+        st.dictionaries(queries, st.dictionaries(docs, st.integers(-1, 3), min_size=1), min_size=1)
+    )
+    run = data.draw(
+        st.dictionaries(
+            queries,
+            # few distinct scores, so that ties (broken by doc id) are common
+            st.dictionaries(docs, st.sampled_from([0.0, 0.5, 1.0, 2.0]), min_size=1),
+            min_size=1,
+        )
+    )
+    if not set(qrels) & set(run):
+        run[next(iter(qrels))] = {"d0": 1.0}
+    names = ["hit", "judged", "f1", "mrr", "ndcg_exp"]
+    cutoffs: list[int | None] = [None, 1, 3, 20]
+    wanted = [f"{n}@{k}" if k else n for n in names for k in cutoffs if k or n != "hit"]
+    results = evaluate(
+        qrels, run, wanted, depth=depth, judged_only=judged_only, rel_level=rel_level
+    )
+    per_query = results.per_query()
+    for measure in results.measure_objects:
+        k = None if measure.cutoff is None else int(measure.cutoff)
+        expected = _reference(
+            qrels, run, measure.name, k, depth=depth, judged_only=judged_only, rel_level=rel_level
+        )
+        assert set(per_query) == set(expected)
+        for q, value in expected.items():
+            assert per_query[q][str(measure)] == pytest.approx(value, abs=1e-12), (measure, q)
