@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankscope.data import Qrels, Run
 from rankscope.judge.agreement import (
@@ -103,3 +105,38 @@ def test_ranking_agreement_uses_evaluate() -> None:
     assert res[0].order("a") == ["good", "mid", "bad"]
     inverse = ranking_agreement(qrels, flipped, [good, mid, bad], ["map"])[0]
     assert inverse.tau_b is not None and inverse.tau_b < 0
+
+
+_labels = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3)), min_size=1, max_size=60)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_labels)
+def test_kappa_properties(pairs: list[tuple[int, int]]) -> None:
+    a = [x for x, _ in pairs]
+    b = [y for _, y in pairs]
+    for w in (None, "linear", "quadratic"):
+        k = cohen_kappa(a, b, w)
+        other = cohen_kappa(b, a, w)  # symmetric in the raters
+        assert (k is None) == (other is None)
+        if k is not None:
+            assert k == pytest.approx(other)
+            assert k <= 1.0 + 1e-9
+            if w is None:  # unweighted kappa is at least -1
+                assert k >= -1.0 - 1e-9
+    if cohen_kappa(a, a) is not None:
+        assert cohen_kappa(a, a) == pytest.approx(1.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=25))
+def test_tau_b_matches_scipy(pairs: list[tuple[int, int]]) -> None:
+    stats = pytest.importorskip("scipy.stats")
+    x = [float(p[0]) for p in pairs]
+    y = [float(p[1]) for p in pairs]
+    ours = kendall_tau_b(x, y)
+    theirs = stats.kendalltau(x, y).statistic
+    if ours is None:
+        assert math.isnan(theirs)
+    else:
+        assert ours == pytest.approx(theirs)
