@@ -40,7 +40,6 @@ def test_default_table_has_runs_as_rows_and_default_measures(
 
 
 def test_default_measures_without_m(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("rankscope.metrics.trec", reason="trec_eval kernels not installed")
     code, out, err = run_cli(capsys, QRELS, BM25, "--format", "json")
     assert code == 0, err
     assert json.loads(out)["measures"] == ["map", "ndcg@10", "P@10", "recall@100", "mrr"]

@@ -10,8 +10,7 @@ import pytest
 from test_api_evaluate import random_data
 
 from rankscope import Qrels, Run, evaluate
-
-trec = pytest.importorskip("rankscope.metrics.trec", reason="trec_eval kernels not installed")
+from rankscope.metrics import trec
 
 
 def test_trec_measures_agree_with_pytrec_eval() -> None:
@@ -74,10 +73,16 @@ def test_default_measures_and_rel_level_groups() -> None:
     qrels, run = random_data(8)
     r = evaluate(qrels, run)
     assert r.measures == ("map", "ndcg@10", "P@10", "recall@100", "mrr")
-    both = evaluate(qrels, run, ["P@10", "P(rel=2)@10", "ndcg", "ndcg(1=1,2=5,3=10)"])
+    both = evaluate(
+        qrels, run, ["P@10", "P(rel=2)@10", "ndcg", "ndcg(1=1,2=5,3=10)", "dcg", "dcg(1=1,2=5)"]
+    )
     at_two = evaluate(qrels, run, ["P@10"], rel_level=2)
     np.testing.assert_array_equal(both.values("P(rel=2)@10"), at_two.values("P@10"))
     assert not np.array_equal(both.values("ndcg"), both.values("ndcg(1=1,2=5,3=10)"))
+    # one family with two parameter sets needs two kernel calls; each keeps its own values
+    direct = trec.trec_measures(Qrels.from_dict(qrels), Run.from_dict(run), ["dcg.1=1,2=5"])
+    np.testing.assert_allclose(both.values("dcg(1=1,2=5)"), direct.per_query["dcg_1=1,2=5"])
+    assert not np.array_equal(both.values("dcg"), both.values("dcg(1=1,2=5)"))
 
 
 # ---------------------------------------------------------------- trec_eval's own test outputs

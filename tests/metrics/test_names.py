@@ -37,6 +37,8 @@ CANONICAL = [
     "binG",
     "G",
     "ndcg(1=3,2=9,4=4.5)",
+    "dcg",
+    "ideal_dcg(1=2)",
     "ndcg_rel",
     "Rndcg",
     "relative_P@5",

@@ -15,13 +15,16 @@ Canonical spelling
 - ``@k`` is a rank cutoff (``P@10``); for ``iprec`` and ``Rprec_mult`` it is a recall level or a
   multiplier of R (``iprec@0.5``).
 - ``(…)`` holds trec_eval's free-form parameters for the families that take them (``ndcg``,
-  ``ndcg_rel``, ``Rndcg``, ``G``: gains per grade; ``utility``: four coefficients; ``11pt_avg``:
-  recall levels; ``set_F``: beta; ``rbp``/``rbp_resid``: persistence), and/or ``rel=N``, a
-  relevance level for this measure alone (otherwise ``evaluate(rel_level=…)`` applies).
+  ``ndcg_rel``, ``Rndcg``, ``G``, ``dcg``, ``ideal_dcg``: gains per grade; ``utility``: four
+  coefficients; ``11pt_avg``: recall levels; ``set_F``: beta; ``rbp``/``rbp_resid``:
+  persistence), and/or ``rel=N``, a relevance level for this measure alone (otherwise
+  ``evaluate(rel_level=…)`` applies).
 - trec_eval's own measures keep their trec_eval names, except that ``recip_rank`` is ``mrr``,
   ``ndcg_cut.k`` is ``ndcg@k``, ``map_cut.k`` is ``map@k``, ``iprec_at_recall.x`` is
   ``iprec@x``, and ``success.k`` is ``hit@k`` (the same quantity; one name for it).
-- ``runid`` and ``relstring`` are text, not numbers: use ``rankscope trec-eval`` for them.
+- ``runid`` and ``relstring`` are text, not numbers: use ``rankscope trec_eval`` for them.
+  trec_eval's preference measures (``prefs_*``, ``*_avgjg``, ``yaap``) need preference or
+  multi-judge qrels and are not measures here.
 
 Accepted spellings
 ------------------
@@ -145,6 +148,8 @@ FAMILIES: dict[str, Family] = {
         ),
         _f("binG", "binary G", trec="binG"),
         _f("G", "normalized cumulative gain without discount", free=True, trec="G"),
+        _f("dcg", "discounted cumulative gain, trec_eval gains", free=True, trec="dcg"),
+        _f("ideal_dcg", "DCG of the ideal ranking", free=True, trec="ideal_dcg"),
         _f(
             "ndcg",
             "normalized DCG, trec_eval gains (@k: trec_eval ndcg_cut)",
@@ -380,7 +385,7 @@ def _format_cutoff(cutoff: Cutoff) -> str:
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _PAIRS_RE = re.compile(rf"^(?:{_NUMBER}={_NUMBER})(?:,{_NUMBER}={_NUMBER})*$")
 _NUMBERS_RE = re.compile(rf"^{_NUMBER}(?:,{_NUMBER})*$")
-_PAIR_FAMILIES = {"ndcg", "ndcg_rel", "Rndcg", "G"}
+_PAIR_FAMILIES = {"ndcg", "ndcg_rel", "Rndcg", "G", "dcg", "ideal_dcg"}
 
 
 def _check_param(family: str, param: str) -> None:
@@ -464,7 +469,7 @@ def _parse_one(text: str) -> list[Measure]:
         return [m for name in NICKNAMES[lower] for m in _parse_all(name)]
     if lower in _TEXT_MEASURES:
         raise MeasureError(
-            f"{text!r} is text, not a number; use `rankscope trec-eval -m {text}` to print it"
+            f"{text!r} is text, not a number; use `rankscope trec_eval -m {text}` to print it"
         )
     match = _SPLIT_RE.match(text)
     if match is None:
