@@ -131,19 +131,9 @@ def align(
     qrels_doc = pc.index_in(qrels.doc_ids, value_set=encoded.dictionary).fill_null(-1)
     qrels_doc_np = np.asarray(qrels_doc.to_numpy(zero_copy_only=False), dtype=np.int64)
     qrels_query = np.repeat(np.arange(qrels.num_queries, dtype=np.int64), np.diff(qrels.offsets))
-    retrieved = np.flatnonzero(qrels_doc_np >= 0)  # qrels rows some query of the run retrieved
-    qrels_keys = qrels_query[retrieved] * n_docs + qrels_doc_np[retrieved]
-    order = np.argsort(qrels_keys)
-    sorted_keys = qrels_keys[order]
-    qrels_row_of_key = retrieved[order]
-    run_keys = qrels_of_query[row_query] * n_docs + run_doc
-    if sorted_keys.shape[0]:
-        found_at = np.minimum(np.searchsorted(sorted_keys, run_keys), sorted_keys.shape[0] - 1)
-        judged = sorted_keys[found_at] == run_keys
-    else:
-        found_at = np.zeros(run_keys.shape[0], dtype=np.int64)
-        judged = np.zeros(run_keys.shape[0], dtype=np.bool_)
-    qrels_row = qrels_row_of_key[found_at[judged]]
+    row_qrels_query = qrels_of_query[row_query]
+    run_keys = row_qrels_query * n_docs + run_doc
+    judged, qrels_row = _lookup(qrels_doc_np, qrels_query, n_docs, run_doc, row_qrels_query)
     grades = np.full(run_keys.shape[0], UNJUDGED, dtype=np.int64)
     grades[judged] = qrels.grades[qrels_row]
 
@@ -180,6 +170,44 @@ def align(
         missing_query_ids=missing,
         rel_level=rel_level,
     )
+
+
+def _lookup(
+    qrels_doc: NDArray[np.int64],
+    qrels_query: NDArray[np.int64],
+    n_docs: int,
+    run_doc: NDArray[np.int64],
+    run_query: NDArray[np.int64],
+) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Which ranked rows are judged, and the qrels row of each judged one.
+
+    Docs judged for a single query (the usual case) go through a direct table indexed by doc
+    number (a few O(n) gathers); docs judged for several queries through a binary search over
+    sorted (query, doc) keys.
+    """
+    retrieved = np.flatnonzero(qrels_doc >= 0)  # qrels rows whose doc some query retrieved
+    codes = qrels_doc[retrieved]
+    times_judged = np.bincount(codes, minlength=n_docs)
+    once = times_judged[codes] == 1
+    table_query = np.full(n_docs, -1, dtype=np.int64)
+    table_row = np.zeros(n_docs, dtype=np.int64)
+    table_query[codes[once]] = qrels_query[retrieved[once]]
+    table_row[codes[once]] = retrieved[once]
+    judged = table_query[run_doc] == run_query
+    qrels_row = np.zeros(run_doc.shape[0], dtype=np.int64)
+    qrels_row[judged] = table_row[run_doc[judged]]
+    many = np.flatnonzero(times_judged[run_doc] > 1)
+    if many.shape[0]:
+        shared = retrieved[~once]
+        keys = qrels_query[shared] * n_docs + qrels_doc[shared]
+        order = np.argsort(keys)
+        sorted_keys = keys[order]
+        wanted = run_query[many] * n_docs + run_doc[many]
+        at = np.minimum(np.searchsorted(sorted_keys, wanted), sorted_keys.shape[0] - 1)
+        hit = sorted_keys[at] == wanted
+        judged[many[hit]] = True
+        qrels_row[many[hit]] = shared[order[at[hit]]]
+    return judged, qrels_row[judged]
 
 
 def _offsets(counts: NDArray[np.int64]) -> NDArray[np.int64]:
