@@ -7,7 +7,7 @@ import logging
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -304,6 +304,9 @@ def agree_command(
 def needle_command(
     questions: Path = typer.Argument(..., help="Questions (YAML or JSONL)."),
     engine: str = typer.Option("sqlite", help="Engine name (see rankscope engines)."),
+    engine_option: list[str] = typer.Option(
+        [], "--engine-option", help="Engine option KEY=VALUE (repeatable); values are YAML."
+    ),
     corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl to index."),
     pipeline: str | None = typer.Option(None, help="Your retriever as module:function."),
     chunk_size: int | None = typer.Option(None, help="Chunk documents to N tokens first."),
@@ -350,7 +353,8 @@ def needle_command(
                 "needle needs --corpus to index (or --pipeline module:function)",
                 hint="e.g. --engine sqlite --corpus corpus.jsonl",
             )
-        retrieve, closer = _engine_retriever(engine, corpus, chunk_size, chunk_overlap)
+        options = _parse_options(engine_option)
+        retrieve, closer = _engine_retriever(engine, options, corpus, chunk_size, chunk_overlap)
     try:
         results, summary = run_needle(
             qs,
@@ -387,8 +391,29 @@ def needle_command(
         typer.echo(f"wrote {out} and {out.with_name(out.stem + '.summary.json')}")
 
 
+def _parse_options(items: list[str]) -> dict[str, Any]:
+    import yaml
+
+    options: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(
+                "an engine option is KEY=VALUE", value=item, hint="e.g. --engine-option path=idx.db"
+            )
+        try:
+            options[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError:
+            options[key.strip()] = value
+    return options
+
+
 def _engine_retriever(
-    engine: str, corpus: Path, chunk_size: int | None, chunk_overlap: int
+    engine: str,
+    options: dict[str, Any],
+    corpus: Path,
+    chunk_size: int | None,
+    chunk_overlap: int,
 ) -> tuple[Retriever, Callable[[], None]]:
     from rankscope.engines import Document, Hit, Query, create_engine
     from rankscope.judge.io import read_corpus
@@ -398,7 +423,7 @@ def _engine_retriever(
         from rankscope.engines.chunking import chunk_documents
 
         docs = chunk_documents(docs, chunk_size, chunk_overlap)
-    eng = create_engine(engine)
+    eng = create_engine(engine, **options)
     eng.index(docs)
     counter = iter(range(1, 1 << 62))
 
