@@ -7,6 +7,7 @@ computes them); the others (``hit@k``, ``judged@k``, ``f1@k``, ``mrr@k``, ``ndcg
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -53,10 +54,14 @@ def evaluate(
     - ``rel_level`` (``-l``): the lowest grade counted relevant (a measure's own ``rel=`` wins).
     - ``judged_only`` (``-J``): drop unjudged documents before ranking.
     - ``average_over_qrels`` (``-c``): average over every qrels query, 0 for those a run lacks.
+
+    Raises :class:`~rankscope.errors.MeasureError` for an unknown measure name and
+    :class:`~rankscope.errors.InputError` for unreadable input or a run sharing no query with
+    the qrels.
     """
+    wanted = parse_measures(measures)  # a bad name fails before any file is read
     the_qrels = _as_qrels(qrels)
     runs = _as_runs(run)
-    wanted = parse_measures(measures)
     settings = {
         "depth": depth,
         "rel_level": rel_level,
@@ -327,27 +332,19 @@ def _unique_names(runs: list[Run]) -> list[Run]:
 
 
 def _renamed(run: Run, name: str) -> Run:
-    return Run(name, run.query_ids, run.offsets, run.doc_ids, run.scores, run.source)
+    return dataclasses.replace(run, name=name)
 
 
 def _read_qrels(path: Path) -> Qrels:
-    from rankscope import data
+    from rankscope.data import read_qrels
 
-    reader = getattr(data, "read_qrels", None)
-    if reader is None:  # pragma: no cover - the readers ship with the package
-        raise InputError("reading qrels files is not available in this installation", path=path)
-    result: Qrels = reader(path)
-    return result
+    return read_qrels(path)
 
 
 def _read_run(path: Path) -> Run:
-    from rankscope import data
+    from rankscope.data import read_run
 
-    reader = getattr(data, "read_run", None)
-    if reader is None:  # pragma: no cover - the readers ship with the package
-        raise InputError("reading run files is not available in this installation", path=path)
-    result: Run = reader(path)
-    return result
+    return read_run(path)
 
 
 __all__ = ["DEFAULT_MEASURES", "evaluate"]
