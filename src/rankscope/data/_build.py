@@ -73,10 +73,6 @@ def _index_type(n: int) -> type[np.signedinteger[Any]]:
     return np.int32 if n < 2**31 - 1 else np.int64
 
 
-def _sorted_order(names: Sequence[str]) -> list[int]:
-    return sorted(range(len(names)), key=lambda i: _byte_key(names[i]))
-
-
 @dataclass(frozen=True, slots=True)
 class QueryBlocks:
     """Query ids as runs of equal values: ``names[i]`` repeated ``lengths[i]`` times.
