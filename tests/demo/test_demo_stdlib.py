@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 import uuid
@@ -110,6 +111,8 @@ def test_reexports_appear_once_under_the_defining_module_when_listed() -> None:
     # os.path is posixpath on POSIX (ntpath on Windows): the defining module's name wins
     defining = sys.modules["os.path"].__name__
     assert both == [f"{defining}.join"]
+    modules = [d.id for d in load_corpus(["os.path", defining]) if d.fields["kind"] == "module"]
+    assert modules == [defining]
 
 
 def test_aliases_keep_the_canonical_name() -> None:
@@ -137,7 +140,7 @@ def test_unknown_module_is_a_config_error() -> None:
 _CORE = '''
 """Core module docstring."""
 
-__all__ = ["Widget", "make_widget", "helper_alias", "undocumented", "CONSTANT", "Child"]
+__all__ = ["Widget", "make_widget", "helper_alias", "undocumented", "CONSTANT", "Child", "collect"]
 
 CONSTANT = 42
 
@@ -148,6 +151,11 @@ def make_widget(size, *, color=object()):
 
 def undocumented():
     pass
+
+
+def collect(item, into=[], *, sep=", ", flags=(1, 2), key=len):
+    """Collect items into a shared default list."""
+    into.append(item)
 
 
 def _private():
@@ -249,6 +257,7 @@ def test_synthetic_walk(synthetic: tuple[str, str, str]) -> None:
         ".Widget.spin",
         ".Widget.version",
         ".Widget.weight",
+        ".collect",
         ".make_widget",
     }
     # helper_alias is make_widget under another name: kept once, under its own name
@@ -256,8 +265,8 @@ def test_synthetic_walk(synthetic: tuple[str, str, str]) -> None:
     assert rel[".Widget.default"].fields["kind"] == "method"
     assert rel[".Widget"].fields["kind"] == "class"
     assert rel["<module>"].fields["kind"] == "module"
-    # the default's memory address is dropped so the text is the same on every run
-    assert rel[".make_widget"].text.startswith("make_widget(size, *, color=<object object>)\n")
+    # an object default shows as ... so the text is the same on every run
+    assert rel[".make_widget"].text.startswith("make_widget(size, *, color=...)\n")
     assert rel[".make_widget"].text.endswith("Make a widget of the given size.")
     assert rel[".Widget.weight"].text == "The widget's weight."
 
@@ -298,3 +307,30 @@ def test_synthetic_module_without_all_keeps_only_its_own_names(
 ) -> None:
     _, _, plain = synthetic
     assert [d.id for d in load_corpus([plain])] == [plain, f"{plain}.mine"]
+
+
+def test_synthetic_defaults_render_the_same_after_state_changes(
+    synthetic: tuple[str, str, str],
+) -> None:
+    core, _, _ = synthetic
+    before = {d.id: d.text for d in load_corpus([core])}
+    importlib.import_module(core).collect("x")  # mutates the shared default list
+    after = {d.id: d.text for d in load_corpus([core])}
+    assert before == after
+    signature = before[f"{core}.collect"].partition("\n")[0]
+    assert (
+        signature
+        == "collect(item, into=..., *, sep=', ', flags=(1, 2), key=<built-in function len>)"
+    )
+
+
+def test_synthetic_third_party_patches_are_ignored(
+    synthetic: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    core, facade, _ = synthetic
+    widget = importlib.import_module(core).Widget
+    patch = importlib.import_module(facade).own  # a function of another, non-standard module
+    monkeypatch.setattr(widget, "patched", patch, raising=False)
+    ids = [d.id for d in load_corpus([core])]
+    assert f"{core}.Widget.patched" not in ids
+    assert f"{core}.Widget.spin" in ids

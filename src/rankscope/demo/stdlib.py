@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import re
+import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -156,7 +157,8 @@ def _defined_in(obj: Any) -> str | None:
 
 
 def _walk_module(name: str, module: ModuleType, listed: set[str]) -> Iterator[_Entry]:
-    yield _Entry(name, name, "module", module, (0, 0))
+    # a module listed under two names (os.path and posixpath) is kept under its real name
+    yield _Entry(name, name, "module", module, (0 if module.__name__ == name else 1, 0))
     exported = getattr(module, "__all__", None)
     if isinstance(exported, (list, tuple)):
         names = sorted({n for n in exported if isinstance(n, str) and _is_public(n)})
@@ -226,11 +228,26 @@ def _walk_class(entry: _Entry, documented: set[int]) -> Iterator[_Entry]:
             kind = "method"
         else:
             continue  # nested classes, enum members, plain class attributes
+        if _patched_in(value, entry.obj):
+            continue
         # Defined right on this class, or inherited / assigned from elsewhere (a function such as
         # `time.localtime` stored as a class attribute belongs to its own module).
         here = getattr(value, "__qualname__", None) in (None, f"{class_qualname}.{attr}")
         rank = (entry.rank[0], 0 if here else 1)
         yield _Entry(f"{entry.doc_id}.{attr}", entry.module, kind, value, rank)
+
+
+def _patched_in(value: Any, cls: type) -> bool:
+    """Whether a class attribute was added by a third-party library at import time.
+
+    Some libraries patch standard classes (``transformers`` adds ``logging.Logger.warning_once``);
+    such members would make the corpus depend on what else the process has imported.
+    """
+    home = _defined_in(value)
+    if home is None or home == _defined_in(cls):
+        return False
+    top = home.split(".")[0]
+    return not (top.startswith("_") or top in sys.stdlib_module_names)
 
 
 def _docstring(entry: _Entry) -> str | None:
@@ -269,7 +286,42 @@ def _signature(obj: Any) -> str | None:
     if isinstance(obj, property) or inspect.isgetsetdescriptor(obj):
         return None
     try:
-        signature = str(inspect.signature(obj))
+        signature = inspect.signature(obj)
     except (TypeError, ValueError):
         return None
-    return _ADDRESS.sub("", signature)
+    params = [
+        p if p.default is inspect.Parameter.empty else p.replace(default=_Shown(p.default))
+        for p in signature.parameters.values()
+    ]
+    return str(signature.replace(parameters=params))
+
+
+_LITERALS = (type(None), bool, int, float, complex, str, bytes)
+
+
+class _Shown:
+    """A default value as the signature shows it: stable from run to run.
+
+    Literals (and small containers of them) show as written; functions and classes by name; any
+    other object as ``...``, since its repr may hold addresses or run-time state (a mutable
+    default that the module appends to, like ``logging.shutdown``'s handler list).
+    """
+
+    def __init__(self, value: object) -> None:
+        if _literal(value):
+            self.text = repr(value)
+        elif inspect.isroutine(value) or inspect.isclass(value):
+            self.text = _ADDRESS.sub("", repr(value))
+        else:
+            self.text = "..."
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _literal(value: object) -> bool:
+    if isinstance(value, _LITERALS):
+        return True
+    if isinstance(value, (tuple, frozenset)):
+        return len(value) <= 8 and all(isinstance(v, _LITERALS) for v in value)
+    return False
