@@ -222,5 +222,9 @@ def test_common_query_ids() -> None:
                  ["hit@1"])  # fmt: skip
     assert r.query_ids("x") == ("q1",) and r.query_ids("y") == ("q1", "q2")
     assert r.common_query_ids() == ("q1",)
+    np.testing.assert_array_equal(r.values("hit@1", "y", r.common_query_ids()), [1.0])
+    np.testing.assert_array_equal(r.values("hit@1", "y", ["q2", "q1"]), [0.0, 1.0])
+    with pytest.raises(RankscopeError, match="run 'x' was not scored on 1 of the queries"):
+        r.values("hit@1", "x", ["q1", "q2"])
     assert "queries per run differ" in repr(r)
     assert not math.isnan(r.mean("x")["hit@1"])

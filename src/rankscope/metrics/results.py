@@ -38,7 +38,8 @@ class RunScores:
     """Scores of one run: ``values[m, q]`` is measure ``m`` on query ``query_ids[q]``.
 
     ``means[m]`` is the aggregate of measure ``m``; ``missing_query_ids`` are the qrels queries
-    the run lacks (scored 0 and listed in ``query_ids`` only with ``average_over_qrels``).
+    the run lacks (listed in ``query_ids`` only with ``average_over_qrels``, scored as an empty
+    ranking: 0 for every measure but counts such as ``num_rel``).
     """
 
     name: str
@@ -146,11 +147,28 @@ class Results:
         scores = self.run(run)
         return dict(zip(self.measures, scores.means.tolist(), strict=True))
 
-    def values(self, measure: str | Measure, run: str | None = None) -> NDArray[np.float64]:
-        """Per-query values of one measure, aligned with :meth:`query_ids` (read-only)."""
+    def values(
+        self,
+        measure: str | Measure,
+        run: str | None = None,
+        query_ids: Sequence[str] | None = None,
+    ) -> NDArray[np.float64]:
+        """Per-query values of one measure (read-only), aligned with :meth:`query_ids`, or with
+        ``query_ids`` when given (e.g. :meth:`common_query_ids`, to pair two runs)."""
         scores = self.run(run)
         row: NDArray[np.float64] = scores.values[self._measure_index(measure)]
-        return row
+        if query_ids is None or tuple(query_ids) == scores.query_ids:
+            return row
+        position = {q: i for i, q in enumerate(scores.query_ids)}
+        absent = [q for q in query_ids if q not in position]
+        if absent:
+            raise RankscopeError(
+                f"run {scores.name!r} was not scored on {len(absent)} of the queries asked for "
+                f"(e.g. {absent[0]!r}); use common_query_ids() or average_over_qrels=True"
+            )
+        picked = row[np.fromiter((position[q] for q in query_ids), np.int64, len(query_ids))]
+        picked.setflags(write=False)
+        return picked
 
     def per_query(self, run: str | None = None) -> dict[str, dict[str, float]]:
         """``{query_id: {measure: value}}`` for ``run``."""
