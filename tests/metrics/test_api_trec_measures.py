@@ -10,6 +10,7 @@ import pytest
 from test_api_evaluate import random_data
 
 from rankscope import Qrels, Run, evaluate
+from rankscope.errors import InputError
 from rankscope.metrics import trec
 
 
@@ -150,3 +151,13 @@ def test_all_trec_through_evaluate_matches_trec_eval(
             checked += 1
     assert checked > 250
     assert set(results.query_ids()) == {q for _, q in printed if q != "all"}
+
+
+def test_a_run_sharing_no_query_is_an_error_unless_averaging_over_qrels() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    run = {"other": {"a": 1.0}}
+    with pytest.raises(InputError, match="run 'run' shares no query with the qrels"):
+        evaluate(qrels, run, ["map", "hit@5"])
+    r = evaluate(qrels, run, ["map", "hit@5", "num_rel"], average_over_qrels=True)
+    assert r.query_ids() == ("q1", "q2")
+    assert r.mean() == {"map": 0.0, "hit@5": 0.0, "num_rel": 2.0}

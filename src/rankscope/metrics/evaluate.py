@@ -98,7 +98,7 @@ def _score_run(
     in_run = set(run.query_ids)
     evaluated = tuple(q for q in qrels.query_ids if q in in_run)
     missing = tuple(q for q in qrels.query_ids if q not in in_run)
-    if not evaluated:
+    if not evaluated and not average_over_qrels:
         raise InputError(
             f"run {run.name!r} shares no query with the qrels",
             path=run.source,
