@@ -13,7 +13,8 @@ C ``atol``. trec_eval treats a line as a comment only when ``#`` is its very fir
 a comment line it reads the next line as data whatever it holds; blank lines are malformed.
 
 Both readers refuse empty files, NUL bytes, invalid UTF-8 and duplicate (query, document) pairs,
-as trec_eval does (it reports duplicates when it evaluates the query). ``strict=True`` also
+as trec_eval does; trec_eval only notices a duplicate when it evaluates that query, while these
+readers refuse it on reading, whichever query it is in. ``strict=True`` also
 refuses what trec_eval silently misreads: scores or grades that are not plain numbers, NaN and
 infinite scores, and qrels comment lines that trec_eval would read as judgments. With
 ``strict=False`` those are accepted as trec_eval reads them and reported through ``warn``.
