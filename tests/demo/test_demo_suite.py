@@ -11,7 +11,9 @@ import yaml
 
 from rankscope.demo import SUITE_PATH
 from rankscope.demo.stdlib import load_corpus
-from rankscope.engines import QUERY_KINDS
+from rankscope.engines import QUERY_KINDS, create_engine
+from rankscope.suite import Suite, SuiteSpec, load_suite
+from rankscope.suite.judgments import qrels_to_dict
 
 
 @pytest.fixture(scope="module")
@@ -120,16 +122,37 @@ def test_categories_cover_several_topics(queries: list[dict[str, Any]]) -> None:
 
 
 def test_suite_validates_against_the_schema() -> None:
-    schema = pytest.importorskip("rankscope.suite.schema")
-    spec = schema.SuiteSpec.model_validate(yaml.safe_load(SUITE_PATH.read_text(encoding="utf-8")))
+    spec = SuiteSpec.model_validate(yaml.safe_load(SUITE_PATH.read_text(encoding="utf-8")))
     assert spec.corpus.type == "python_docstrings"
     assert isinstance(spec.queries, list)
     assert len(spec.queries) >= 50
 
 
-def test_suite_corpus_loads_through_the_suite_package(suite: dict[str, Any]) -> None:
-    corpus_mod = pytest.importorskip("rankscope.suite.corpus")
-    schema = pytest.importorskip("rankscope.suite.schema")
-    spec = schema.SuiteSpec.model_validate(suite)
-    docs = corpus_mod.load_documents(spec.corpus, SUITE_PATH.parent)
+@pytest.fixture(scope="module")
+def loaded() -> Suite:
+    return load_suite(SUITE_PATH)
+
+
+def test_suite_loads_with_its_corpus_and_judgments(
+    loaded: Suite, suite: dict[str, Any], queries: list[dict[str, Any]]
+) -> None:
+    docs = loaded.documents()
     assert [d.id for d in docs] == [d.id for d in load_corpus(suite["corpus"]["modules"])]
+    assert len(loaded.queries) == len(queries)
+    qrels = qrels_to_dict(loaded.qrels())
+    for q in queries:
+        assert qrels[q["id"]][q["needle_doc_id"]] == 3
+    assert len(loaded.answers) == len(queries)
+    assert {c.name for c in loaded.configs} == {e["name"] for e in suite["engines"]}
+
+
+def test_bm25_finds_some_needles_but_not_all(loaded: Suite, queries: list[dict[str, Any]]) -> None:
+    """A useful demo is neither solved by keywords alone nor hopeless for them."""
+    needles = {q["id"]: q["needle_doc_id"] for q in queries}
+    with create_engine("sqlite") as engine:
+        engine.index(loaded.documents())
+        found = sum(
+            needles[query.id] in [hit.doc_id for hit in engine.search(query, 10)]
+            for query in loaded.queries
+        )
+    assert 0.3 * len(needles) <= found <= 0.9 * len(needles)
