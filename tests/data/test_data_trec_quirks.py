@@ -29,6 +29,7 @@ BODY = b"".join(b"%d Q0 d%d %d %d.5 tag\n" % (i % 7, i, i, i % 5) for i in range
         BODY.rstrip(b"\n"),  # no final newline
         BODY + b"\n\n  \n",  # trailing blank lines
         BODY.replace(b"tag\n", b"tag extra words here\n"),  # ignored trailing words
+        BODY.replace(b"tag\n", b"tag 1 more\n"),
     ],
 )
 def test_variants_read_like_the_plain_file(
@@ -40,7 +41,11 @@ def test_variants_read_like_the_plain_file(
 
 
 def test_fast_path_takes_header_comments_and_crlf() -> None:
-    for text in (BODY.replace(b"\n", b"\r\n"), b"# header\n\n" + BODY):
+    for text in (
+        BODY.replace(b"\n", b"\r\n"),
+        b"# header\n\n" + BODY,
+        BODY.replace(b"tag\n", b"tag 1 more\n"),  # the same number of extra words on every line
+    ):
         assert _fast_columns(Loaded(Where("r"), text, None), 6) is not None
     lone_cr = BODY.replace(b" Q0 ", b" Q0\r", 1)
     assert _fast_columns(Loaded(Where("r"), lone_cr, None), 6) is None

@@ -191,13 +191,15 @@ def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
     return count, pos
 
 
-def _plain_separator(loaded: Loaded, ncols: int, start: int) -> bytes | None:
-    """The single field separator of a regular file, or ``None`` when the exact path is needed."""
+def _plain_separator(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, int] | None:
+    """The single field separator of a regular file and the number of fields on its first line,
+    or ``None`` when the exact path is needed. Runs may carry extra words after the runid."""
     data = loaded.data
     nl = data.find(b"\n", start)
     first = bytes(data[start : nl if nl >= 0 else len(data)]).rstrip(b"\r")
     sep, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
-    if len(first.split(sep)) != ncols:
+    fields = len(first.split(sep))
+    if fields < ncols or (ncols == 4 and fields != 4):
         return None
     for chunk in _chunks(loaded, start):
         for bad in (b"\0", b"\x0b", b"\x0c", other):
@@ -206,7 +208,7 @@ def _plain_separator(loaded: Loaded, ncols: int, start: int) -> bytes | None:
         # a lone CR is whitespace to trec_eval but a line break to pyarrow
         if chunk.find(b"\r") >= 0 and chunk.count(b"\r") != chunk.count(b"\r\n"):
             return None
-    return sep
+    return sep, fields
 
 
 def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
@@ -217,10 +219,11 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     whitespace, no blank or comment lines, every field non-empty, numbers in plain notation.
     """
     skipped, start = _header_lines(loaded.data, ncols)
-    sep = _plain_separator(loaded, ncols, start)
-    if sep is None:
+    found = _plain_separator(loaded, ncols, start)
+    if found is None:
         return None
-    names = [f"f{i}" for i in range(ncols)]
+    sep, fields = found
+    names = [f"f{i}" for i in range(fields)]  # every line must have as many (pyarrow checks)
     types: dict[str, pa.DataType] = dict.fromkeys(names, pa.string())
     value_col = "f4" if ncols == 6 else "f3"
     types[value_col] = pa.float64() if ncols == 6 else pa.int64()
