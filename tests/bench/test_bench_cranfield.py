@@ -5,6 +5,8 @@ per query), which scores MAP 0.262 and nDCG@10 0.343 against ``beir/qrels/test.t
 trec_eval (grades 1..4, 4 best; 0 judged non-relevant; query ids are positions 1..225). Engines
 differ from Lucene in tokenisation and stemming (SQLite's porter stemmer helps on this
 collection), so the check allows TOLERANCE absolute on MAP and nDCG@10 and prints the gaps.
+PostgreSQL (when the ``postgres_dsn`` fixture has a server) ranks with ts_rank_cd, not BM25, so it
+is only checked to work; the dense test runs with ``RANKSCOPE_RUN_SLOW=1``.
 """
 
 from __future__ import annotations
@@ -90,9 +92,7 @@ def test_lucene_reference_scores_as_documented(tmp_path: Path) -> None:
     assert scores["ndcg@10"] == pytest.approx(LUCENE_NDCG10, abs=0.0005)
 
 
-def test_cranfield_bm25_engines_near_lucene(
-    tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
+def test_cranfield_bm25_engines_near_lucene(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     engines = ["{name: sqlite, engine: sqlite}"]
     names = ["sqlite"]
     if importlib.util.find_spec("tantivy") is not None:
@@ -124,6 +124,8 @@ def test_cranfield_bm25_engines_near_lucene(
     reason="needs the embed extra (sentence-transformers)",
 )
 def test_cranfield_dense_vector_engine(tmp_path: Path) -> None:
+    if os.environ.get("RANKSCOPE_RUN_SLOW") != "1":
+        pytest.skip("embeds the whole corpus with MiniLM; set RANKSCOPE_RUN_SLOW=1 to run")
     suite = load_suite(write_suite(tmp_path, ["{name: vector, engine: vector}"]))
     result = run_benchmark(suite, tmp_path / "out")
     report(result)

@@ -66,7 +66,9 @@ def test_bench_prints_table_and_writes_output(
 
 def test_bench_bad_suite_exits_nonzero_with_message_and_no_traceback(tmp_path: Path) -> None:
     suite = tiny_suite(tmp_path)
-    suite.write_text(suite.read_text().replace("{id: q2, text: yellow banana,", "{id: q2, kind: x,"))
+    suite.write_text(
+        suite.read_text().replace("{id: q2, text: yellow banana,", "{id: q2, kind: x,")
+    )
     done = subprocess.run(
         [sys.executable, "-m", "rankscope", "bench", str(suite), "--out", str(tmp_path / "o")],
         capture_output=True,

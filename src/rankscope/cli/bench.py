@@ -81,7 +81,7 @@ def demo(
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     with resources.as_file(resources.files("rankscope.demo") / DEMO_SUITE) as path:
         suite = load_suite(path)
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     # Dense engines cannot run the suite's phrase/boolean/multi-field queries: they skip them
     # (scored 0, and the table says so) rather than fail the whole configuration.
     suite.settings = suite.settings.model_copy(update={"unsupported_queries": "skip"})
@@ -89,9 +89,10 @@ def demo(
         lexical = [c.name for c in suite.configs if not c.needs_embeddings]
         suite = suite.select(lexical)
         err.print(
-            "[yellow]The embedding extra (sentence-transformers) is not installed: comparing "
-            "lexical engines only. Install rankscope[embed] to add dense and hybrid search."
-            "[/yellow]"
+            "The embedding extra (sentence-transformers) is not installed: comparing lexical "
+            "engines only. Install rankscope[embed] to add dense and hybrid search.",
+            style="yellow",
+            markup=False,
         )
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
@@ -128,7 +129,9 @@ def _run_and_print(
         console = Console(width=None if sys.stdout.isatty() else 250)
         render_table(result, console, by_category=by_category)
     if not quiet:
-        err.print(f"[dim]Results, run files and the resolved suite are in {out}[/dim]")
+        err.print(
+            f"Results, run files and the resolved suite are in {out}", style="dim", markup=False
+        )
     if result.failures and len(result.failures) == len(result.configurations):
         raise typer.Exit(1)
 

@@ -91,7 +91,9 @@ def render_table(result: BenchmarkResult, console: Console, *, by_category: bool
             console.print(Text(_skipped_note(c), style="yellow"))
     resumed = [c["name"] for c in ok if c.get("resumed")]
     if resumed:
-        console.print(f"[dim]reused from checkpoint (--fresh to redo): {', '.join(resumed)}[/dim]")
+        console.print(
+            Text(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", style="dim")
+        )
     for failure in result.failures:
         console.print(Text(f"FAILED {failure['name']}: {failure['error']}", style="bold red"))
     for key, rec in result.recommendations.items():
@@ -105,7 +107,7 @@ def render_table(result: BenchmarkResult, console: Console, *, by_category: bool
 
 
 def _rich_table(title: str, rows: Sequence[Mapping[str, Any]], cols: Sequence[Column]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     table.add_column("configuration", no_wrap=True)
     for col in cols:
         table.add_column(col.header, justify="right")
