@@ -109,3 +109,28 @@ def test_config_key_changes_with_config_and_context() -> None:
 def test_sweep_without_engines_is_rejected() -> None:
     with pytest.raises(ValueError, match="engine"):
         spec(chunk_size=[64])
+
+
+def test_suite_with_an_embedding_preset_fails_clearly_without_the_extra(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rankscope.suite import load_suite_text
+
+    monkeypatch.setattr(sweep_module, "embeddings_available", lambda: False)
+    text = "name: t\ncorpus: {type: jsonl, path: d.jsonl}\nqueries: [x]\nsweep:\n  preset: PRESET\n"
+    with pytest.raises(ConfigError) as info:
+        load_suite_text(text.replace("PRESET", "embedding_comparison"), source="s.yaml")
+    assert "s.yaml:5" in str(info.value) and "rankscope[embed]" in str(info.value)
+    assert load_suite_text(text.replace("PRESET", "chunk_comparison"), source="s.yaml").configs
+
+
+def test_embedding_model_on_a_lexical_engine_is_rejected_with_its_line() -> None:
+    from rankscope.suite import load_suite_text
+
+    text = (
+        "name: t\ncorpus: {type: jsonl, path: d.jsonl}\nqueries: [x]\nengines:\n"
+        "  - name: a\n    engine: sqlite\n    embedding_model: all-MiniLM-L6-v2\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_suite_text(text, source="s.yaml")
+    assert "s.yaml:7" in str(info.value) and "engines[0].embedding_model" in str(info.value)

@@ -19,7 +19,13 @@ from rankscope.suite.corpus import corpus_qrels, corpus_queries, read_jsonl_quer
 from rankscope.suite.judgments import CodeExpectation, JudgmentSet, read_qrels_file
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import QueriesFile, QuerySpec, SuiteSpec, parse_boosted_field
-from rankscope.suite.sweep import BenchConfig, expand_sweep, from_engine_spec
+from rankscope.suite.sweep import (
+    EMBEDDING_ENGINES,
+    BenchConfig,
+    check_embedding_extra,
+    expand_sweep,
+    from_engine_spec,
+)
 from rankscope.suite.yamlpos import PathKey, format_path, line_of, load_yaml_with_lines, read_text
 
 _MAX_REPORTED = 8
@@ -55,9 +61,29 @@ def _resolve(
 ) -> Suite:
     configs = [from_engine_spec(e) for e in spec.engines]
     _check_engines(configs, [("engines", i, "engine") for i in range(len(configs))], lines, source)
+    for i, config in enumerate(configs):
+        if config.embedding_model is not None and config.engine not in EMBEDDING_ENGINES:
+            where: PathKey = ("engines", i, "embedding_model")
+            raise ConfigError(
+                f"{format_path(where)}: engine {config.engine!r} does not embed text",
+                path=source,
+                line=line_of(where, lines),
+                value=config.embedding_model,
+                hint=f"embedding_model applies to: {', '.join(sorted(EMBEDDING_ENGINES))}",
+            )
     if spec.sweep is not None:
         swept = expand_sweep(spec.sweep)
         _check_engines(swept, [("sweep", "engine")] * len(swept), lines, source)
+        if spec.sweep.preset is not None:
+            try:
+                check_embedding_extra(swept, f"sweep preset {spec.sweep.preset!r}")
+            except ConfigError as error:
+                raise ConfigError(
+                    error.problem,
+                    path=source,
+                    line=line_of(("sweep", "preset"), lines),
+                    hint=error.hint,
+                ) from None
         named = {c.name for c in configs}
         for config in swept:
             if config.name not in named:
