@@ -26,7 +26,7 @@ from rankscope.judge.config import JudgeSettings
 from rankscope.judge.io import write_qrels_trec
 from rankscope.judge.limits import UsageMeter, UsageTotals, estimate_tokens
 from rankscope.judge.pool import Pool, PoolEntry
-from rankscope.judge.prompts import PromptTemplate, parse_label
+from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
 
 log = logging.getLogger("rankscope.judge")
@@ -75,7 +75,7 @@ class RelevanceJudge:
         fresh: bool = False,
     ) -> None:
         self.provider = provider
-        self.template = template or PromptTemplate(_default_text())
+        self.template = template or PromptTemplate(DEFAULT_TEMPLATE)
         self.cache = cache
         self.fresh = fresh
 
@@ -138,12 +138,6 @@ class RelevanceJudge:
             cached=from_cache,
             judged_at=cached.created_at,
         )
-
-
-def _default_text() -> str:
-    from rankscope.judge.prompts import DEFAULT_TEMPLATE
-
-    return DEFAULT_TEMPLATE
 
 
 # -- dry run ----------------------------------------------------------------------------------
