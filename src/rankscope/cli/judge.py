@@ -234,7 +234,7 @@ def agree_command(
     llm: Path = typer.Argument(..., help="Qrels to compare (e.g. LLM judgments)."),
     runs: list[Path] = typer.Option([], "--runs", help="Runs to rank under both qrels."),
     more_runs: list[Path] | None = typer.Argument(
-        None, hidden=True, help="Further runs, so that `--runs a b c` works."
+        None, hidden=True, metavar="RUN", help="Further runs, so that `--runs a b c` works."
     ),
     threshold: int = typer.Option(1, help="Binary relevance: grade >= threshold."),
     measures: list[str] = typer.Option(["ndcg@10"], "--measure", help="Measures for tau."),
