@@ -21,7 +21,7 @@ def test_trec_measures_agree_with_pytrec_eval() -> None:
         qrels,
         run,
         ["map", "ndcg@10", "P@10", "recall@100", "mrr", "ndcg", "Rprec", "bpref", "map@5",
-         "num_rel_ret", "P@5", "iprec@0.5", "set_F", "success@3"],
+         "num_rel_ret", "P@5", "iprec@0.5", "set_F", "success@3", "f1"],
     )  # fmt: skip
     evaluator = pytrec_eval.RelevanceEvaluator(
         qrels,
@@ -34,6 +34,7 @@ def test_trec_measures_agree_with_pytrec_eval() -> None:
         "mrr": "recip_rank", "ndcg": "ndcg", "Rprec": "Rprec", "bpref": "bpref",
         "map@5": "map_cut_5", "num_rel_ret": "num_rel_ret", "P@5": "P_5",
         "iprec@0.5": "iprec_at_recall_0.50", "set_F": "set_F", "hit@3": "success_3",
+        "f1": "set_F",  # f1 without a cutoff is the F1 of the retrieved set
     }  # fmt: skip
     per_query = mine.per_query()
     assert set(per_query) == set(theirs)
