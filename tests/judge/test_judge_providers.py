@@ -60,7 +60,7 @@ def test_retries_honour_retry_after_then_succeed(api, server, keys, fast_setting
 
 @pytest.mark.parametrize("api", APIS)
 def test_timeouts_and_resets_are_retried(api, server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
-    server.enqueue(Hang(2.0), Reset(), Reply("1"))
+    server.enqueue(Hang(30.0), Reset(), Reply("1"))
     p = _provider(api, server, fast_settings, [])
     assert p.complete("q").text == "1"
     assert server.request_count == 3
