@@ -331,3 +331,42 @@ def test_recommendations() -> None:
     assert recs["best_balance"].config == "middle"
     assert recs["best_balance"].value == pytest.approx((2 * 0.57 / 0.60 + 0.5) / 3)
     assert recommend([]) == {}
+
+
+def test_reranker_wraps_the_engine(tmp_path: Path) -> None:
+    # "embedding:hashing" reranks by feature-hashing cosine: no model download, no extra needed
+    suite = load_suite(
+        make_suite(
+            tmp_path,
+            """
+            - {name: plain, engine: sqlite}
+            - {name: reranked, engine: sqlite, reranker: "embedding:hashing"}
+            """,
+        )
+    )
+    result = run_benchmark(suite, tmp_path / "out")
+    entry = result.config("reranked")
+    assert entry["status"] == "ok", entry["error"]
+    assert entry["config"]["reranker"] == "embedding:hashing"
+    assert entry["per_query"]["q1"]["num_results"] > 0
+
+
+def test_engine_options_for_embedding_and_hybrid_configs() -> None:
+    from rankscope.bench.build import engine_options, reranker_options
+    from rankscope.suite import BenchConfig
+
+    assert engine_options(BenchConfig("v", "vector", embedding_model="m")) == {"model": "m"}
+    hybrid = engine_options(BenchConfig("h", "hybrid", embedding_model="m"))
+    assert hybrid == {"engines": [{"engine": "sqlite"}, {"engine": "vector", "model": "m"}]}
+    given = BenchConfig(
+        "h2",
+        "hybrid",
+        options={"engines": [{"engine": "tantivy"}, {"engine": "vector"}], "fusion": "rrf"},
+        embedding_model="m",
+    )
+    assert engine_options(given)["engines"][1] == {"engine": "vector", "model": "m"}
+    assert reranker_options("embedding") == {"mode": "embedding"}
+    assert reranker_options("cross-encoder/x") == {
+        "mode": "cross-encoder",
+        "model": "cross-encoder/x",
+    }

@@ -115,11 +115,19 @@ def _run_and_print(
     assert isinstance(suite, Suite)
     err = Console(stderr=True)
     show_progress = not quiet and sys.stderr.isatty()
-    if show_progress:
-        with RichReporter(err) as reporter:
-            result = run_benchmark(suite, out, resume=not fresh, reporter=reporter)
-    else:
-        result = run_benchmark(suite, out, resume=not fresh)
+    try:
+        if show_progress:
+            with RichReporter(err) as reporter:
+                result = run_benchmark(suite, out, resume=not fresh, reporter=reporter)
+        else:
+            result = run_benchmark(suite, out, resume=not fresh)
+    except KeyboardInterrupt:
+        err.print(
+            f"Interrupted. Finished configurations are saved in {out}; run the same command "
+            "again to resume from there.",
+            markup=False,
+        )
+        raise
     if output_format is OutputFormat.json:
         typer.echo(to_json(result), nl=False)
     elif output_format is OutputFormat.markdown:
