@@ -370,3 +370,26 @@ def test_engine_options_for_embedding_and_hybrid_configs() -> None:
         "mode": "cross-encoder",
         "model": "cross-encoder/x",
     }
+
+
+def test_progress_bar_reports_every_configuration(tmp_path: Path) -> None:
+    from rankscope.bench.progress import RichReporter
+
+    suite = load_suite(
+        make_suite(
+            tmp_path,
+            """
+            - {name: first, engine: benchtest-overlap}
+            - {name: broken, engine: benchtest-broken}
+            """,
+        )
+    )
+    console = Console(file=io.StringIO(), force_terminal=True, width=120)
+    with RichReporter(console) as reporter:
+        run_benchmark(suite, tmp_path / "out", reporter=reporter)
+    tasks = {t.description: t for t in reporter.progress.tasks}
+    assert tasks["first"].completed == tasks["first"].total == 1 + 3 * 5
+    assert any("broken (failed)" in d for d in tasks)
+    with RichReporter(console) as reporter:
+        run_benchmark(suite, tmp_path / "out", reporter=reporter)
+    assert "first (checkpoint)" in {t.description for t in reporter.progress.tasks}
