@@ -16,6 +16,7 @@ from rankscope.engines.pgvector import PgVectorEngine, vector_literal
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
 psycopg = pytest.importorskip("psycopg")
+pytestmark = pytest.mark.postgres
 
 DOCS = [
     Document("d1", "Pressure on a swept wing in supersonic flow.", title="Supersonic wings"),

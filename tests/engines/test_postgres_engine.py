@@ -20,6 +20,7 @@ from rankscope.engines.postgres import (
 from rankscope.errors import ConfigError, EngineError
 
 psycopg = pytest.importorskip("psycopg")
+pytestmark = pytest.mark.postgres
 
 DOCS = [
     Document(
@@ -439,6 +440,24 @@ def test_url_dsn_password_is_redacted() -> None:
     with pytest.raises(EngineError) as info:
         PostgresEngine(f"postgresql://reader:s3cret@127.0.0.1:{port}/corpus").index(DOCS)
     assert "s3cret" not in str(info.value) and "corpus" in str(info.value)
+
+
+def test_malformed_dsn_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="invalid PostgreSQL DSN"):
+        PostgresEngine("this is not a dsn").index(DOCS)
+
+
+def test_auto_named_table_follows_the_content(postgres_dsn: str) -> None:
+    with PostgresEngine(postgres_dsn) as eng:
+        eng.index(DOCS[:2])
+        first = eng.table
+        eng.index(DOCS[2:4])
+        assert eng.table != first
+        assert ids(eng.search(q("boundary"), 10)) == ["d4"]
+    with PostgresEngine(postgres_dsn) as eng:
+        eng.index(DOCS[:2])
+        assert eng.table == first
+        assert ids(eng.search(q("boundary"), 10)) == ["d2"]
 
 
 def test_redact_dsn() -> None:

@@ -129,6 +129,8 @@ class PgVectorEngine(Engine):
         self.ef_construction = ef_construction
         self.ef_search = ef_search
         self._table_name = table
+        # an unnamed table is named after its content, again at each index()
+        self._auto_table = table is None
         if table:
             table_identifier(table)
         self.reuse = bool(reuse)
@@ -206,7 +208,7 @@ class PgVectorEngine(Engine):
                     f"PostgreSQL text cannot hold; remove it before indexing"
                 )
         digest = self._digest(docs)
-        if self._table_name is None:
+        if self._auto_table or self._table_name is None:
             self._table_name = f"rankscope_vec_{digest[:16]}"
         table = table_identifier(self._table_name)
         conn = self._connect()

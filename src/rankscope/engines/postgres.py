@@ -30,7 +30,8 @@ Translation (user text always travels as a bound parameter; no user text is form
   phrase is analysed into lexemes with positions and the tsquery is built from them: an OR of
   in-order chains ``'a' <d1> 'b' <d2> 'c'`` whose distances exceed the phrase's own by at most
   ``slop`` in total (PostgreSQL's ``<N>`` means exactly N apart, so slop is spelled out; unlike
-  Lucene, terms are not reordered). Over all fields the combined vector is used.
+  Lucene, terms are not reordered). Over all fields the combined vector is used, where the
+  fields follow each other (a phrase may span the end of the title and the start of the text).
 - ``boolean``: each term as a phrase; documents must match ``must1 & must2 & !(not1 | not2)``
   (or ``(should1 | should2) & !(...)`` when there is no ``must``) and are ranked by the OR of all
   positive terms, so ``should`` terms only raise the score, as in Lucene.
@@ -244,6 +245,8 @@ class PostgresEngine(Engine):
                 "to search)"
             )
         self._table_name = table
+        # an unnamed table is named after its content, again at each index()
+        self._auto_table = table is None
         if table:
             table_identifier(table)
         self.columns = dict(columns or {})
@@ -305,7 +308,7 @@ class PostgresEngine(Engine):
         docs = list(docs)
         extra = _check_documents(docs)
         digest = self._digest(docs, extra)
-        if self._table_name is None:
+        if self._auto_table or self._table_name is None:
             self._table_name = f"rankscope_docs_{digest[:16]}"
         table = table_identifier(self._table_name)
         conn = self._connect()

@@ -39,6 +39,9 @@ INSTALL_HINT = (
 )
 SUPERUSER = "postgres"
 _DEBIAN_ROOT = Path("/usr/lib/postgresql")
+_PREFIX = "rankscope-pg-"
+#: file in a cluster folder holding the id of the process that owns the cluster
+_OWNER_FILE = "owner.pid"
 
 
 class PgClusterError(RankscopeError):
@@ -142,7 +145,9 @@ class PgCluster:
                 f"no PostgreSQL server binaries (initdb, pg_ctl) found; {INSTALL_HINT}"
             )
         prefix, user = _run_as_prefix()
-        root = Path(tempfile.mkdtemp(prefix="rankscope-pg-"))
+        reap_stale_clusters(bindir, prefix)
+        root = Path(tempfile.mkdtemp(prefix=_PREFIX))
+        (root / _OWNER_FILE).write_text(str(os.getpid()))
         if user is not None:
             os.chown(root, user.pw_uid, user.pw_gid)
         cluster = cls(bindir, root, _free_port(), prefix)
@@ -294,8 +299,53 @@ class PgCluster:
         self.stop()
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_stale_clusters(bindir: Path, prefix: Sequence[str] = ()) -> list[Path]:
+    """Stop and delete throwaway clusters whose owning process is gone (a killed test run).
+
+    Only folders this module made (named ``rankscope-pg-*`` in the temp folder, with an owner
+    file) are touched, and only when that owner no longer runs. Returns the folders removed.
+    """
+    removed = []
+    for root in Path(tempfile.gettempdir()).glob(_PREFIX + "*"):
+        try:
+            owner = int((root / _OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        if _alive(owner):
+            continue
+        if (root / "data" / "postmaster.pid").exists():
+            subprocess.run(
+                [
+                    *prefix,
+                    str(bindir / "pg_ctl"),
+                    "-D",
+                    str(root / "data"),
+                    "-m",
+                    "immediate",
+                    "-w",
+                    "stop",
+                ],
+                capture_output=True,
+                timeout=60,
+                check=False,
+            )
+        shutil.rmtree(root, ignore_errors=True)
+        removed.append(root)
+    return removed
+
+
 def _quote_conf(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-__all__ = ["INSTALL_HINT", "PgCluster", "PgClusterError", "find_bindir"]
+__all__ = ["INSTALL_HINT", "PgCluster", "PgClusterError", "find_bindir", "reap_stale_clusters"]
