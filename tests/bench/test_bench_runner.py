@@ -279,6 +279,10 @@ def test_interrupted_benchmark_resumes_without_redoing_finished_configs(tmp_path
     assert result.config("second")["status"] == "ok"
     assert result.config("first")["summary"] == result.config("second")["summary"]
 
+    (out / "runs" / "first.trec").unlink()  # a resumed configuration rewrites a lost run file
+    run_benchmark(load_suite(path), out)
+    assert Overlap.index_calls == 1 and (out / "runs" / "first.trec").is_file()
+
     run_benchmark(load_suite(path), out, resume=False)  # --fresh redoes everything
     assert Overlap.index_calls == 2
 

@@ -63,4 +63,3 @@ def evaluate_runs(
         }
         out[name] = Evaluation(mean=mean, per_query=per_query)
     return out
-

@@ -97,12 +97,14 @@ def run_benchmark(
         record = checkpoints.load(config.name, key) if resume else None
         if record is not None:
             record["resumed"] = True
+            if not (out / str(record.get("run_file", ""))).is_file():
+                _write_outputs(out, record)  # the run file was removed since: write it again
             report.finish(config, "ok", resumed=True)
         else:
             record = run_config(config, docs, suite.queries, suite.settings, report, engine_factory)
             record["key"] = key
             if record["status"] == "ok":
-                _write_outputs(out, record, suite.settings)
+                _write_outputs(out, record)
             checkpoints.save(record)
             record["resumed"] = False
             report.finish(config, str(record["status"]), resumed=False)
@@ -292,7 +294,7 @@ def _rankings(
     return docs, chunks
 
 
-def _write_outputs(out: Path, record: dict[str, Any], settings: Settings) -> None:
+def _write_outputs(out: Path, record: dict[str, Any]) -> None:
     """The TREC run file and, for chunked configurations, the chunk-level results."""
     name = str(record["name"])
     base = safe_name(name)
