@@ -5,9 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rankscope.data import Qrels, Run
 from rankscope.errors import InputError
+from rankscope.metrics import align as align_module
+from rankscope.metrics import trec_keys
 from rankscope.metrics.align import UNJUDGED, align
 
 QRELS = Qrels.from_dict({"1": {"a": 1, "b": 0, "c": -1, "d": 2}, "2": {"x": 1}, "3": {"z": 1}})
@@ -66,3 +70,69 @@ def test_align_empty_overlap() -> None:
     assert a.query_ids == ()
     assert a.offsets.tolist() == [0]
     assert a.missing_query_ids == ("1", "2", "3")
+
+
+# The fast join (64-bit fingerprints) must give exactly what the exact join gives.
+
+doc_ids = st.text(min_size=0, max_size=30)
+
+
+@st.composite
+def judged_and_ranked(draw: st.DrawFn) -> tuple[Qrels, Run]:
+    docs = draw(st.lists(doc_ids, min_size=1, max_size=12, unique=True))
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    for q in ("1", "2", "3"):
+        if draw(st.booleans()):
+            judged = draw(st.lists(st.sampled_from(docs), min_size=1, unique=True))
+            qrels[q] = {d: draw(st.integers(-2, 3)) for d in judged}
+        if draw(st.booleans()):
+            ranked = draw(st.lists(st.sampled_from(docs), min_size=1, unique=True))
+            run[q] = {d: draw(st.sampled_from([0.0, 1.0, 2.0])) for d in ranked}
+    return Qrels.from_dict(qrels), Run.from_dict(run)
+
+
+def _as_tuple(a: align_module.Aligned) -> tuple[object, ...]:
+    return (
+        a.query_ids,
+        a.offsets.tolist(),
+        a.grades.tolist(),
+        a.judged.tolist(),
+        a.num_rel.tolist(),
+        a.qrels_grades.tolist(),
+        a.missing_query_ids,
+    )
+
+
+@settings(max_examples=100, deadline=None)
+@given(case=judged_and_ranked(), depth=st.one_of(st.none(), st.integers(0, 5)))
+def test_align_fast_join_equals_exact_join(case: tuple[Qrels, Run], depth: int | None) -> None:
+    qrels, run = case
+    fast = align(qrels, run, depth=depth)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(align_module, "_join_fast", lambda *args: None)
+        exact = align(qrels, run, depth=depth)
+    assert _as_tuple(fast) == _as_tuple(exact)
+
+
+def test_align_collisions_fall_back_to_exact_join(monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _as_tuple(align(QRELS, RUN))
+
+    def colliding(self: trec_keys.StringBytes, lo: int, hi: int, seed: object) -> object:
+        return np.zeros(hi - lo, dtype=np.uint64)  # every doc gets the same key
+
+    monkeypatch.setattr(trec_keys.StringBytes, "keys", colliding)
+    assert _as_tuple(align(QRELS, RUN)) == expected
+
+
+def test_align_reads_sliced_and_large_string_arrays() -> None:
+    docs = pa.array(["zz", "b", "a", "x", "y"], type=pa.large_string()).slice(1, 4)
+    run = Run(
+        name="r",
+        query_ids=("1", "2"),
+        offsets=np.array([0, 2, 4], dtype=np.int64),
+        doc_ids=docs,
+        scores=np.array([2.0, 1.0, 2.0, 1.0]),
+    )
+    a = align(QRELS, run)
+    assert a.grades.tolist() == [0, 1, 1, UNJUDGED]  # query 1: b, a; query 2: x, y

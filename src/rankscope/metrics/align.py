@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError
+from rankscope.metrics import trec_keys as keys
 
 #: Grade of a retrieved doc that is absent from the qrels.  The smallest int64, so that
 #: ``grades >= level`` is false for every level and ``np.maximum(grades, 0)`` gives gain 0.
@@ -119,25 +120,26 @@ def align(
     if depth is not None:
         counts = np.minimum(counts, depth)
     offsets = _offsets(counts)
-    rows = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(starts - offsets[:-1], counts)
     row_query = np.repeat(np.arange(nq, dtype=np.int64), counts)
+    if int(offsets[-1]) == len(run):  # every row kept: no gather needed
+        run_docs = run.doc_ids
+    else:
+        rows = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(
+            starts - offsets[:-1], counts
+        )
+        run_docs = run.doc_ids.take(pa.array(rows))
 
-    # Look every ranked (query, doc) up in the qrels through int64 keys (query * n_docs + doc),
-    # docs numbered by one hash pass over the run's doc ids.
-    run_docs = run.doc_ids if rows.shape[0] == len(run) else run.doc_ids.take(pa.array(rows))
-    encoded = pc.dictionary_encode(run_docs)
-    run_doc = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
-    n_docs = len(encoded.dictionary)
-    qrels_doc = pc.index_in(qrels.doc_ids, value_set=encoded.dictionary).fill_null(-1)
-    qrels_doc_np = np.asarray(qrels_doc.to_numpy(zero_copy_only=False), dtype=np.int64)
+    # Look every ranked (query, doc) up in the qrels.
     qrels_query = np.repeat(np.arange(qrels.num_queries, dtype=np.int64), np.diff(qrels.offsets))
     row_qrels_query = qrels_of_query[row_query]
-    run_keys = row_qrels_query * n_docs + run_doc
-    judged, qrels_row = _lookup(qrels_doc_np, qrels_query, n_docs, run_doc, row_qrels_query)
-    grades = np.full(run_keys.shape[0], UNJUDGED, dtype=np.int64)
+    joined = _join_fast(qrels, qrels_query, run_docs, row_qrels_query, offsets)
+    if joined is None:
+        joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
+    judged, qrels_row, duplicate = joined
+    if duplicate >= 0:
+        _refuse_duplicate(run, run_docs, row_query, query_ids, duplicate)
+    grades = np.full(row_query.shape[0], UNJUDGED, dtype=np.int64)
     grades[judged] = qrels.grades[qrels_row]
-
-    _check_duplicates(run, run_docs, row_query, run_keys, query_ids)
 
     if judged_only:
         keep = judged & (grades >= 0)
@@ -222,29 +224,84 @@ def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArr
     return sums[offsets[1:]] - sums[offsets[:-1]]
 
 
-def _check_duplicates(
+def _join_fast(
+    qrels: Qrels,
+    qrels_query: NDArray[np.int64],
+    run_docs: pa.Array,
+    run_query: NDArray[np.int64],
+    offsets: NDArray[np.int64],
+) -> tuple[NDArray[np.bool_], NDArray[np.int64], int] | None:
+    """Join through 64-bit fingerprints and a hash index; every match is checked against the
+    strings, and ``None`` (use the exact path) is returned if a fingerprint ever collides.
+
+    Returns (judged per row, qrels row of each judged row, a duplicated row or -1).
+    """
+    if not (keys.usable(run_docs) and keys.usable(qrels.doc_ids)):
+        return None
+    run_bytes = keys.StringBytes(run_docs)
+    qrels_bytes = keys.StringBytes(qrels.doc_ids)
+    index = keys.HashIndex(qrels_bytes.keys(0, len(qrels), qrels_query))
+    found, repeated = keys.join(run_bytes, run_query, keys.blocks(offsets), index)
+    judged = found >= 0
+    qrels_row = found[judged]
+    if qrels_row.shape[0]:
+        rows = np.flatnonzero(judged)
+        if not np.array_equal(qrels_query[qrels_row], run_query[rows]):
+            return None
+        same = pc.equal(run_docs.take(pa.array(rows)), qrels.doc_ids.take(pa.array(qrels_row)))
+        if not pc.all(same).as_py():
+            return None
+    duplicate = -1
+    if repeated:  # the run repeats a doc for a query, or two keys collide
+        all_keys = run_bytes.keys(0, len(run_docs), run_query)
+        for key in repeated:
+            rows = np.flatnonzero(all_keys == np.uint64(key))
+            docs = run_docs.take(pa.array(rows)).to_pylist()
+            seen: set[tuple[int, object]] = set()
+            for row, doc in zip(rows.tolist(), docs, strict=True):
+                pair = (int(run_query[row]), doc)
+                if pair in seen:
+                    return judged, qrels_row, row
+                seen.add(pair)
+        return None  # only collisions between different docs: let the exact path decide
+    return judged, qrels_row, duplicate
+
+
+def _join_exact(
+    qrels: Qrels,
+    qrels_query: NDArray[np.int64],
+    run_docs: pa.Array,
+    run_query: NDArray[np.int64],
+) -> tuple[NDArray[np.bool_], NDArray[np.int64], int]:
+    """Join through doc numbers from one hash pass of pyarrow over the run's doc ids."""
+    encoded = pc.dictionary_encode(run_docs)
+    run_doc = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    n_docs = len(encoded.dictionary)
+    qrels_doc = pc.index_in(qrels.doc_ids, value_set=encoded.dictionary).fill_null(-1)
+    qrels_doc_np = np.asarray(qrels_doc.to_numpy(zero_copy_only=False), dtype=np.int64)
+    judged, qrels_row = _lookup(qrels_doc_np, qrels_query, n_docs, run_doc, run_query)
+    duplicate = -1
+    run_keys = run_query * n_docs + run_doc
+    if run_keys.shape[0] > 1:
+        keys = np.sort(run_keys)
+        same = np.flatnonzero(keys[1:] == keys[:-1])
+        if same.shape[0]:
+            duplicate = int(np.flatnonzero(run_keys == keys[same[0]])[-1])
+    return judged, qrels_row, duplicate
+
+
+def _refuse_duplicate(
     run: Run,
     run_docs: pa.Array,
     row_query: NDArray[np.int64],
-    run_keys: NDArray[np.int64],
     query_ids: tuple[str, ...],
+    row: int,
 ) -> None:
-    """trec_eval refuses a run that retrieves one doc twice for a query; so do we.
-
-    A plain sort of the (query, doc) keys (vectorised, fast) finds any; only then is the
-    offending row looked up to name it.
-    """
-    if run_keys.shape[0] < 2:
-        return
-    keys = np.sort(run_keys)
-    same = np.flatnonzero(keys[1:] == keys[:-1])
-    if not same.shape[0]:
-        return
-    dup_row = int(np.flatnonzero(run_keys == keys[same[0]])[-1])
+    """trec_eval refuses a run that retrieves one doc twice for a query; so do we."""
     raise InputError(
         f"run {run.name!r} retrieves the same document twice for query "
-        f"{query_ids[int(row_query[dup_row])]!r}",
+        f"{query_ids[int(row_query[row])]!r}",
         path=run.source,
-        value=run_docs[dup_row].as_py(),
+        value=run_docs[row].as_py(),
         hint="Keep one line per (query, document) in the run, as trec_eval requires",
     )

@@ -104,8 +104,10 @@ class Ctx:
     def __post_init__(self) -> None:
         a = self.aligned
         self.offsets = a.offsets
-        code = np.where(a.grades >= 0, a.grades, UNJUDGED_IN_POOL)
-        self.rel = np.where(a.judged, code, NONPOOL).astype(np.int64)
+        rel = a.grades.copy()
+        rel[rel < 0] = UNJUDGED_IN_POOL  # a negative grade: in the pool, unjudged
+        rel[~a.judged] = NONPOOL
+        self.rel = rel
 
     @property
     def nq(self) -> int:
