@@ -89,6 +89,16 @@ def test_nan_and_infinite_scores_strict(tmp_path: Path, word: str) -> None:
         read_run(path)
 
 
+def test_overflowing_score(tmp_path: Path) -> None:
+    path = _write(tmp_path, RUN_OK + "301 Q0 D3 3 -1e999 sys\n")
+    with pytest.raises(FormatError, match=r":3: score out of range .*got '-1e999'"):
+        read_run(path)
+    seen: list[str] = []
+    run = read_run(path, strict=False, on_warning=seen.append)
+    assert run.ranking("301")[-1] == ("D3", -math.inf)
+    assert len(seen) == 1 and "overflows" in seen[0]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     empty = _write(tmp_path, "")
     with pytest.raises(InputError, match=r"results\.txt: empty run file"):

@@ -30,6 +30,7 @@ give identical results.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -339,6 +340,15 @@ def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Column
         word = words[4]
         if is_plain_float(word):
             score = float(word)
+            if not math.isfinite(score):  # such as 1e999
+                if strict:
+                    raise where.error(
+                        "score out of range (it overflows to infinity)",
+                        at=no,
+                        value=word.decode("utf-8", "replace"),
+                        hint="Scores must be finite numbers of at most about 1.8e308",
+                    )
+                warn(f"{where.prefix(no)}score {word.decode()!r} overflows to {score!r}")
         elif strict:
             kind = "NaN or infinite" if is_special_float(word) else "non-numeric"
             raise where.error(
