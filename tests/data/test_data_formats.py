@@ -95,6 +95,14 @@ def test_jsonl_keys_and_line_numbers(tmp_path: Path) -> None:
     run = read_run(path)
     assert run.name == "run"  # the last row's run column is empty, so the file stem names it
     assert run.ranking("1") == [("b", 3.0), ("a", 2.0)]
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"qid": "1", "docno": "a", "label": true}\n{"qid": 1, "docno": "b"}\n')
+    with pytest.raises(FormatError, match=r"labels\.jsonl:2: missing value in column 'label'"):
+        read_qrels(labels)
+    labels.write_text(
+        '{"qid": "1", "docno": "a", "label": true}\n{"qid": 1, "docno": "b", "label": 0}'
+    )
+    assert read_qrels(labels).to_dict() == {"1": {"a": 1, "b": 0}}
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query_id": "1", "doc_id": "a", "relevance": 1}\n{"query_id": 1,\n')
     with pytest.raises(FormatError, match=r"bad\.jsonl:2: invalid JSON"):

@@ -402,9 +402,9 @@ def _json_column(values: list[Any], key: str, where: Where, lines: list[int]) ->
             )
     kinds = {type(v) for v in values if v is not None}
     if kinds and kinds <= {int, bool}:
-        return pa.array(values, type=pa.int64())
+        return pa.array([None if v is None else int(v) for v in values], type=pa.int64())
     if kinds and kinds <= {int, float, bool}:
-        return pa.array(values, type=pa.float64())
+        return pa.array([None if v is None else float(v) for v in values], type=pa.float64())
     # text, or text mixed with numbers: keep as text; scores and grades are parsed later
     return pa.array([None if v is None else str(v) for v in values], type=pa.string())
 
