@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -83,3 +84,20 @@ def test_qrels_first_comment_skipped_on_fast_path() -> None:
         exact = read_trec_qrels(loaded, strict=True, warn=Warner(None), fast=False)
         assert fast.to_dict() == exact.to_dict()
         assert len(fast) == 30
+
+
+@pytest.mark.parametrize("size", [5, 7, 64])
+def test_scan_in_small_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
+    import rankscope.data.trec as trec
+
+    real = trec._chunks
+    monkeypatch.setattr(trec, "_chunks", lambda loaded, start: real(loaded, start, size))
+    crlf = tmp_path / "crlf.txt"
+    crlf.write_bytes(BODY.replace(b"\n", b"\r\n"))
+    lone = tmp_path / "lone.txt"
+    lone.write_bytes(BODY.replace(b" Q0 ", b" Q0\r", 1))
+    tab = tmp_path / "tab.txt"
+    tab.write_bytes(BODY + b"9 Q0\tx 1 1 tag\n")
+    assert _fast_columns(Loaded(Where("c"), crlf.read_bytes(), crlf), 6) is not None
+    assert _fast_columns(Loaded(Where("l"), lone.read_bytes(), lone), 6) is None
+    assert _fast_columns(Loaded(Where("t"), tab.read_bytes(), tab), 6) is None

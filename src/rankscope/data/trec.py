@@ -143,29 +143,21 @@ def _as_bytes(data: Buffer) -> bytes:
 # --------------------------------------------------------------------------- fast path
 
 
-def _chunks(loaded: Loaded, start: int, size: int = 1 << 24) -> Iterator[bytes]:
-    """The input from byte ``start`` in pieces, read without mapping the whole file."""
+def _chunks(loaded: Loaded, start: int, size: int = 1 << 24) -> Iterator[bytes | bytearray]:
+    """The input from byte ``start`` in pieces (one reused buffer, no mapping of the file)."""
     if loaded.path is None:
         data = loaded.data
         for lo in range(start, len(data), size):
-            yield bytes(data[lo : lo + size])
+            yield data[lo : lo + size]
         return
-    with loaded.path.open("rb") as fh:
+    buf = bytearray(size)
+    with loaded.path.open("rb", buffering=0) as fh:
         fh.seek(start)
-        rest = b""
         while True:
-            block = fh.read(size)
-            if not block:
-                if rest:
-                    yield rest
+            n = fh.readinto(buf)  # type: ignore[attr-defined]
+            if not n:
                 return
-            block = rest + block
-            cut = block.rfind(b"\n") + 1
-            if cut == 0:
-                rest = block
-                continue
-            rest = block[cut:]
-            yield block[:cut]
+            yield buf if n == size else bytes(buf[:n])
 
 
 def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
@@ -202,14 +194,20 @@ def _plain_separator(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, int
     fields = len(first.split(sep))
     if fields < ncols or (ncols == 4 and fields != 4):
         return None
+    cr = crlf = 0
+    ended_cr = False
     for chunk in _chunks(loaded, start):
         for bad in (b"\0", b"\x0b", b"\x0c", other):
             if chunk.find(bad) >= 0:
                 return None
-        # a lone CR is whitespace to trec_eval but a line break to pyarrow
-        if chunk.find(b"\r") >= 0 and chunk.count(b"\r") != chunk.count(b"\r\n"):
-            return None
-    return sep, fields
+        if ended_cr and chunk[:1] == b"\n":
+            crlf += 1  # a CRLF split between two pieces
+        if chunk.find(b"\r") >= 0:
+            cr += chunk.count(b"\r")
+            crlf += chunk.count(b"\r\n")
+        ended_cr = chunk[-1:] == b"\r"
+    # a lone CR is whitespace to trec_eval but a line break to pyarrow
+    return (sep, fields) if cr == crlf else None
 
 
 def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
