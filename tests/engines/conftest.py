@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -257,11 +258,14 @@ class _SearchHandler(BaseHTTPRequestHandler):
 
     def _send(self, status: int, body: object, raw: bytes | None = None) -> None:
         data = raw if raw is not None else json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up waiting (timeout tests)
 
     def _search(self, text: str, size: int) -> None:
         with self.lock:
@@ -285,6 +289,9 @@ class _SearchHandler(BaseHTTPRequestHandler):
             with self.lock:
                 hits = self.engine.search(Query("http", params.get("q", [""])[0]), 10)
             self._send(200, [{"doc": {"id": h.doc_id}, "rel": str(h.score)} for h in hits])
+        elif parts.path == "/slow":
+            time.sleep(float(params.get("s", ["1"])[0]))
+            self._send(200, [])
         elif parts.path == "/error":
             self._send(503, {"error": "overloaded"})
         elif parts.path == "/notjson":

@@ -161,6 +161,13 @@ def test_http_errors_are_clear(search_server: str) -> None:
         no_id.search(Query("q", "fox"), 3)
 
 
+def test_http_timeout_is_reported(search_server: str) -> None:
+    e = create_engine("http", url=search_server + "/slow?s=1", timeout=0.2)
+    with pytest.raises(EngineError, match=r"did not answer within 0\.2s"):
+        e.search(Query("q", "x"), 3)
+    e.close()
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
