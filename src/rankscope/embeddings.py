@@ -103,6 +103,8 @@ class SentenceTransformerEmbedder(Embedder):
         document_prefix: str = "",
     ) -> None:
         self.model_name = DEFAULT_MODEL if model is None else str(model)
+        if self.model_name in _DEFAULT_ALIASES:  # one cache identity for the bundled model
+            self.model_name = DEFAULT_MODEL
         self.device = device
         self.batch_size = int(batch_size)
         self.query_prefix = query_prefix

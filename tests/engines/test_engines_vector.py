@@ -78,6 +78,13 @@ def test_cached_embedder_embeds_each_text_once(tmp_path: Path) -> None:
     assert inner.calls == ["a", "b", "c"]
 
 
+def test_model_names_of_the_bundled_model_share_one_identity() -> None:
+    names = [None, "minilm", "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2"]
+    ids = {SentenceTransformerEmbedder(n).model_id for n in names}
+    assert ids == {"st:all-MiniLM-L6-v2"}
+    assert SentenceTransformerEmbedder("org/other").model_id == "st:org/other"
+
+
 def test_top_k_orders_ties_by_index() -> None:
     scores = np.array([0.5, 0.9, 0.5, 0.1, 0.9], dtype=np.float32)
     assert top_k(scores, 3) == [1, 4, 0]
