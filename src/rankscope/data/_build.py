@@ -160,13 +160,19 @@ _CHUNK = 1 << 18
 _MAX_PADDED = 128
 
 
-def _mix(h: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    h = (h ^ (h >> np.uint64(30))) * _K2
-    h = (h ^ (h >> np.uint64(27))) * _K3
-    return h ^ (h >> np.uint64(31))
+def _mix(h: npt.NDArray[np.uint64]) -> None:
+    """Scramble ``h`` in place (splitmix64's finaliser); in place saves a temporary per step."""
+    tmp = h >> np.uint64(30)
+    h ^= tmp
+    h *= _K2
+    np.right_shift(h, np.uint64(27), out=tmp)
+    h ^= tmp
+    h *= _K3
+    np.right_shift(h, np.uint64(31), out=tmp)
+    h ^= tmp
 
 
-def _hash_words(mat: npt.NDArray[np.uint8], lens: IntArray) -> npt.NDArray[np.uint64]:
+def _hash_words(mat: npt.NDArray[np.uint8], lens: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
     rows, width = mat.shape
     pad = (-width) % 8
     if pad:
@@ -174,25 +180,29 @@ def _hash_words(mat: npt.NDArray[np.uint8], lens: IntArray) -> npt.NDArray[np.ui
         padded[:, :width] = mat
         mat = padded
     words = np.ascontiguousarray(mat).view("<u8")
-    h = lens.astype(np.uint64) * _K1
+    h = lens.astype(np.uint64)
+    h *= _K1
     for j in range(words.shape[1]):
-        h = _mix(h ^ words[:, j])
+        h ^= words[:, j]
+        _mix(h)
     return h
 
 
 def hash_strings(values: StrArray) -> npt.NDArray[np.uint64]:
     """A 64-bit hash of each string, computed without Python objects per row."""
-    if isinstance(values, pa.ChunkedArray):
-        parts = [_hash_chunk(c) for c in values.chunks]
-        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-    return _hash_chunk(values)
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    out = np.empty(len(values), dtype=np.uint64)  # one allocation: fresh pages are costly
+    at = 0
+    for chunk in chunks:
+        _hash_chunk(chunk, out[at : at + len(chunk)])
+        at += len(chunk)
+    return out
 
 
-def _hash_chunk(values: pa.Array) -> npt.NDArray[np.uint64]:
+def _hash_chunk(values: pa.Array, out: npt.NDArray[np.uint64]) -> None:
     n = len(values)
-    out = np.empty(n, dtype=np.uint64)
     if n == 0:
-        return out
+        return
     if values.type != pa.string():
         values = values.cast(pa.string())
     bufs = values.buffers()
@@ -206,11 +216,11 @@ def _hash_chunk(values: pa.Array) -> npt.NDArray[np.uint64]:
             b = min(n, a + _CHUNK)
             mat = data[base + a * lo : base + b * lo].reshape(b - a, lo)
             out[a:b] = _hash_words(mat, lens[a:b])
-        return out
+        return
     if hi > _MAX_PADDED:  # rare: very long ids; hash them one by one
         for i, s in enumerate(values.to_pylist()):
             out[i] = np.uint64(hash(s) & 0xFFFFFFFFFFFFFFFF)
-        return out
+        return
     cols = np.arange(hi, dtype=np.int64)
     last = max(len(data) - 1, 0)
     for a in range(0, n, _CHUNK):
@@ -220,7 +230,6 @@ def _hash_chunk(values: pa.Array) -> npt.NDArray[np.uint64]:
         mask = cols[None, :width] < lens[a:b, None]
         mat = np.where(mask, data[np.minimum(idx, last)], 0).astype(np.uint8)
         out[a:b] = _hash_words(mat, lens[a:b])
-    return out
 
 
 def find_duplicate(
@@ -235,7 +244,10 @@ def find_duplicate(
     def keys() -> npt.NDArray[np.uint64]:
         k = hash_strings(docs)
         k >>= np.uint64(qbits)
-        k |= row_query.astype(np.uint64) << np.uint64(64 - qbits)
+        for a in range(0, n, _CHUNK):  # in pieces: no 10M-row temporaries
+            part = row_query[a : a + _CHUNK].astype(np.uint64)
+            part <<= np.uint64(64 - qbits)
+            k[a : a + _CHUNK] |= part
         return k
 
     ks = keys()
