@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -96,7 +97,9 @@ def demo(
         )
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
+    started = time.perf_counter()
     _run_and_print(suite, out, True, quiet, output_format, by_category)
+    err.print(f"Demo finished in {time.perf_counter() - started:.1f} s.", markup=False)
 
 
 def _run_and_print(
