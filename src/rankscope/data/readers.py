@@ -7,7 +7,7 @@ its magic bytes, whatever the file is called.
 ``format="auto"`` decides by the file name, then by the content:
 
 - ``.parquet`` / ``.pq`` or the ``PAR1`` magic: Parquet;
-- ``.jsonl`` / ``.ndjson``, or a first line starting with ``{``: JSONL (a ``.json`` file holding
+- ``.jsonl`` / ``.ndjson``, or a first line that is a JSON object: JSONL (a ``.json`` file holding
   one ``{query_id: {doc_id: value}}`` object is read as a mapping);
 - a first line that names columns (``query-id corpus-id score``, ``qid,docno,rel``...): CSV (comma)
   or TSV (tab), as in BEIR;
@@ -20,6 +20,7 @@ Explicit formats: ``"trec"``, ``"tsv"`` (alias ``"beir"``), ``"csv"``, ``"jsonl"
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -166,7 +167,7 @@ def _detect(loaded: Loaded, source: Source, fmt: str) -> str:
     if suffix == [".json"]:
         return "json"
     first = _first_line(data)
-    if first.startswith("{"):
+    if first.startswith("{") and _is_json_object(first):
         return "jsonl"
     if suffix == [".csv"] or ("," in first and "\t" not in first):
         fields = [f.strip().strip('"') for f in first.split(",")]
@@ -175,6 +176,13 @@ def _detect(loaded: Loaded, source: Source, fmt: str) -> str:
     if tabular.looks_like_header(first.split("\t")) or tabular.looks_like_header(first.split()):
         return "tsv"
     return "trec"
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def _first_line(data: Any) -> str:
