@@ -217,3 +217,19 @@ def test_unknown_format_and_object(tmp_path: Path) -> None:
         read_run(path, format="xml")
     with pytest.raises(InputError, match="cannot read this kind of object"):
         read_run(42)
+
+
+def test_warnings_default_to_data_warning(tmp_path: Path) -> None:
+    from rankscope.data import DataWarning
+
+    path = _write(tmp_path, "1 Q0 a 1 abc s\n")
+    with pytest.warns(DataWarning, match=r"results\.txt:1: score 'abc' read as 0\.0"):
+        read_run(path, strict=False)
+
+
+def test_many_warnings_are_summarised(tmp_path: Path) -> None:
+    path = _write(tmp_path, "".join(f"1 Q0 d{i} 1 x{i} s\n" for i in range(50)))
+    seen: list[str] = []
+    read_run(path, strict=False, on_warning=seen.append)
+    assert len(seen) == 21
+    assert seen[-1].endswith("30 more warning(s) like the above were not shown")
