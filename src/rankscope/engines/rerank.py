@@ -85,7 +85,8 @@ class RerankEngine(Engine):
     Options: ``engine`` (nested engine spec, required), ``mode`` (``cross-encoder`` or
     ``embedding``), ``model`` (required for cross-encoder; default MiniLM for embedding),
     ``depth`` (100), ``fields`` (title, text), ``batch_size``, ``device``, ``cache``,
-    ``cache_dir``, ``max_length`` (cross-encoder input length), ``embedder`` (an Embedder
+    ``cache_dir``, ``max_length`` (cross-encoder input length), ``max_seq_length`` (embedding
+    mode: word pieces per text), ``embedder`` (an Embedder
     instance instead of ``model`` in embedding mode).
     """
 
@@ -104,6 +105,7 @@ class RerankEngine(Engine):
         cache: bool = True,
         cache_dir: str | Path | None = None,
         max_length: int = 512,
+        max_seq_length: int | None = None,
         embedder: Embedder | None = None,
     ) -> None:
         if mode not in ("cross-encoder", "embedding"):
@@ -134,7 +136,12 @@ class RerankEngine(Engine):
             )
         else:
             self._embedder = embedder or make_embedder(
-                model, device=device, batch_size=batch_size, cache=cache, cache_dir=cache_dir
+                model,
+                device=device,
+                batch_size=batch_size,
+                cache=cache,
+                cache_dir=cache_dir,
+                max_seq_length=max_seq_length,
             )
         self.base = build_engine(engine, "rerank option 'engine'")
         setattr(self, "supported_kinds", self.base.supported_kinds)  # noqa: B010

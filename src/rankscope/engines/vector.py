@@ -3,7 +3,8 @@
 Each document is embedded once, as its title and text joined (or the fields named by the
 ``fields`` option). ``query_string`` queries rank documents by cosine with the query embedding.
 ``match`` queries rank by cosine against the embedding of that one field, computed on first use
-(and cached on disk like every embedding). Phrase, multi-field and boolean queries have no dense
+(and cached on disk like every document embedding). Queries are embedded at search time, so the
+measured latency includes the model. Phrase, multi-field and boolean queries have no dense
 meaning and are refused.
 """
 
@@ -42,7 +43,8 @@ class VectorEngine(Engine):
     all-MiniLM-L6-v2; ``"hashing"`` or ``"hashing:<dim>"`` for feature hashing without a model),
     ``fields`` (fields embedded together, default title and text), ``batch_size``, ``device``,
     ``query_prefix`` / ``document_prefix``, ``cache`` (on-disk embedding cache, default on) and
-    ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``). An
+    ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``),
+    ``max_seq_length`` (word pieces embedded per text; default the model's own setting). An
     :class:`~rankscope.embeddings.Embedder` instance may be passed as ``embedder`` instead.
     """
 
@@ -61,6 +63,7 @@ class VectorEngine(Engine):
         document_prefix: str = "",
         cache: bool = True,
         cache_dir: str | Path | None = None,
+        max_seq_length: int | None = None,
         embedder: Embedder | None = None,
     ) -> None:
         if isinstance(fields, str) or not fields or not all(isinstance(f, str) for f in fields):
@@ -79,6 +82,7 @@ class VectorEngine(Engine):
             document_prefix=document_prefix,
             cache=cache,
             cache_dir=cache_dir,
+            max_seq_length=max_seq_length,
         )
         self._docs: list[Document] = []
         self._ids: list[str] = []
