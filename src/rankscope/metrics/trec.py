@@ -10,9 +10,19 @@ averaged (``num_*`` are summed, ``gm_*`` use a geometric mean with floor 0.00001
 unknown document, then ``num_ret``, ``utility``, ``relstring``, ``unj*`` and ``rbp_resid`` are
 zeroed, as trec_eval does), ``-M``, ``-l``, ``-J``, ``-N`` and ``-Z``.
 
-Known differences from trec_eval: none in the output of the measures above.  The preference
-(``-R prefs``, ``qrels_prefs``), multi-judgment (``-R qrels_jg``) and ``yaap`` measures are not
-provided; asking for them raises :class:`~rankscope.errors.MeasureError`.
+Arithmetic follows trec_eval's C code where it matters for the printed digits: scores are
+doubles, sums are accumulated left to right in rank order (not numpy's pairwise sums),
+``log2``/``log``/``exp`` come from the C library, ``rbp``'s ``p**i`` is a running product, and
+recall fractions become counts with ``lround`` (``iprec_at_recall``, ``11pt_avg``, trec_eval 10)
+or ``(long)(x + 0.9)`` (``Rprec_mult``).
+
+Where trec_eval's behaviour is undefined or not reproducible, this module picks one and says so:
+``rbp`` assumes the uninitialised min/max of its gain rescaling start at 0 (what the reference
+outputs show); gain levels are ordered by trec_eval's truncating comparator with a stable sort;
+a negative ``-M`` is refused (trec_eval would compute with a negative list length); debug
+traces (``-D``) are not printed.  The preference (``-R prefs``, ``qrels_prefs``),
+multi-judgment (``-R qrels_jg``) and ``yaap`` measures are not provided; asking for them raises
+:class:`~rankscope.errors.MeasureError`.
 """
 
 from __future__ import annotations
