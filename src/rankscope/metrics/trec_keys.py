@@ -70,7 +70,7 @@ class StringBytes:
         h = (seed.astype(np.uint64) + np.uint64(1)) * _GOLDEN
         h ^= lengths.astype(np.uint64) * _LEN
         longest = int(lengths.max()) if lengths.shape[0] else 0
-        for j in range(0, longest, 8):
+        for j in range(0, max(longest, 1), 8):  # the first word always: "" included
             if j == 0:
                 w = self.words[starts] & _MASKS[np.minimum(lengths, 8)]
                 h ^= w
