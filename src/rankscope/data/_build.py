@@ -183,8 +183,16 @@ def _hash_words(mat: npt.NDArray[np.uint8], lens: npt.NDArray[Any]) -> npt.NDArr
     h = lens.astype(np.uint64)
     h *= _K1
     for j in range(words.shape[1]):
-        h ^= words[:, j]
-        _mix(h)
+        # Only words a string reaches: its hash must not depend on the other rows' widths, so
+        # that equal strings hash equal across chunks (and across run and qrels).
+        longer = lens > 8 * j if j else None
+        if longer is None or bool(longer.all()):
+            h ^= words[:, j]
+            _mix(h)
+        else:
+            part = h[longer] ^ words[longer, j]
+            _mix(part)
+            h[longer] = part
     return h
 
 
@@ -217,9 +225,11 @@ def _hash_chunk(values: pa.Array, out: npt.NDArray[np.uint64]) -> None:
             mat = data[base + a * lo : base + b * lo].reshape(b - a, lo)
             out[a:b] = _hash_words(mat, lens[a:b])
         return
-    if hi > _MAX_PADDED:  # rare: very long ids; hash them one by one
+    if hi > _MAX_PADDED:  # rare: very long ids; hash them one by one (padded matrix too wide)
         for i, s in enumerate(values.to_pylist()):
-            out[i] = np.uint64(hash(s) & 0xFFFFFFFFFFFFFFFF)
+            raw = s.encode("utf-8")
+            mat = np.frombuffer(raw, dtype=np.uint8).reshape(1, len(raw))
+            out[i] = _hash_words(mat, np.array([len(raw)], dtype=np.int64))[0]
         return
     cols = np.arange(hi, dtype=np.int64)
     last = max(len(data) - 1, 0)
@@ -232,23 +242,45 @@ def _hash_chunk(values: pa.Array, out: npt.NDArray[np.uint64]) -> None:
         out[a:b] = _hash_words(mat, lens[a:b])
 
 
-def find_duplicate(
+def pair_key_bits(num_queries: int) -> int:
+    """High bits of a :func:`pair_keys` key that hold the query number."""
+    return max(1, int(num_queries).bit_length())
+
+
+def pair_keys(
     row_query: npt.NDArray[np.integer], docs: StrArray, num_queries: int
+) -> npt.NDArray[np.uint64]:
+    """Per row, a 64-bit (query, doc) fingerprint: the query number in the top
+    :func:`pair_key_bits` bits, the doc id's :func:`hash_strings` below.  Equal pairs give equal
+    keys; unequal pairs almost never do (callers compare the strings of matches)."""
+    qbits = pair_key_bits(num_queries)
+    k = hash_strings(docs)
+    k >>= np.uint64(qbits)
+    for a in range(0, len(k), _CHUNK):  # in pieces: no 10M-row temporaries
+        part = row_query[a : a + _CHUNK].astype(np.uint64)
+        part <<= np.uint64(64 - qbits)
+        k[a : a + _CHUNK] |= part
+    return k
+
+
+def find_duplicate(
+    row_query: npt.NDArray[np.integer],
+    docs: StrArray,
+    num_queries: int,
+    pair_keys_: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[int, int] | None:
-    """``(first_row, repeat_row)`` of the earliest repeated (query, doc) pair, else ``None``."""
+    """``(first_row, repeat_row)`` of the earliest repeated (query, doc) pair, else ``None``.
+
+    ``pair_keys_`` are the rows' :func:`pair_keys` when the caller already has them (left intact).
+    """
     n = len(docs)
     if n < 2:
         return None
-    qbits = max(1, int(num_queries).bit_length())
 
     def keys() -> npt.NDArray[np.uint64]:
-        k = hash_strings(docs)
-        k >>= np.uint64(qbits)
-        for a in range(0, n, _CHUNK):  # in pieces: no 10M-row temporaries
-            part = row_query[a : a + _CHUNK].astype(np.uint64)
-            part <<= np.uint64(64 - qbits)
-            k[a : a + _CHUNK] |= part
-        return k
+        if pair_keys_ is not None:
+            return pair_keys_.copy()
+        return pair_keys(row_query, docs, num_queries)
 
     ks = keys()
     ks.sort()  # in place: at 10M rows every copy costs 80 MB
@@ -425,7 +457,9 @@ def build_run(
         d, s = as_string_array(d).take(take), s[perm]
         lines = (lines[perm] if lines is not None else perm + 1).astype(np.int64)
         groups = _Groups.sorted_rows(groups.query_ids, groups.offsets)
-    dup = find_duplicate(groups.row_query, d, len(groups.query_ids))
+    # Kept on the Run, so that evaluation joins it to qrels without hashing the doc ids again.
+    row_keys = pair_keys(groups.row_query, d, len(groups.query_ids))
+    dup = find_duplicate(groups.row_query, d, len(groups.query_ids), row_keys)
     if dup is not None:
         first, again = dup
         doc, qid = d[again].as_py(), groups.query_ids[int(groups.row_query[again])]
@@ -444,6 +478,7 @@ def build_run(
     if order is not None:
         d = d.take(pa.array(order))
         s = s[order]
+        row_keys = row_keys[order]
         del order
     return Run(
         name=name,
@@ -452,6 +487,7 @@ def build_run(
         doc_ids=as_string_array(d),
         scores=s,
         source=source,
+        pair_keys=row_keys,
     )
 
 

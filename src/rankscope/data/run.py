@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,10 @@ class Run:
     doc_ids: pa.Array
     scores: npt.NDArray[np.float64]
     source: str | None = None
+    #: Per row, the (query, doc) fingerprints of ``rankscope.data._build.pair_keys``, kept by the
+    #: readers (which have checked that no (query, doc) repeats) so that evaluation need not hash
+    #: the doc ids again; ``None`` for runs built another way.
+    pair_keys: npt.NDArray[np.uint64] | None = field(default=None, repr=False)
 
     @classmethod
     def from_dict(

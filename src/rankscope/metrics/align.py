@@ -15,6 +15,8 @@ loops over queries.  It follows trec_eval 10 (``form_res_rels.c``):
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
+from rankscope.data._build import hash_strings, pair_key_bits
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError
@@ -121,6 +124,7 @@ def align(
         counts = np.minimum(counts, depth)
     offsets = _offsets(counts)
     row_query = np.repeat(np.arange(nq, dtype=np.int64), counts)
+    rows: NDArray[np.int64] | None = None
     if int(offsets[-1]) == len(run):  # every row kept: no gather needed
         run_docs = run.doc_ids
     else:
@@ -131,10 +135,12 @@ def align(
 
     # Look every ranked (query, doc) up in the qrels.
     qrels_query = np.repeat(np.arange(qrels.num_queries, dtype=np.int64), np.diff(qrels.offsets))
-    row_qrels_query = qrels_of_query[row_query]
-    joined = _join_fast(qrels, qrels_query, run_docs, row_qrels_query, offsets)
+    joined = _join_cached(qrels, qrels_query, run, run_docs, rows)
     if joined is None:
-        joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
+        row_qrels_query = qrels_of_query[row_query]
+        joined = _join_fast(qrels, qrels_query, run_docs, row_qrels_query, offsets)
+        if joined is None:
+            joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
     judged, qrels_row, duplicate = joined
     if duplicate >= 0:
         _refuse_duplicate(run, run_docs, row_query, query_ids, duplicate)
@@ -222,6 +228,65 @@ def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArr
     sums = np.zeros(values.shape[0] + 1, dtype=np.int64)
     np.cumsum(values, out=sums[1:])
     return sums[offsets[1:]] - sums[offsets[:-1]]
+
+
+def _join_cached(
+    qrels: Qrels,
+    qrels_query: NDArray[np.int64],
+    run: Run,
+    run_docs: pa.Array,
+    rows: NDArray[np.int64] | None,
+) -> tuple[NDArray[np.bool_], NDArray[np.int64], int] | None:
+    """Join through the (query, doc) fingerprints the reader kept on the run (``pair_keys``),
+    hashing only the qrels doc ids.  Every match is checked against the strings; ``None`` (use
+    another path) when the run has no fingerprints or one ever collides.  The reader has
+    already refused repeated (query, doc) pairs, so there is no duplicate to find.
+
+    ``rows``: the run rows ranked (``None``: all of them, in order).
+    """
+    run_keys = run.pair_keys
+    if run_keys is None or run_keys.shape[0] != len(run) or not keys.usable(qrels.doc_ids):
+        return None
+    qbits = pair_key_bits(run.num_queries)
+    run_index = {q: i for i, q in enumerate(run.query_ids)}
+    qrels_to_run = np.fromiter(
+        (run_index.get(q, -1) for q in qrels.query_ids), dtype=np.int64, count=qrels.num_queries
+    )
+    row_run_query = qrels_to_run[qrels_query]
+    usable_rows = np.flatnonzero(row_run_query >= 0)  # qrels rows of queries the run has
+    qrels_keys = hash_strings(qrels.doc_ids.take(pa.array(usable_rows)))
+    qrels_keys >>= np.uint64(qbits)
+    qrels_keys |= row_run_query[usable_rows].astype(np.uint64) << np.uint64(64 - qbits)
+    index = keys.SpreadHashIndex(qrels_keys)
+    probe = run_keys if rows is None else run_keys[rows]
+    found = _lookup_blocks(index, probe)
+    judged = found >= 0
+    matched = np.flatnonzero(judged)
+    qrels_row = usable_rows[found[matched]]
+    if matched.shape[0]:
+        same = pc.equal(run_docs.take(pa.array(matched)), qrels.doc_ids.take(pa.array(qrels_row)))
+        if not pc.all(same).as_py():
+            return None
+    return judged, qrels_row, -1
+
+
+def _lookup_blocks(index: keys.SpreadHashIndex, probe: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """``index.lookup`` over cache-sized blocks on threads (numpy releases the GIL)."""
+    n = probe.shape[0]
+    found = np.empty(n, dtype=np.int64)
+    bounds = [(a, min(n, a + keys.BLOCK_ROWS)) for a in range(0, n, keys.BLOCK_ROWS)]
+
+    def work(b: tuple[int, int]) -> None:
+        found[b[0] : b[1]] = index.lookup_sparse(probe[b[0] : b[1]])
+
+    workers = min(len(bounds), os.cpu_count() or 1)
+    if workers <= 1:
+        for b in bounds:
+            work(b)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(work, bounds))
+    return found
 
 
 def _join_fast(

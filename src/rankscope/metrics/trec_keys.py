@@ -144,6 +144,31 @@ class HashIndex:
         return found
 
 
+class SpreadHashIndex(HashIndex):
+    """A :class:`HashIndex` for keys whose top bits are not random (e.g. a query number over a
+    doc hash): slots come from a multiplicative (Fibonacci) hash of the whole key."""
+
+    def __init__(self, keys: U64) -> None:
+        super().__init__(keys)
+        # A byte per low-bits value of the indexed keys: most probes of a sparse join (a run
+        # whose docs are mostly unjudged) are turned away by one gather from a small table.
+        self.filter_mask = np.int64((1 << max(10, min(22, self.bits + 2))) - 1)
+        self.present = np.zeros(int(self.filter_mask) + 1, dtype=np.bool_)
+        self.present[keys.view(np.int64) & self.filter_mask] = True
+
+    def _slots(self, keys: U64) -> Ints:
+        return ((keys * _GOLDEN) >> np.uint64(64 - self.bits)).astype(np.int64)
+
+    def lookup_sparse(self, keys: U64) -> Ints:
+        """:meth:`lookup`, faster when few keys are indexed: the low bits of the keys must be
+        evenly spread (hash bits)."""
+        found = np.full(keys.shape[0], -1, dtype=np.int64)
+        maybe = np.flatnonzero(self.present[keys.view(np.int64) & self.filter_mask])
+        if maybe.shape[0]:
+            found[maybe] = self.lookup(keys[maybe])
+        return found
+
+
 def blocks(offsets: Ints, rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
     """Row ranges of about ``rows`` rows that never split a query."""
     total = int(offsets[-1])
