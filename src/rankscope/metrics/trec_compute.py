@@ -99,15 +99,70 @@ class Ctx:
     aligned: Aligned
     rel_level: int
     offsets: Ints = field(init=False)
-    rel: Ints = field(init=False)
 
     def __post_init__(self) -> None:
+        self.offsets = self.aligned.offsets
+
+    @cached_property
+    def rel(self) -> Ints:
+        """Per ranked row: trec_eval's rel code (grade, UNJUDGED_IN_POOL or NONPOOL)."""
         a = self.aligned
-        self.offsets = a.offsets
         rel = a.grades.copy()
         rel[rel < 0] = UNJUDGED_IN_POOL  # a negative grade: in the pool, unjudged
         rel[~a.judged] = NONPOOL
-        self.rel = rel
+        return rel
+
+    # Most ranked rows are usually unjudged (NONPOOL); the common measures need only the judged
+    # rows, their queries and positions, so these sparse views spare passes over every row.
+
+    @cached_property
+    def jrows(self) -> Ints:
+        """Global indices of the judged (in the qrels) rows, in order."""
+        return np.flatnonzero(self.aligned.judged)
+
+    @cached_property
+    def jq(self) -> Ints:
+        """Per judged row: its query."""
+        return np.searchsorted(self.offsets, self.jrows, side="right") - 1
+
+    @cached_property
+    def jpos(self) -> Ints:
+        """Per judged row: its 0-based rank within its query."""
+        return self.jrows - self.offsets[self.jq]
+
+    @cached_property
+    def jrel(self) -> Ints:
+        """Per judged row: its rel code (the grade, or UNJUDGED_IN_POOL when negative)."""
+        g = self.aligned.grades[self.jrows]
+        g[g < 0] = UNJUDGED_IN_POOL
+        return g
+
+    @cached_property
+    def _sparse_rel(self) -> bool:
+        """Whether only judged rows can be relevant (NONPOOL rows are below the level)."""
+        return self.rel_level > NONPOOL
+
+    @cached_property
+    def _rel_in_judged(self) -> Ints:
+        """Indices into the judged rows of the relevant ones (when :attr:`_sparse_rel`)."""
+        return np.flatnonzero(self.jrel >= self.rel_level)
+
+    @cached_property
+    def rel_q(self) -> Ints:
+        """Per relevant row: its query."""
+        if self._sparse_rel:
+            return self.jq[self._rel_in_judged]
+        return np.searchsorted(self.offsets, self.rel_rows, side="right") - 1
+
+    @cached_property
+    def rel_pos(self) -> Ints:
+        """Per relevant row: its 0-based rank within its query."""
+        if self._sparse_rel:
+            return self.jpos[self._rel_in_judged]
+        return self.rel_rows - self.offsets[self.rel_q]
+
+    def _per_query(self, q: Ints) -> Ints:
+        return np.bincount(q, minlength=self.nq).astype(np.int64)
 
     @property
     def nq(self) -> int:
@@ -136,19 +191,16 @@ class Ctx:
     @cached_property
     def num_rel_ret(self) -> Ints:
         """res_rels.num_rel_ret: judged (code >= 0) rows at or above the level."""
-        hit = (self.rel >= 0) & (self.rel >= self.rel_level)
-        cum = counts_before(hit, self.offsets)
-        return cum[self.offsets[1:]] - cum[self.offsets[:-1]]
+        hit = (self.jrel >= 0) & (self.jrel >= self.rel_level)
+        return self._per_query(self.jq[hit])
 
     @cached_property
     def num_nonpool(self) -> Ints:
-        cum = counts_before(self.rel == NONPOOL, self.offsets)
-        return cum[self.offsets[1:]] - cum[self.offsets[:-1]]
+        return self.num_ret - self._per_query(self.jq)
 
     @cached_property
     def num_unjudged_in_pool(self) -> Ints:
-        cum = counts_before(self.rel == UNJUDGED_IN_POOL, self.offsets)
-        return cum[self.offsets[1:]] - cum[self.offsets[:-1]]
+        return self._per_query(self.jq[self.jrel == UNJUDGED_IN_POOL])
 
     @cached_property
     def num_rel(self) -> Ints:
@@ -177,16 +229,20 @@ class Ctx:
         return cum[qo[1:]] - cum[qo[:-1]]
 
     def count_top(self, k: Ints | int) -> Ints:
-        return count_in_top(self.rel_cum, self.offsets, k)
+        """Per query: relevant rows among its top ``k`` (an int, or one per query)."""
+        limit = np.asarray(k)[self.rel_q] if np.ndim(k) else k
+        return self._per_query(self.rel_q[self.rel_pos < limit])
 
     @cached_property
     def rel_rows(self) -> Ints:
         """Global indices of relevant rows, in order."""
+        if self._sparse_rel:
+            return self.jrows[self._rel_in_judged]
         return np.flatnonzero(self.is_rel)
 
     @cached_property
     def rel_offsets(self) -> Ints:
-        return self.rel_cum[self.offsets]
+        return offsets_from_counts(self._per_query(self.rel_q))
 
     @cached_property
     def rel_so_far(self) -> Ints:
@@ -196,7 +252,7 @@ class Ctx:
     @cached_property
     def ap_running(self) -> Floats:
         """Per relevant row: trec_eval's running sum of precisions (map, map_cut)."""
-        prec = _div(self.rel_so_far.astype(np.float64), self.pos[self.rel_rows] + 1.0)
+        prec = _div(self.rel_so_far.astype(np.float64), self.rel_pos + 1.0)
         return seq_cumsum(prec, self.rel_offsets)
 
     @cached_property
@@ -334,8 +390,7 @@ def m_recip_rank(ctx: Ctx) -> Floats:
     nrr = np.diff(ctx.rel_offsets)
     out = np.zeros(ctx.nq, dtype=np.float64)
     has = nrr > 0
-    first = ctx.rel_rows[ctx.rel_offsets[:-1][has]]
-    out[has] = 1.0 / (ctx.pos[first] + 1.0)
+    out[has] = 1.0 / (ctx.rel_pos[ctx.rel_offsets[:-1][has]] + 1.0)
     return out
 
 
@@ -408,11 +463,13 @@ def m_map_cut(ctx: Ctx, cutoffs: list[int]) -> list[Floats]:
 def m_ndcg_cut(ctx: Ctx, cutoffs: list[int]) -> list[Floats]:
     # Gain is the raw relevance value (rows with value > 0), ideal from qrels levels >= 1.
     kmax = max(cutoffs)
-    top = np.flatnonzero((ctx.pos < kmax) & (ctx.rel > 0))
-    q = ctx.qidx[top]
+    # Rows with rel > 0 are judged: work on the judged rows only.
+    top = np.flatnonzero((ctx.jpos < kmax) & (ctx.jrel > 0))
+    q = ctx.jq[top]
+    top_pos = ctx.jpos[top]
     offs = offsets_from_counts(np.bincount(q, minlength=ctx.nq).astype(np.int64))
     logs = log2_table(kmax)
-    dcg_run = seq_cumsum(ctx.rel[top].astype(np.float64) / logs[ctx.pos[top]], offs)
+    dcg_run = seq_cumsum(ctx.jrel[top].astype(np.float64) / logs[top_pos], offs)
     qg = ctx.aligned.qrels_grades
     ideal_rows = np.flatnonzero(qg >= 1)
     iq = ctx.qrels_qidx[ideal_rows]
@@ -424,7 +481,7 @@ def m_ndcg_cut(ctx: Ctx, cutoffs: list[int]) -> list[Floats]:
     pos_cum = counts_before(np.ones(top.shape[0], dtype=np.bool_), offs)
     out = []
     for k in cutoffs:
-        n_dcg = _count_pos_below(ctx.pos[top], offs, k, pos_cum)
+        n_dcg = _count_pos_below(top_pos, offs, k, pos_cum)
         dcg = seq_sum_in_top(dcg_run, n_dcg, offs)
         n_idcg = np.minimum(np.diff(ioffs), k)
         idcg = seq_sum_in_top(idcg_run, n_idcg, ioffs)
