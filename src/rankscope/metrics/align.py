@@ -123,7 +123,6 @@ def align(
     if depth is not None:
         counts = np.minimum(counts, depth)
     offsets = _offsets(counts)
-    row_query = np.repeat(np.arange(nq, dtype=np.int64), counts)
     rows: NDArray[np.int64] | None = None
     if int(offsets[-1]) == len(run):  # every row kept: no gather needed
         run_docs = run.doc_ids
@@ -137,20 +136,22 @@ def align(
     qrels_query = np.repeat(np.arange(qrels.num_queries, dtype=np.int64), np.diff(qrels.offsets))
     joined = _join_cached(qrels, qrels_query, run, run_docs, rows)
     if joined is None:
-        row_qrels_query = qrels_of_query[row_query]
+        row_qrels_query = np.repeat(qrels_of_query, counts)
         joined = _join_fast(qrels, qrels_query, run_docs, row_qrels_query, offsets)
         if joined is None:
             joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
     judged, qrels_row, duplicate = joined
     if duplicate >= 0:
+        row_query = np.repeat(np.arange(nq, dtype=np.int64), counts)
         _refuse_duplicate(run, run_docs, row_query, query_ids, duplicate)
-    grades = np.full(row_query.shape[0], UNJUDGED, dtype=np.int64)
+    grades = np.full(int(offsets[-1]), UNJUDGED, dtype=np.int64)
     grades[judged] = qrels.grades[qrels_row]
 
     if judged_only:
         keep = judged & (grades >= 0)
-        grades, judged, row_query = grades[keep], judged[keep], row_query[keep]
-        offsets = _offsets(np.bincount(row_query, minlength=nq).astype(np.int64))
+        kept_query = np.searchsorted(offsets, np.flatnonzero(keep), side="right") - 1
+        grades, judged = grades[keep], judged[keep]
+        offsets = _offsets(np.bincount(kept_query, minlength=nq).astype(np.int64))
 
     # Per evaluated query: its qrels, grades sorted descending.
     q_counts = np.diff(qrels.offsets)[qrels_of_query]
@@ -259,10 +260,10 @@ def _join_cached(
     qrels_keys |= row_run_query[usable_rows].astype(np.uint64) << np.uint64(64 - qbits)
     index = keys.SpreadHashIndex(qrels_keys)
     probe = run_keys if rows is None else run_keys[rows]
-    found = _lookup_blocks(index, probe)
-    judged = found >= 0
-    matched = np.flatnonzero(judged)
-    qrels_row = usable_rows[found[matched]]
+    matched, found = _lookup_blocks(index, probe)
+    judged = np.zeros(probe.shape[0], dtype=np.bool_)
+    judged[matched] = True
+    qrels_row = usable_rows[found]
     if matched.shape[0]:
         same = pc.equal(run_docs.take(pa.array(matched)), qrels.doc_ids.take(pa.array(qrels_row)))
         if not pc.all(same).as_py():
@@ -270,23 +271,28 @@ def _join_cached(
     return judged, qrels_row, -1
 
 
-def _lookup_blocks(index: keys.SpreadHashIndex, probe: NDArray[np.uint64]) -> NDArray[np.int64]:
-    """``index.lookup`` over cache-sized blocks on threads (numpy releases the GIL)."""
+def _lookup_blocks(
+    index: keys.SpreadHashIndex, probe: NDArray[np.uint64]
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The probes found in ``index`` (ascending) and their positions there: cache-sized blocks
+    on threads (numpy releases the GIL)."""
     n = probe.shape[0]
-    found = np.empty(n, dtype=np.int64)
     bounds = [(a, min(n, a + keys.BLOCK_ROWS)) for a in range(0, n, keys.BLOCK_ROWS)]
 
-    def work(b: tuple[int, int]) -> None:
-        found[b[0] : b[1]] = index.lookup_sparse(probe[b[0] : b[1]])
+    def work(b: tuple[int, int]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        maybe, at = index.lookup_candidates(probe[b[0] : b[1]])
+        hit = at >= 0
+        return maybe[hit] + b[0], at[hit]
 
     workers = min(len(bounds), os.cpu_count() or 1)
     if workers <= 1:
-        for b in bounds:
-            work(b)
+        parts = [work(b) for b in bounds]
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(work, bounds))
-    return found
+            parts = list(pool.map(work, bounds))
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _join_fast(

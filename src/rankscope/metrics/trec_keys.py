@@ -159,14 +159,12 @@ class SpreadHashIndex(HashIndex):
     def _slots(self, keys: U64) -> Ints:
         return ((keys * _GOLDEN) >> np.uint64(64 - self.bits)).astype(np.int64)
 
-    def lookup_sparse(self, keys: U64) -> Ints:
-        """:meth:`lookup`, faster when few keys are indexed: the low bits of the keys must be
-        evenly spread (hash bits)."""
-        found = np.full(keys.shape[0], -1, dtype=np.int64)
+    def lookup_candidates(self, keys: U64) -> tuple[Ints, Ints]:
+        """:meth:`lookup` of the keys that pass the filter (the others are absent): returns
+        their indices in ``keys`` and what :meth:`lookup` gives for them.  Faster than a plain
+        lookup when few keys are indexed; the low bits of the keys must be hash bits."""
         maybe = np.flatnonzero(self.present[keys.view(np.int64) & self.filter_mask])
-        if maybe.shape[0]:
-            found[maybe] = self.lookup(keys[maybe])
-        return found
+        return maybe, self.lookup(keys[maybe])
 
 
 def blocks(offsets: Ints, rows: int = BLOCK_ROWS) -> list[tuple[int, int]]:
