@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError, MeasureError
-from rankscope.metrics.align import align
+from rankscope.metrics.align import Aligned, align
 from rankscope.metrics.extra import ExtraKernel
 from rankscope.metrics.names import Measure, parse_measures
 from rankscope.metrics.results import Results, RunScores
@@ -110,13 +110,24 @@ def _score_run(
     means = np.zeros(len(measures), dtype=np.float64)
 
     extras = [i for i, m in enumerate(measures) if m.is_extra]
+    trec = [i for i, m in enumerate(measures) if not m.is_extra]
+    batches = _trec_batches(measures, trec, rel_level)
+    # One join serves the extras and the trec_eval measures at the run's level: the extras only
+    # read the top rows of each query, which a deeper join holds as well.
+    shared: Aligned | None = None
+    if extras and any(level == rel_level for level, _ in batches):
+        shared = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
     if extras:
-        aligned = align(
-            qrels,
-            run,
-            depth=_extras_depth([measures[i] for i in extras], depth, judged_only),
-            rel_level=rel_level,
-            judged_only=judged_only,
+        aligned = (
+            shared
+            if shared is not None
+            else align(
+                qrels,
+                run,
+                depth=_extras_depth([measures[i] for i in extras], depth, judged_only),
+                rel_level=rel_level,
+                judged_only=judged_only,
+            )
         )
         kernel = ExtraKernel(aligned)
         rows = _row_map(aligned.query_ids, query_ids, scatter=True)
@@ -128,8 +139,7 @@ def _score_run(
                 values[i, rows] = computed
             means[i] = float(values[i].sum()) / nq
 
-    trec = [i for i, m in enumerate(measures) if not m.is_extra]
-    for level, batch in _trec_batches(measures, trec, rel_level):
+    for level, batch in batches:
         evaluation = _run_trec(
             qrels,
             run,
@@ -138,6 +148,7 @@ def _score_run(
             rel_level=level,
             judged_only=judged_only,
             average_over_qrels=average_over_qrels,
+            aligned=shared if level == rel_level else None,
         )
         rows = _row_map(evaluation.query_ids, query_ids)
         for i in batch:
@@ -211,6 +222,7 @@ def _run_trec(
     rel_level: int,
     judged_only: bool,
     average_over_qrels: bool,
+    aligned: Aligned | None = None,
 ) -> TrecEvaluation:
     from rankscope.metrics.trec import trec_measures
 
@@ -222,6 +234,7 @@ def _run_trec(
         rel_level=rel_level,
         judged_only=judged_only,
         average_over_qrels=average_over_qrels,
+        aligned=aligned,
     )
 
 

@@ -40,7 +40,7 @@ from rankscope.data.qrels import Qrels, _byte_key
 from rankscope.data.run import Run
 from rankscope.errors import InputError, MeasureError
 from rankscope.metrics import trec_compute as tc
-from rankscope.metrics.align import align
+from rankscope.metrics.align import Aligned, align
 from rankscope.metrics.trec_segments import offsets_from_counts
 
 Floats = NDArray[np.float64]
@@ -320,14 +320,18 @@ def trec_measures(
     average_over_qrels: bool = False,
     num_docs_in_coll: int = 0,
     zscores: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+    aligned: Aligned | None = None,
 ) -> TrecEvaluation:
     """Evaluate ``run`` against ``qrels`` as trec_eval 10 does.
 
     ``specs`` are trec_eval ``-m`` arguments; ``depth`` is ``-M``, ``rel_level`` ``-l``,
     ``judged_only`` ``-J``, ``average_over_qrels`` ``-c``, ``num_docs_in_coll`` ``-N`` and
     ``zscores`` the content of a ``-Z`` file (``(query, measure) -> (mean, stddev)``, see
-    :func:`read_zscores`).  Raises :class:`~rankscope.errors.InputError` when no query is in
-    both the run and the qrels (trec_eval's "No queries with both results and relevance info").
+    :func:`read_zscores`).  ``aligned``: what ``align(qrels, run, depth=depth,
+    rel_level=rel_level, judged_only=judged_only)`` returns, when the caller has it already
+    (not used when ``average_over_qrels`` adds queries the run lacks).  Raises
+    :class:`~rankscope.errors.InputError` when no query is in both the run and the qrels
+    (trec_eval's "No queries with both results and relevance info").
     """
     request = parse_measures(specs)
     missing_set: set[str] = set()
@@ -337,7 +341,9 @@ def trec_measures(
         if missing:
             run = _with_missing(run, missing)
             missing_set = set(missing)
-    aligned = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
+            aligned = None  # aligned to the run without the added queries
+    if aligned is None:
+        aligned = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
     if not aligned.query_ids:
         raise InputError(
             "no query is in both the run and the qrels",
