@@ -27,7 +27,6 @@ need the engine to index the given documents are then skipped. The contract corp
 from __future__ import annotations
 
 import json
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from engines_contract_data import CONTRACT_DOCS, CONTRACT_QUERIES, CaseContext, EngineCase
+from engines_minilm import shared_minilm
 
 from rankscope.engines import Document, Engine, Query, create_engine
 
@@ -48,22 +48,6 @@ def add_engine_case(case: EngineCase) -> None:
     if case.id in ENGINE_FACTORIES:
         raise ValueError(f"engine case {case.id!r} is registered twice")
     ENGINE_FACTORIES[case.id] = case
-
-
-_MINILM: dict[str, Any] = {}
-
-
-def shared_minilm() -> Any:
-    """One loaded MiniLM embedder for the whole session (loading takes seconds), behind a
-    session-wide embedding cache so each text is embedded once."""
-    if "embedder" not in _MINILM:
-        from rankscope.embeddings import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder
-
-        folder = Path(tempfile.mkdtemp(prefix="rankscope-minilm-"))
-        _MINILM["embedder"] = CachedEmbedder(
-            SentenceTransformerEmbedder(), EmbeddingCache(folder / "embeddings.sqlite")
-        )
-    return _MINILM["embedder"]
 
 
 def _run_file(ctx: CaseContext) -> Engine:

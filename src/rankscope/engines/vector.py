@@ -125,6 +125,8 @@ class VectorEngine(Engine):
                 f"query {query.id!r} names field {field!r}, which no indexed document has; "
                 f"known fields: {', '.join(sorted(self._known_fields))}"
             )
+        if (field,) == tuple(self.fields):
+            return self._matrix  # the documents are embedded as exactly this field already
         if field not in self._field_matrices:
             self._field_matrices[field] = self._embed_docs([d.get(field) for d in self._docs])
         return self._field_matrices[field]
