@@ -157,7 +157,9 @@ _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xBF58476D1CE4E5B9)
 _K3 = np.uint64(0x94D049BB133111EB)
 _CHUNK = 1 << 18
-_MAX_PADDED = 128
+_WORD_MASKS = np.array(
+    [0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [(1 << 64) - 1], dtype=np.uint64
+)
 
 
 def _mix(h: npt.NDArray[np.uint64]) -> None:
@@ -225,21 +227,30 @@ def _hash_chunk(values: pa.Array, out: npt.NDArray[np.uint64]) -> None:
             mat = data[base + a * lo : base + b * lo].reshape(b - a, lo)
             out[a:b] = _hash_words(mat, lens[a:b])
         return
-    if hi > _MAX_PADDED:  # rare: very long ids; hash them one by one (padded matrix too wide)
-        for i, s in enumerate(values.to_pylist()):
-            raw = s.encode("utf-8")
-            mat = np.frombuffer(raw, dtype=np.uint8).reshape(1, len(raw))
-            out[i] = _hash_words(mat, np.array([len(raw)], dtype=np.int64))[0]
-        return
-    cols = np.arange(hi, dtype=np.int64)
-    last = max(len(data) - 1, 0)
+    # Mixed lengths: read each string's 8-byte words straight from the buffer (overlapping
+    # little-endian loads, masked to the string's end), which gives exactly the words of the
+    # zero-padded rows above, without building a padded matrix.
+    first, stop = int(offs[0]), int(offs[-1])
+    padded = np.zeros(stop - first + 8, dtype=np.uint8)
+    padded[: stop - first] = data[first:stop]
+    words = np.ndarray(shape=(stop - first + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    starts = offs.astype(np.int64) - first
+    lengths = lens.astype(np.int64)
     for a in range(0, n, _CHUNK):
         b = min(n, a + _CHUNK)
-        width = int(lens[a:b].max())
-        idx = offs[a:b, None].astype(np.int64) + cols[None, :width]
-        mask = cols[None, :width] < lens[a:b, None]
-        mat = np.where(mask, data[np.minimum(idx, last)], 0).astype(np.uint8)
-        out[a:b] = _hash_words(mat, lens[a:b])
+        st, ln = starts[a:b], lengths[a:b]
+        h = ln.astype(np.uint64)
+        h *= _K1
+        for j in range(0, max(int(ln.max()), 1), 8):
+            if j == 0:
+                h ^= words[st] & _WORD_MASKS[np.minimum(ln, 8)]
+                _mix(h)
+            else:
+                rows = np.flatnonzero(ln > j)
+                part = h[rows] ^ (words[st[rows] + j] & _WORD_MASKS[np.minimum(ln[rows] - j, 8)])
+                _mix(part)
+                h[rows] = part
+        out[a:b] = h
 
 
 def pair_key_bits(num_queries: int) -> int:
