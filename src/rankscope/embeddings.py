@@ -100,6 +100,17 @@ _MODELS_LOCK = threading.Lock()
 _THREADS_LOCK = threading.Lock()
 
 
+def _quiet_model_loading() -> None:
+    """Keep the libraries' weight-loading progress bars and notices out of rankscope's output."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        hf_logging.set_verbosity_error()  # type: ignore[no-untyped-call]
+    except ImportError:  # transformers comes with sentence-transformers; nothing to quiet
+        pass
+
+
 def _shared_model(name: str, location: str, device: str | None, max_seq_length: int | None) -> Any:
     """One loaded ``SentenceTransformer`` per (model, device, length) in the process: a suite's
     dense configurations (vector, the hybrid's inner vector engine, an embedding reranker)
@@ -120,6 +131,7 @@ def _shared_model(name: str, location: str, device: str | None, max_seq_length: 
                 "embedding models need the sentence-transformers package: "
                 "pip install 'rankscope[embed]'"
             ) from exc
+        _quiet_model_loading()
         try:
             model = SentenceTransformer(location, device=device)
         except Exception as exc:  # the library raises many types (OSError, ValueError...)
