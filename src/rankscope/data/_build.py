@@ -491,6 +491,7 @@ def build_run(
         s = s[order]
         row_keys = row_keys[order]
         del order
+    row_keys.setflags(write=False)
     return Run(
         name=name,
         query_ids=groups.query_ids,

@@ -38,7 +38,8 @@ class Run:
     source: str | None = None
     #: Per row, the (query, doc) fingerprints of ``rankscope.data._build.pair_keys``, kept by the
     #: readers (which have checked that no (query, doc) repeats) so that evaluation need not hash
-    #: the doc ids again; ``None`` for runs built another way.
+    #: the doc ids again; ``None`` for runs built another way.  A copy of a run with other rows
+    #: (``dataclasses.replace``) must pass ``pair_keys=None``.
     pair_keys: npt.NDArray[np.uint64] | None = field(default=None, repr=False)
 
     @classmethod
