@@ -1,4 +1,4 @@
-"""Text helpers shared by the engines: word splitting and boolean-query checks.
+"""Text helpers shared by the engines: word splitting, boolean-query checks, field lists.
 
 User query text is never handed to an engine's query parser as is: it is split into plain word
 tokens here, and each engine quotes or wraps those tokens in its own syntax, so operators,
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 
-from rankscope.engines.base import Query
+from rankscope.engines.base import Document, Query
 from rankscope.errors import EngineError
 
 # Letters and digits (any script); everything else separates words. Combining marks are kept so
@@ -48,3 +49,13 @@ def field_names(query: Query) -> list[str]:
     if query.field:
         return [query.field]
     return []
+
+
+def document_fields(docs: Sequence[Document]) -> list[str]:
+    """``title``, ``text``, then every other field the documents hold, in first-seen order."""
+    extra: dict[str, None] = {}
+    for d in docs:
+        for f in d.fields:
+            if f not in ("title", "text"):
+                extra.setdefault(f, None)
+    return ["title", "text", *extra]

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import ClassVar
 
-from rankscope.engines._text import boolean_clauses, field_names, words
+from rankscope.engines._text import boolean_clauses, document_fields, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
 
@@ -80,13 +80,8 @@ class SqliteEngine(Engine):
 
     def index(self, docs: Iterable[Document]) -> None:
         docs = list(docs)
-        extra: dict[str, None] = {}
-        for d in docs:
-            for f in d.fields:
-                if f not in ("title", "text"):
-                    extra.setdefault(f, None)
         # columns get neutral names so any field name is safe in SQL and FTS5 column filters
-        fields = ["title", "text", *extra]
+        fields = document_fields(docs)
         self._columns = {f: f"c{i}" for i, f in enumerate(fields)}
         conn = self._connect()
         cols = ", ".join(self._columns.values())

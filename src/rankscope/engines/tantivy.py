@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rankscope.engines._text import boolean_clauses, field_names, words
+from rankscope.engines._text import boolean_clauses, document_fields, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
 
@@ -90,12 +90,7 @@ class TantivyEngine(Engine):
     def index(self, docs: Iterable[Document]) -> None:
         tv = self._tv
         docs = list(docs)
-        extra: dict[str, None] = {}
-        for d in docs:
-            for f in d.fields:
-                if f not in ("title", "text"):
-                    extra.setdefault(f, None)
-        fields = ["title", "text", *extra]
+        fields = document_fields(docs)
         # neutral names: any user field name is safe, and none clashes with the id field
         self._fields = {f: f"f{i}" for i, f in enumerate(fields)}
         sb = tv.SchemaBuilder()
