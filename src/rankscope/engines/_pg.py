@@ -1,5 +1,6 @@
 """PostgreSQL plumbing shared by the ``postgres`` and ``pgvector`` engines: connecting (psycopg 3,
-imported lazily), DSNs without passwords in messages, and table names.
+imported lazily), DSNs without passwords in messages, table names, the content marker kept in a
+table's comment, and closing (dropping the table when asked).
 """
 
 from __future__ import annotations
@@ -93,6 +94,30 @@ def table_identifier(name: str, option: str = "table") -> sql.Identifier:
             value=name,
         )
     return sql.Identifier(*parts)
+
+
+def quoted_table(name: str) -> str:
+    """``name`` (``table`` or ``schema.table``) quoted for ``to_regclass``."""
+    return ".".join('"' + p + '"' for p in name.split("."))
+
+
+def table_comment(conn: psycopg.Connection[Any], name: str) -> str | None:
+    """The comment on table ``name``; the engines keep their content digest there."""
+    row = conn.execute(
+        "SELECT obj_description(to_regclass(%s), 'pg_class')", [quoted_table(name)]
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def close_connection(conn: psycopg.Connection[Any], drop_table: str | None) -> None:
+    """Close ``conn``, first dropping ``drop_table`` when given; closed even if the drop fails."""
+    try:
+        if drop_table:
+            from psycopg import sql
+
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table_identifier(drop_table)))
+    finally:
+        conn.close()
 
 
 def pg_error(engine: str, doing: str, exc: Exception) -> EngineError:

@@ -26,7 +26,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from rankscope.engines._pg import connect, import_psycopg, pg_error, resolve_dsn, table_identifier
+from rankscope.engines._pg import (
+    close_connection,
+    connect,
+    import_psycopg,
+    pg_error,
+    resolve_dsn,
+    table_comment,
+    table_identifier,
+)
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
 
@@ -213,7 +221,7 @@ class PgVectorEngine(Engine):
         table = table_identifier(self._table_name)
         conn = self._connect()
         try:
-            if self.reuse and self._marker(conn) == digest:
+            if self.reuse and table_comment(conn, self._table_name) == digest:
                 self._indexed = True
                 return
             dim = 0
@@ -266,14 +274,6 @@ class PgVectorEngine(Engine):
             h.update(json.dumps([d.id, d.title, self._doc_text(d)], ensure_ascii=False).encode())
             h.update(b"\n")
         return h.hexdigest()
-
-    def _marker(self, conn: psycopg.Connection[Any]) -> str | None:
-        assert self._table_name is not None
-        quoted = ".".join('"' + p + '"' for p in self._table_name.split("."))
-        row = conn.execute(
-            "SELECT obj_description(to_regclass(%s), 'pg_class')", [quoted]
-        ).fetchone()
-        return None if row is None else row[0]
 
     def _create(self, conn: psycopg.Connection[Any], table: Any, dim: int) -> None:
         from psycopg import sql
@@ -347,15 +347,7 @@ class PgVectorEngine(Engine):
     def close(self) -> None:
         if self._conn is not None:
             try:
-                if self.drop_on_close and self._table_name:
-                    from psycopg import sql
-
-                    self._conn.execute(
-                        sql.SQL("DROP TABLE IF EXISTS {}").format(
-                            table_identifier(self._table_name)
-                        )
-                    )
+                close_connection(self._conn, self._table_name if self.drop_on_close else None)
             finally:
-                self._conn.close()
                 self._conn = None
         self._closed = True

@@ -53,11 +53,14 @@ from itertools import combinations, pairwise
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rankscope.engines._pg import (
+    close_connection,
     connect,
     import_psycopg,
     pg_error,
+    quoted_table,
     redact_dsn,
     resolve_dsn,
+    table_comment,
     table_identifier,
 )
 from rankscope.engines._text import boolean_clauses, words
@@ -314,7 +317,7 @@ class PostgresEngine(Engine):
         conn = self._connect()
         self._set_created_layout(extra)
         try:
-            if self.reuse and self._table_marker(conn) == digest:
+            if self.reuse and table_comment(conn, self._table_name) == digest:
                 return
             with conn.transaction():
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
@@ -350,17 +353,6 @@ class PostgresEngine(Engine):
 
     def _all_weights(self, extra: Sequence[str]) -> dict[str, str]:
         return {f: self.weights.get(f, EXTRA_FIELD_WEIGHT) for f in ("title", "text", *extra)}
-
-    def _table_marker(self, conn: psycopg.Connection[Any]) -> str | None:
-        assert self._table_name is not None
-        row = conn.execute(
-            "SELECT obj_description(to_regclass(%s), 'pg_class')", [self._quoted_table()]
-        ).fetchone()
-        return None if row is None else row[0]
-
-    def _quoted_table(self) -> str:
-        assert self._table_name is not None
-        return ".".join('"' + p + '"' for p in self._table_name.split("."))
 
     def _field_source(self, field: str) -> sql.Composable:
         from psycopg import sql
@@ -412,7 +404,7 @@ class PostgresEngine(Engine):
         rows = conn.execute(
             "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attnum > 0 "
             "AND NOT attisdropped ORDER BY attnum",
-            [self._quoted_table()],
+            [quoted_table(self._table_name)],
         ).fetchall()
         names = [r[0] for r in rows]
         if not names:
@@ -663,17 +655,10 @@ class PostgresEngine(Engine):
 
     def close(self) -> None:
         if self._conn is not None:
+            drop = self._table_name if self.drop_on_close and self.create else None
             try:
-                if self.drop_on_close and self.create and self._table_name:
-                    from psycopg import sql
-
-                    self._conn.execute(
-                        sql.SQL("DROP TABLE IF EXISTS {}").format(
-                            table_identifier(self._table_name)
-                        )
-                    )
+                close_connection(self._conn, drop)
             finally:
-                self._conn.close()
                 self._conn = None
         self._closed = True
 
