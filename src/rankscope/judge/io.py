@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
 from rankscope.data import Qrels, Run, read_qrels, read_run, write_qrels
-from rankscope.errors import FormatError, InputError
+from rankscope.errors import FormatError
+from rankscope.suite.corpus import iter_jsonl, open_text
 
 PathLike = str | os.PathLike[str]
-
-
-def _open_text(path: Path) -> IO[str]:
-    try:
-        if path.suffix == ".gz":
-            return gzip.open(path, "rt", encoding="utf-8")
-        return path.open(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot open file: {e.strerror}", path=path) from None
 
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
@@ -40,29 +28,12 @@ def write_qrels_trec(qrels: Qrels, path: PathLike) -> None:
     write_qrels(qrels, path, format="trec")
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; a bad line raises FormatError."""
-    with _open_text(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise FormatError(
-                    f"invalid JSON: {e.msg}", path=path, line=n, value=line.strip()[:80]
-                ) from None
-            if not isinstance(obj, dict):
-                raise FormatError("each JSONL line must be an object", path=path, line=n)
-            yield n, obj
-
-
 def read_queries(path: PathLike) -> dict[str, str]:
     """BEIR ``queries.jsonl`` (``_id``, ``text``) or a TSV of ``id<TAB>text``."""
     p = Path(path)
     out: dict[str, str] = {}
     if p.suffix in {".tsv", ".txt"}:
-        with _open_text(p) as f:
+        with open_text(p) as f:
             for n, line in enumerate(f, 1):
                 if not line.strip():
                     continue

@@ -7,16 +7,17 @@ also bring their own queries and judgments, which the suite uses when it gives n
 from __future__ import annotations
 
 import fnmatch
+import gzip
 import importlib
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Query
-from rankscope.errors import ConfigError, FormatError
+from rankscope.errors import ConfigError, FormatError, InputError
 from rankscope.suite.schema import (
     BeirCorpus,
     CorpusSpec,
@@ -100,7 +101,7 @@ def read_jsonl_documents(
     text_field: str = "text",
 ) -> Iterator[Document]:
     """Documents from JSONL; the id is ``id_field`` or else ``_id`` / ``id`` / ``doc_id``."""
-    for line_no, obj in _jsonl_objects(path):
+    for line_no, obj in iter_jsonl(path):
         doc_id = _pick_id(obj, id_field, ("_id", "id", "doc_id", "docid"), path, line_no)
         text = obj.get(text_field, "")
         title = obj.get(title_field, "")
@@ -122,7 +123,7 @@ def read_jsonl_documents(
 def read_jsonl_queries(path: Path) -> list[Query]:
     """Queries from JSONL: ``_id``/``id`` and ``text``, plus ``category`` when present."""
     queries = []
-    for line_no, obj in _jsonl_objects(path):
+    for line_no, obj in iter_jsonl(path):
         qid = _pick_id(obj, None, ("_id", "id", "query_id", "qid"), path, line_no)
         text = obj.get("text", obj.get("query"))
         if not isinstance(text, str):
@@ -180,8 +181,22 @@ def read_file_documents(spec: FilesCorpus, base_dir: Path) -> list[Document]:
     return docs
 
 
-def _jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
+def open_text(path: Path) -> IO[str]:
+    """A UTF-8 text file, read through gzip when it ends in ``.gz``; InputError if unreadable."""
+    try:
+        if path.suffix == ".gz":
+            return gzip.open(path, "rt", encoding="utf-8")
+        return path.open(encoding="utf-8")
+    except OSError as error:
+        raise InputError(f"cannot open file: {error.strerror}", path=path) from None
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line of a JSONL file (``.gz`` read compressed).
+
+    A line that is not JSON, or not a JSON object, raises FormatError naming file and line.
+    """
+    with open_text(path) as handle:
         for line_no, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -189,7 +204,7 @@ def _jsonl_objects(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 obj = json.loads(line)
             except json.JSONDecodeError as error:
                 raise FormatError(
-                    f"not valid JSON: {error.msg}", path=path, line=line_no, value=line.strip()
+                    f"invalid JSON: {error.msg}", path=path, line=line_no, value=line.strip()[:80]
                 ) from None
             if not isinstance(obj, dict):
                 raise FormatError("each line must be a JSON object", path=path, line=line_no)
