@@ -37,7 +37,7 @@ from rankscope.bench.checkpoint import (
 from rankscope.bench.results import BenchmarkResult, assemble_results
 from rankscope.engines.base import Document, Engine, Hit, Query
 from rankscope.engines.chunking import chunk_documents, collapse_to_documents
-from rankscope.errors import RankscopeError, UnsupportedQueryError
+from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import Settings
 from rankscope.suite.sweep import BenchConfig
@@ -86,6 +86,12 @@ def run_benchmark(
 
     docs = suite.documents()
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
+    if len(qrels) == 0:
+        raise ConfigError(
+            f"suite {suite.name!r} has no judgments, so no quality measure can be computed",
+            hint="give queries `judgments`, a `needle_doc_id` or `expected_files`/"
+            "`expected_symbols`, or the suite a `qrels` file",
+        )
     context = _checkpoint_context(suite)
     checkpoints = Checkpoints(out)
     if not resume:

@@ -137,7 +137,8 @@ def _score_run(
                 values[i] = computed
             else:
                 values[i, rows] = computed
-            means[i] = float(values[i].sum()) / nq
+            # trec_eval reports 0 for an average over no queries; extras follow it
+            means[i] = float(values[i].sum()) / nq if nq else 0.0
 
     for level, batch in batches:
         evaluation = _run_trec(
