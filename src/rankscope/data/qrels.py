@@ -87,7 +87,16 @@ class Qrels:
         return dict(zip(docs, self.grades[lo:hi].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
-        return {q: self.query(q) for q in self.query_ids}
+        # one pass over the rows: per-query query() calls would rebuild the query index each time
+        docs = self.doc_ids.to_pylist()
+        grades = self.grades.tolist()
+        bounds = self.offsets.tolist()
+        return {
+            q: dict(
+                zip(docs[bounds[i] : bounds[i + 1]], grades[bounds[i] : bounds[i + 1]], strict=True)
+            )
+            for i, q in enumerate(self.query_ids)
+        }
 
     def __iter__(self) -> Iterator[tuple[str, str, int]]:
         """Rows as ``(query_id, doc_id, grade)``."""

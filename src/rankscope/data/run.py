@@ -104,7 +104,16 @@ class Run:
         return list(zip(docs, self.scores[lo:hi].tolist(), strict=True))
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        return {q: dict(self.ranking(q)) for q in self.query_ids}
+        # one pass over the rows: per-query ranking() calls would search the query list each time
+        docs = self.doc_ids.to_pylist()
+        scores = self.scores.tolist()
+        bounds = self.offsets.tolist()
+        return {
+            q: dict(
+                zip(docs[bounds[i] : bounds[i + 1]], scores[bounds[i] : bounds[i + 1]], strict=True)
+            )
+            for i, q in enumerate(self.query_ids)
+        }
 
     def __iter__(self) -> Iterator[tuple[str, str, int, float]]:
         """Rows as ``(query_id, doc_id, rank, score)``, rank 1-based in trec_eval order."""
