@@ -374,3 +374,36 @@ def test_cranfield_pool_judge_import_evaluate_agree(
     code = main(args)
     text = capsys.readouterr().out
     assert code == 0 and "Cohen's kappa, binary (grade >= 1)" in text and "Kendall's tau-b" in text
+
+
+# -- bad input: one reader, one error ---------------------------------------------------------
+
+
+def test_bytes_that_are_not_utf8_are_a_file_line_error_in_pool_judge_needle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2.0 a\n")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_bytes(b'{"_id": "1", "text": "caf\xe9"}\n')
+    code = main(["pool", str(run), "--queries", str(queries), "--out", str(tmp_path / "p.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{queries}:1: text is not valid UTF-8" in err
+    assert "Traceback" not in err
+
+    for suffix in ("jsonl", "csv"):
+        pool = tmp_path / f"pool.{suffix}"
+        good = '{"query_id": "1", "doc_id": "d1", "query": "q", "text": "t"}\n'
+        if suffix == "csv":
+            good = "query_id,doc_id,query,text\n1,d1,q,t\n"
+        pool.write_bytes(good.encode() + b"\xff\xfe broken\n")
+        lines = good.count("\n") + 1
+        code = main(["judge", str(pool), "--out", str(tmp_path / "out"), "--dry-run"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"{pool}:{lines}: text is not valid UTF-8" in err, err
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_bytes(b'{"id": "1", "question": "\xe9?", "expected_answer": "a"}\n')
+    code = main(["needle", str(questions), "--corpus", str(queries)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{questions}:1: text is not valid UTF-8" in err

@@ -7,13 +7,16 @@ from pathlib import Path
 import pytest
 
 from rankscope.data import Run
+from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
-from rankscope.judge.io import CorpusDoc
 from rankscope.judge.pool import build_pool, make_snippet, read_pool, write_pool
 
 A = Run.from_dict({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d9": 1.0}}, name="bm25")
 B = Run.from_dict({"1": {"d3": 9.0, "d4": 8.0, "d1": 7.0}, "3": {"d5": 1.0}}, name="dense")
-CORPUS = {f"d{i}": CorpusDoc(f"d{i}", f"Title {i}", f"text of doc {i} " * 5) for i in range(1, 10)}
+CORPUS = {
+    f"d{i}": Document(id=f"d{i}", title=f"Title {i}", text=f"text of doc {i} " * 5)
+    for i in range(1, 10)
+}
 QUERIES = {"1": "wing flutter", "2": "heat transfer", "3": "boundary layer"}
 
 

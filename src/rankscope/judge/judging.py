@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.data import Qrels
-from rankscope.errors import FormatError
 from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, now_iso, text_hash
 from rankscope.judge.config import JudgeSettings
-from rankscope.judge.io import write_qrels_trec
+from rankscope.judge.io import iter_jsonl, write_qrels_trec
 from rankscope.judge.limits import UsageMeter, UsageTotals, estimate_tokens
 from rankscope.judge.pool import Pool, PoolEntry
 from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
@@ -219,21 +218,10 @@ def _done_keys(path: Path) -> set[tuple[str, str, str]]:
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a judgments file; a half-written last line (a killed run) is left out."""
     if not path.exists():
         return []
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                if not line.endswith("\n"):  # a half-written last line of a killed run
-                    break
-                raise FormatError("invalid JSON in judgments file", path=path, line=n) from None
-            rows.append(row)
-    return rows
+    return [row for _, row in iter_jsonl(path, partial_tail=True)]
 
 
 def _repair_tail(path: Path) -> None:

@@ -20,8 +20,10 @@ import yaml
 
 from rankscope.data import Run
 from rankscope.data.qrels import _byte_key
+from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
-from rankscope.judge.io import CorpusDoc, PathLike, iter_jsonl
+from rankscope.judge.io import PathLike, iter_jsonl
+from rankscope.suite.corpus import read_text
 
 SNIPPET_CHARS = 300
 POOL_FORMATS = ("jsonl", "csv", "yaml")
@@ -92,7 +94,7 @@ def build_pool(
     depth: int,
     *,
     queries: Mapping[str, str] | None = None,
-    corpus: Mapping[str, CorpusDoc] | None = None,
+    corpus: Mapping[str, Document] | None = None,
     query_ids: Iterable[str] | None = None,
 ) -> Pool:
     """Depth-``depth`` pool of ``runs``: each run's top documents per query, de-duplicated.
@@ -211,10 +213,7 @@ def read_records(path: PathLike) -> list[tuple[int, dict[str, Any]]]:
     fmt = pool_format(p)
     if fmt == "jsonl":
         return list(iter_jsonl(p))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", path=p) from None
+    text = read_text(p)
     if fmt == "csv":
         reader = csv.DictReader(io.StringIO(text, newline=""))
         out: list[tuple[int, dict[str, Any]]] = []
@@ -264,7 +263,7 @@ def _parse_provenance(value: Any, path: Path, line: int) -> tuple[tuple[str, int
     return tuple(items)
 
 
-def read_pool(path: PathLike, corpus: Mapping[str, CorpusDoc] | None = None) -> Pool:
+def read_pool(path: PathLike, corpus: Mapping[str, Document] | None = None) -> Pool:
     """Read a pool file written by :func:`write_pool` (any of the three formats).
 
     ``corpus`` fills in text and title where the file has none.
