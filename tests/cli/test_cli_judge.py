@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from rankscope.cli.app import main
-from rankscope.testing.llm_server import Hang, RecordedRequest, Reply, ScriptedLLMServer
+from rankscope.testing.llm_server import (
+    ErrorBody,
+    Hang,
+    RecordedRequest,
+    Reply,
+    ScriptedLLMServer,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -407,3 +413,29 @@ def test_bytes_that_are_not_utf8_are_a_file_line_error_in_pool_judge_needle(
     code = main(["needle", str(questions), "--corpus", str(queries)])
     err = capsys.readouterr().err
     assert code == 2 and f"{questions}:1: text is not valid UTF-8" in err
+
+
+def test_judge_retries_a_200_that_is_an_error_or_lacks_content_or_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 2)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("RANKSCOPE_JUDGE_CONFIG", str(_fast_config(tmp_path)))
+    script = [ErrorBody(), Reply("x", omit=("content",)), Reply("x", omit=("usage",))]
+    with ScriptedLLMServer(lambda r: Reply("##final score: 2"), script=script) as server:
+        code = main([
+            "judge", str(pool), "--base-url", server.base_url, "--concurrency", "1",
+            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+        ])  # fmt: skip
+        outcomes = [r.outcome for r in server.requests]
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "labels: 2: 2" in captured.out and "Traceback" not in captured.err
+    assert outcomes == ["error-body:200", "answered", "answered", "answered", "answered"]
+
+
+def _fast_config(tmp_path: Path) -> Path:
+    config = tmp_path / "judge.yaml"
+    config.write_text("timeout_s: 2\nbackoff_base_s: 0.001\nbackoff_max_s: 0.01\nmax_retries: 3\n")
+    return config

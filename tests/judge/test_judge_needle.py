@@ -22,7 +22,7 @@ from rankscope.judge.needle import (
     run_needle,
     summarize,
 )
-from rankscope.testing.llm_server import Fail, Hang, Reply
+from rankscope.testing.llm_server import ErrorBody, Fail, Hang, Reply
 
 
 @pytest.mark.parametrize(
@@ -72,6 +72,15 @@ def test_grader_over_http_never_raises(server, keys, fast_settings, caplog) -> N
     assert failed.grade is None and "grading failed" in failed.reasoning
     timed_out = grader.grade("q", "a", ["c"])
     assert timed_out.grade is None and "timed out" in timed_out.reasoning
+
+
+def test_grader_retries_a_200_that_is_an_error_or_lacks_content(  # type: ignore[no-untyped-def]
+    server, keys, fast_settings
+) -> None:
+    server.enqueue(ErrorBody(), Reply("x", omit=("content",)), Reply("x", omit=("usage",)))
+    server.handler = lambda req: Reply('{"grade": 7, "reasoning": "most"}')
+    graded = _grader(server, fast_settings).grade("q", "a", ["c"])
+    assert graded.grade == 7 and server.request_count == 4
 
 
 def test_position_weights_and_total() -> None:

@@ -264,6 +264,7 @@ class AnthropicProvider(Provider):
             msg = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
+        _check_message(msg)
         text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
         return _Attempt(
             text=text,
@@ -273,6 +274,28 @@ class AnthropicProvider(Provider):
             request_id=raw.headers.get("request-id"),
             raw=msg.model_dump(mode="json", exclude_none=True),
         )
+
+
+def _check_message(msg: Any) -> None:
+    """Refuse (to retry) a 200 that is not a Messages answer: an error object, or no content
+    or usage. The SDK builds its value without validation, so these arrive as None fields."""
+    if getattr(msg, "type", None) == "error":
+        error = getattr(msg, "error", None)
+        if isinstance(error, dict):
+            detail = f"{error.get('type', 'error')}: {error.get('message', '')}"
+        else:
+            detail = str(error)
+        raise _Retryable(f"HTTP 200 whose body is an error ({detail})")
+    missing = [
+        name
+        for name in ("content", "usage")
+        if getattr(msg, name, None) is None
+        or (name == "content" and not isinstance(msg.content, list))
+    ]
+    if missing:
+        raise _Retryable(f"malformed response body (no {' or '.join(missing)})")
+    if getattr(msg.usage, "input_tokens", None) is None:
+        raise _Retryable("malformed response body (usage without input_tokens)")
 
 
 class OpenAIProvider(Provider):
@@ -295,6 +318,7 @@ class OpenAIProvider(Provider):
             "max_tokens" if base_url else "max_completion_tokens"
         )
 
+        self._warned_usage = False
         self._sdk = openai
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
@@ -317,14 +341,34 @@ class OpenAIProvider(Provider):
             resp = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
-        if not resp.choices:
+        error = getattr(resp, "error", None)
+        if error is not None:
+            detail = error.get("message", error) if isinstance(error, dict) else error
+            raise _Retryable(f"HTTP 200 whose body is an error ({detail})")
+        if not resp.choices or getattr(resp.choices[0], "message", None) is None:
             raise _Retryable("response without choices")
+        text = resp.choices[0].message.content or ""
         usage = resp.usage
+        if usage is not None and usage.prompt_tokens is not None:
+            tokens_in, tokens_out = int(usage.prompt_tokens), int(usage.completion_tokens or 0)
+        else:
+            # Some compatible servers send no usage: count it as the limiter estimates it
+            # rather than as free, and say so once.
+            tokens_in = estimate_tokens("".join(m["content"] for m in messages))
+            tokens_out = estimate_tokens(text)
+            if not self._warned_usage:
+                self._warned_usage = True
+                log.warning(
+                    "%s %s: the server sent no token usage; tokens and cost are estimated "
+                    "(4 characters per token)",
+                    self.name,
+                    self.model,
+                )
         return _Attempt(
-            text=resp.choices[0].message.content or "",
+            text=text,
             model=resp.model,
-            input_tokens=int(usage.prompt_tokens) if usage else 0,
-            output_tokens=int(usage.completion_tokens) if usage else 0,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
             request_id=raw.headers.get("x-request-id"),
             raw=resp.model_dump(mode="json", exclude_none=True),
         )
