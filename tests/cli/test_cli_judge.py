@@ -439,3 +439,64 @@ def _fast_config(tmp_path: Path) -> Path:
     config = tmp_path / "judge.yaml"
     config.write_text("timeout_s: 2\nbackoff_base_s: 0.001\nbackoff_max_s: 0.01\nmax_retries: 3\n")
     return config
+
+
+def test_a_server_answering_one_at_a_time_gets_fewer_calls_in_flight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # llama.cpp with one slot: requests queue at the server and the queue time counts against
+    # the client's timeout. Four in flight at 0.5 s each make the fourth wait 2 s > 1.5 s.
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 8)
+    config = tmp_path / "judge.yaml"
+    config.write_text("timeout_s: 1.5\nbackoff_base_s: 0.01\nbackoff_max_s: 0.05\nmax_retries: 4\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with ScriptedLLMServer(lambda r: Hang(0.5, Reply("##final score: 1")), slots=1) as server:
+        code = main([
+            "judge", str(pool), "--provider", "openai", "--model", "local",
+            "--base-url", server.openai_base_url, "--config", str(config), "--concurrency", "4",
+            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+        ])  # fmt: skip
+        timed_out = sum(1 for r in server.requests if r.outcome != "answered")
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "labels: 1: 8" in captured.out
+    assert "lowered it to" in captured.err and "--concurrency" in captured.err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["concurrency"] == 4 and summary["concurrency_lowest"] <= 2
+    assert timed_out <= 6  # a few answers are lost before the bound comes down, not a third
+
+
+def test_a_server_from_openai_base_url_gets_the_same_request_as_from_base_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # llama.cpp honours max_tokens and ignores max_completion_tokens (it generated 4,079 tokens
+    # for a limit of 5): the server must get max_tokens however its URL was given.
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 1)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local server needs no key
+    bodies = []
+    for how in ("env", "flag"):
+        with ScriptedLLMServer(lambda r: Reply("##final score: 1")) as server:
+            args = ["judge", str(pool), "--provider", "openai", "--model", "qwen",
+                    "--fresh", "--out", str(tmp_path / how),
+                    "--cache", str(tmp_path / "c.sqlite")]  # fmt: skip
+            if how == "env":
+                monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+            else:
+                monkeypatch.delenv("OPENAI_BASE_URL")
+                args += ["--base-url", server.openai_base_url]
+            code = main(args)
+            assert code == 0, capsys.readouterr().err
+            bodies.append(server.requests[0].body)
+    for body in bodies:
+        assert body["max_tokens"] == 512 and "max_completion_tokens" not in body
+    assert bodies[0] == bodies[1]
+
+
+def test_openai_itself_gets_max_completion_tokens() -> None:
+    from rankscope.judge.providers import token_limit_param_for
+
+    assert token_limit_param_for(None) == "max_completion_tokens"
+    assert token_limit_param_for("https://api.openai.com/v1") == "max_completion_tokens"
+    assert token_limit_param_for("http://127.0.0.1:8080/v1") == "max_tokens"

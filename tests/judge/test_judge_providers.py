@@ -239,3 +239,24 @@ def test_openai_answer_without_usage_is_counted_not_free(server, keys, fast_sett
     done = p.complete("x" * 400)
     assert done.text == "1" and done.input_tokens == 100 and done.output_tokens == 1
     assert done.cost_usd is not None and done.cost_usd > 0
+
+
+def test_adaptive_concurrency_halves_on_timeouts_and_grows_back() -> None:
+    from rankscope.judge.limits import AdaptiveConcurrency
+
+    gate = AdaptiveConcurrency(8, increase_after=2)
+    with gate.slot() as first, gate.slot() as second:
+        first(True)  # started under bound 8, timed out
+        second(True)  # also under bound 8: the bound is halved once per round, not twice
+    assert gate.limit == 4 and gate.lowered == 1
+    with gate.slot() as settle:
+        settle(True)
+    assert gate.limit == 2
+    for _ in range(4):  # 2 x bound successes in a row: one more slot
+        with gate.slot() as settle:
+            settle(False)
+    assert gate.limit == 3 and gate.lowest == 2
+    fixed = AdaptiveConcurrency(4, adaptive=False)
+    with fixed.slot() as settle:
+        settle(True)
+    assert fixed.limit == 4

@@ -177,6 +177,13 @@ def judge_command(
     typer.echo(f"tokens: {u.input_tokens} in + {u.output_tokens} out; cost {_money(u.cost_usd)}")
     typer.echo(f"wrote {out}/judgments.jsonl, {out}/qrels.txt, {out}/summary.json")
     typer.echo(f"raw answers are also kept in the cache {cache_path}")
+    if summary.concurrency_lowest < summary.concurrency:
+        _err(
+            f"note: calls timed out with {summary.concurrency} in flight, so rankscope lowered "
+            f"it to {summary.concurrency_lowest}: the server answers fewer requests at once "
+            f"(llama.cpp's server: one per slot). Next time pass --concurrency "
+            f"{summary.concurrency_lowest}, or start the server with more slots."
+        )
     if summary.failed:
         for q, d, why in summary.failed[:5]:
             _err(f"failed: query {q} doc {d}: {why}")

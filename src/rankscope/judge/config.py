@@ -15,7 +15,7 @@ into the defaults rather than replacing them. Example (YAML)::
         api_key_env: null        # no key needed
     timeout_s: 30
     max_retries: 5
-    concurrency: 4
+    concurrency: 4                # halved on timeouts unless adaptive_concurrency: false
     requests_per_minute: 50
     tokens_per_minute: 40000
 """
@@ -44,8 +44,9 @@ class ProviderSettings(BaseModel):
     api_key_env: str | None = None
     default_model: str | None = None
     #: OpenAI kind only: the name of the answer-length parameter. OpenAI's current models take
-    #: ``max_completion_tokens``; many compatible servers only know ``max_tokens``. Default:
-    #: the former for OpenAI itself, the latter when a ``base_url`` is set.
+    #: ``max_completion_tokens``; compatible servers honour ``max_tokens``. Default: the former
+    #: for api.openai.com, the latter for any other server, however its URL is given
+    #: (``--base-url``, ``base_url`` here, or ``$OPENAI_BASE_URL``).
     token_limit_param: Literal["max_tokens", "max_completion_tokens"] | None = None
 
 
@@ -105,6 +106,8 @@ class JudgeSettings(BaseModel):
     backoff_max_s: float = Field(default=30.0, ge=0)
     retry_after_max_s: float = Field(default=120.0, ge=0)
     concurrency: int = Field(default=4, ge=1)
+    #: halve the calls in flight when calls time out (a server answering one at a time)
+    adaptive_concurrency: bool = True
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     max_tokens: int = Field(default=512, ge=1)

@@ -199,6 +199,8 @@ class JudgeRunSummary:
     failed: tuple[tuple[str, str, str], ...]  # (query_id, doc_id, error) not judged
     usage: UsageTotals
     out_dir: str
+    concurrency: int = 1  # calls in flight asked for
+    concurrency_lowest: int = 1  # the lowest it was lowered to after timeouts
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -265,6 +267,7 @@ def judge_pool(
         else:
             todo.append(e)
     meter_before = judge.provider.meter.totals().calls
+    judge.provider.concurrency.reset(concurrency)
     lock = threading.Lock()
     failed: list[tuple[str, str, str]] = []
     written = cached = 0
@@ -342,6 +345,8 @@ def judge_pool(
         failed=tuple(failed),
         usage=judge.provider.meter.totals(),
         out_dir=str(out),
+        concurrency=judge.provider.concurrency.maximum,
+        concurrency_lowest=judge.provider.concurrency.lowest,
     )
     write_qrels_trec(judgments_to_qrels(rows), out / QRELS_FILE)
     (out / SUMMARY_FILE).write_text(json.dumps(summary.to_json(), indent=2) + "\n")
