@@ -500,3 +500,50 @@ def test_openai_itself_gets_max_completion_tokens() -> None:
     assert token_limit_param_for(None) == "max_completion_tokens"
     assert token_limit_param_for("https://api.openai.com/v1") == "max_completion_tokens"
     assert token_limit_param_for("http://127.0.0.1:8080/v1") == "max_tokens"
+
+
+def test_retry_nulls_asks_again_only_where_there_was_no_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 4)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    out = tmp_path / "out"
+    args = ["judge", str(pool), "--concurrency", "1", "--cache", str(tmp_path / "c.sqlite"),
+            "--out", str(out)]  # fmt: skip
+    first = iter(["##final score: 2", "eight", "##final score: 3", "no idea"])
+    with ScriptedLLMServer(lambda r: Reply(next(first))) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0
+    assert "labels: 2: 1, 3: 1, null: 2" in capsys.readouterr().out
+
+    with ScriptedLLMServer(lambda r: Reply("##final score: 1")) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0  # nulls are kept by default
+        assert server.request_count == 0
+        capsys.readouterr()
+        assert main([*args, "--base-url", server.base_url, "--retry-nulls", "--dry-run"]) == 0
+        assert "2 already in" in capsys.readouterr().out and server.request_count == 0
+        assert main([*args, "--base-url", server.base_url, "--retry-nulls"]) == 0
+        asked = [r.prompt for r in server.requests]
+    printed = capsys.readouterr().out
+    assert len(asked) == 2 and all("passage 1 " in p or "passage 3 " in p for p in asked)
+    assert "labels: 1: 2, 2: 1, 3: 1" in printed and "asked again: 2 pair(s)" in printed
+    rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
+    assert sorted((r["doc_id"], r["label"]) for r in rows) == [
+        ("d0", 2), ("d1", 1), ("d2", 3), ("d3", 1),
+    ]  # fmt: skip
+    assert len((out / "judgments.superseded.jsonl").read_text().splitlines()) == 2
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["usage"]["calls"] == 2 and summary["spent"]["calls"] == 6  # 4 + 2 over runs
+    assert "over all its runs: 6 paid calls" in printed
+
+
+def test_an_empty_pool_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("\n")
+    code = main(["judge", str(pool), "--out", str(tmp_path / "out"), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{pool}: the pool file holds no (query, doc) pairs" in err
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2.0 a\n")
+    code = main(["pool", str(run), "--query-ids", "7", "--out", str(tmp_path / "p.jsonl")])
+    assert code == 2 and "nothing to pool" in capsys.readouterr().err

@@ -114,6 +114,11 @@ def judge_command(
     concurrency: int | None = typer.Option(None, help="Parallel calls (default from config)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print calls, tokens, cost; stop."),
     fresh: bool = typer.Option(False, "--fresh", help="Ignore the cache and earlier output."),
+    retry_nulls: bool = typer.Option(
+        False,
+        "--retry-nulls",
+        help="Ask again only where an earlier answer gave no label; answered pairs are kept.",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v info, -vv debug."),
 ) -> None:
@@ -143,7 +148,7 @@ def judge_command(
     prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
     cache_path = cache or default_cache_path()
     with JudgmentCache(cache_path) as store:
-        judge = RelevanceJudge(prov, tmpl, store, fresh=fresh)
+        judge = RelevanceJudge(prov, tmpl, store, fresh=fresh, retry_nulls=retry_nulls)
         est = estimate(pool, judge, settings, out)
         typer.echo(
             f"{est.pairs} pairs: {est.already_done} already in {out}, {est.cached} cached, "
@@ -172,9 +177,17 @@ def judge_command(
         f"judged {summary.judged} new pairs ({summary.from_cache} from cache, "
         f"{summary.paid_calls} paid calls); {summary.resumed} were already done"
     )
+    if retry_nulls:
+        typer.echo(f"asked again: {summary.retried_nulls} pair(s) that had no label")
     labels = ", ".join(f"{k}: {v}" for k, v in summary.labels.items())
     typer.echo(f"labels: {labels}")
     typer.echo(f"tokens: {u.input_tokens} in + {u.output_tokens} out; cost {_money(u.cost_usd)}")
+    if summary.spent is not None and summary.spent.calls != u.calls:
+        t = summary.spent
+        typer.echo(
+            f"spent on {out} over all its runs: {t.calls} paid calls, {t.input_tokens} in + "
+            f"{t.output_tokens} out; cost {_money(t.cost_usd)}"
+        )
     typer.echo(f"wrote {out}/judgments.jsonl, {out}/qrels.txt, {out}/summary.json")
     typer.echo(f"raw answers are also kept in the cache {cache_path}")
     if summary.concurrency_lowest < summary.concurrency:

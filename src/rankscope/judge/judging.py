@@ -33,6 +33,7 @@ log = logging.getLogger("rankscope.judge")
 JUDGMENTS_FILE = "judgments.jsonl"
 QRELS_FILE = "qrels.txt"
 SUMMARY_FILE = "summary.json"
+SUPERSEDED_FILE = "judgments.superseded.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,11 +73,23 @@ class RelevanceJudge:
         cache: JudgmentCache | None = None,
         *,
         fresh: bool = False,
+        retry_nulls: bool = False,
     ) -> None:
         self.provider = provider
         self.template = template or PromptTemplate(DEFAULT_TEMPLATE)
         self.cache = cache
         self.fresh = fresh
+        #: ask again where the cached answer gave no label (answered pairs are not paid again)
+        self.retry_nulls = retry_nulls
+
+    def cached(self, key: CacheKey) -> CachedJudgment | None:
+        """The cached answer this judge would reuse for ``key``, if any."""
+        if self.fresh or self.cache is None:
+            return None
+        found = self.cache.get(key)
+        if found is not None and found.label is None and self.retry_nulls:
+            return None
+        return found
 
     def key(self, query: str, passage: str) -> CacheKey:
         return CacheKey(
@@ -92,7 +105,7 @@ class RelevanceJudge:
     ) -> Judgment:
         """Label one pair; raises ProviderCallError when the provider cannot answer."""
         key = self.key(query, passage)
-        cached = None if self.fresh or self.cache is None else self.cache.get(key)
+        cached = self.cached(key)
         if cached is None:
             prompt = self.template.render(
                 query=query, passage=passage, title=title, query_id=query_id, doc_id=doc_id
@@ -163,7 +176,9 @@ def estimate(
     out_dir: str | os.PathLike[str] | None = None,
 ) -> Estimate:
     """Count the calls a run would pay for (cache and checkpoint honoured); spends nothing."""
-    done = _done_keys(Path(out_dir) / JUDGMENTS_FILE) if out_dir and not judge.fresh else set()
+    done = set()
+    if out_dir and not judge.fresh:
+        done = _done_keys(Path(out_dir) / JUDGMENTS_FILE, skip_nulls=judge.retry_nulls)
     cached = calls = tin = 0
     skipped = 0
     for e in pool.entries:
@@ -171,7 +186,7 @@ def estimate(
         if (e.query_id, e.doc_id, key.digest) in done:
             skipped += 1
             continue
-        if not judge.fresh and judge.cache is not None and key in judge.cache:
+        if judge.cached(key) is not None:
             cached += 1
             continue
         calls += 1
@@ -197,8 +212,11 @@ class JudgeRunSummary:
     paid_calls: int
     labels: dict[str, int]  # label -> count over the whole output ("null" for None)
     failed: tuple[tuple[str, str, str], ...]  # (query_id, doc_id, error) not judged
-    usage: UsageTotals
+    usage: UsageTotals  # this run's paid calls
     out_dir: str
+    #: every paid call of every run into out_dir (resumed runs, nulls asked again)
+    spent: UsageTotals | None = None
+    retried_nulls: int = 0  # null rows of earlier runs asked again (--retry-nulls)
     concurrency: int = 1  # calls in flight asked for
     concurrency_lowest: int = 1  # the lowest it was lowered to after timeouts
 
@@ -208,10 +226,13 @@ class JudgeRunSummary:
         return d
 
 
-def _done_keys(path: Path) -> set[tuple[str, str, str]]:
-    """(query_id, doc_id, cache digest) of the rows already in a judgments file."""
+def _done_keys(path: Path, *, skip_nulls: bool = False) -> set[tuple[str, str, str]]:
+    """(query_id, doc_id, cache digest) of the rows already in a judgments file (without the
+    rows that gave no label, with ``skip_nulls``)."""
     keys: set[tuple[str, str, str]] = set()
     for row in _read_rows(path):
+        if skip_nulls and row.get("label") is None:
+            continue
         key = CacheKey(
             row["provider"], row["model"], row["template_hash"], row["query_hash"], row["doc_hash"]
         )
@@ -224,6 +245,52 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [row for _, row in iter_jsonl(path, partial_tail=True)]
+
+
+def _drop_null_rows(path: Path) -> int:
+    """Move the null-label rows of a judgments file (to be asked again) to
+    ``judgments.superseded.jsonl``, which keeps what they cost; returns how many moved.
+
+    The moved rows are appended and flushed there before the judgments file is replaced
+    (atomically): a kill leaves the old or the new file, and a row in both is counted once.
+    """
+    rows = _read_rows(path)
+    kept = [r for r in rows if r.get("label") is not None]
+    moved = [r for r in rows if r.get("label") is None]
+    if not moved:
+        return 0
+    with (path.parent / SUPERSEDED_FILE).open("a", encoding="utf-8") as f:
+        for r in moved:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for r in kept:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return len(moved)
+
+
+def spent_in(out_dir: str | os.PathLike[str], settings: JudgeSettings) -> UsageTotals:
+    """What every run into ``out_dir`` paid for: the rows not taken from the cache, in
+    ``judgments.jsonl`` and ``judgments.superseded.jsonl`` (null answers asked again)."""
+    out = Path(out_dir)
+    seen: set[str] = set()
+    meter = UsageMeter(settings)
+    for name in (JUDGMENTS_FILE, SUPERSEDED_FILE):
+        for row in _read_rows(out / name):
+            ident = json.dumps(row, sort_keys=True)
+            if row.get("cached") or ident in seen:
+                continue
+            seen.add(ident)
+            meter.record(
+                str(row.get("model", "")),
+                int(row.get("input_tokens") or 0),
+                int(row.get("output_tokens") or 0),
+                row.get("cost_usd"),
+            )
+    return meter.totals()
 
 
 def _repair_tail(path: Path) -> None:
@@ -258,6 +325,7 @@ def judge_pool(
     if judge.fresh and jpath.exists():
         jpath.unlink()
     _repair_tail(jpath)
+    retried_nulls = _drop_null_rows(jpath) if judge.retry_nulls else 0
     done = _done_keys(jpath)
     todo: list[PoolEntry] = []
     resumed = 0
@@ -345,6 +413,8 @@ def judge_pool(
         failed=tuple(failed),
         usage=judge.provider.meter.totals(),
         out_dir=str(out),
+        spent=spent_in(out, judge.provider.settings),
+        retried_nulls=retried_nulls,
         concurrency=judge.provider.concurrency.maximum,
         concurrency_lowest=judge.provider.concurrency.lowest,
     )
@@ -379,6 +449,7 @@ __all__ = [
     "JUDGMENTS_FILE",
     "QRELS_FILE",
     "SUMMARY_FILE",
+    "SUPERSEDED_FILE",
     "Estimate",
     "JudgeRunSummary",
     "Judgment",
@@ -387,4 +458,5 @@ __all__ = [
     "judge_pool",
     "judgments_to_qrels",
     "read_judgments",
+    "spent_in",
 ]

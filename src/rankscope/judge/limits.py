@@ -193,6 +193,11 @@ class UsageMeter:
 
     def add(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
         cost = self.cost_of(model, input_tokens, output_tokens)
+        self.record(model, input_tokens, output_tokens, cost)
+        return cost
+
+    def record(self, model: str, input_tokens: int, output_tokens: int, cost: float | None) -> None:
+        """Count a call whose cost is already known (None: unpriced), e.g. from a saved row."""
         with self._lock:
             self._calls += 1
             self._in += input_tokens
@@ -201,7 +206,6 @@ class UsageMeter:
                 self._unpriced.add(model)
             else:
                 self._cost += cost
-        return cost
 
     def totals(self) -> UsageTotals:
         with self._lock:

@@ -128,6 +128,13 @@ def build_pool(
                 text=cdoc.text if cdoc else "",
             )
         )
+    if not entries:
+        raise InputError(
+            "nothing to pool: the runs have no documents"
+            + ("" if wanted is None else " for the query ids asked for"),
+            value=None if wanted is None else sorted(wanted)[:5],
+            hint="check the run files and --query-ids",
+        )
     entries.sort(key=lambda e: (_byte_key(e.query_id), e.best_rank, _byte_key(e.doc_id)))
     return Pool(tuple(entries), depth=depth, run_names=tuple(names))
 
@@ -298,6 +305,12 @@ def read_pool(path: PathLike, corpus: Mapping[str, Document] | None = None) -> P
                 title=title,
                 text=text or str(rec.get("snippet") or ""),
             )
+        )
+    if not entries:
+        raise InputError(
+            "the pool file holds no (query, doc) pairs",
+            path=p,
+            hint="build it with `rankscope pool RUN... --out pool.jsonl`",
         )
     return Pool(tuple(entries), source=str(p))
 
