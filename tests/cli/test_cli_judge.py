@@ -547,3 +547,22 @@ def test_an_empty_pool_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[
     run.write_text("1 Q0 d1 1 2.0 a\n")
     code = main(["pool", str(run), "--query-ids", "7", "--out", str(tmp_path / "p.jsonl")])
     assert code == 2 and "nothing to pool" in capsys.readouterr().err
+
+
+def test_qrels_import_reads_integral_floats_and_refuses_fractions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 3)
+    ann = tmp_path / "ann.csv"
+    # as spreadsheets export them
+    ann.write_text("query_id,doc_id,grade\n1,d0,2.0\n2,d1, 1.00 \n3,d2,0\n")
+    out = tmp_path / "q.txt"
+    assert main(["qrels", "import", str(ann), "--pool", str(pool), "--out", str(out)]) == 0
+    assert out.read_text() == "1 0 d0 2\n2 0 d1 1\n3 0 d2 0\n"
+    ann.write_text("query_id,doc_id,grade\n1,d0,2.5\n2,d1,nan\n")
+    capsys.readouterr()
+    assert main(["qrels", "import", str(ann), "--pool", str(pool), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{ann}:2: grade '2.5' is not a whole number (2 and 2.0 are read as 2)" in err
+    assert f"{ann}:3: grade 'nan' is not a whole number" in err
