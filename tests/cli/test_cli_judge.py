@@ -566,3 +566,26 @@ def test_qrels_import_reads_integral_floats_and_refuses_fractions(
     err = capsys.readouterr().err
     assert f"{ann}:2: grade '2.5' is not a whole number (2 and 2.0 are read as 2)" in err
     assert f"{ann}:3: grade 'nan' is not a whole number" in err
+
+
+def test_agree_on_qrels_sharing_no_query_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("1 0 d1 1\n1 0 d2 0\n2 0 d3 1\n")
+    b = tmp_path / "b.txt"
+    b.write_text("5 0 d1 1\n5 0 d2 0\n6 0 d3 1\n7 0 d4 1\n8 0 d5 0\n")
+    r1, r2 = tmp_path / "r1.run", tmp_path / "r2.run"
+    r1.write_text("1 Q0 d1 1 2 r1\n")
+    r2.write_text("1 Q0 d2 1 2 r2\n")
+    for flags in ([], ["--unjudged-as", "0"], ["--runs", str(r1), str(r2)], ["--json"]):
+        code = main(["agree", str(a), str(b), *flags])
+        captured = capsys.readouterr()
+        assert code == 2 and "shared judged pairs" not in captured.out
+        assert "the two qrels share no query (2 and 4 queries)" in captured.err
+    b.write_text("1 0 d1 1\n1 0 d9 1\n6 0 d3 1\n")
+    assert main(["agree", str(a), str(b), "--unjudged-as", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "queries judged by both: 1 (only in a.txt: 1, only in b.txt: 1;" in out
+    assert "shared judged pairs: 1 (only in a.txt: 1, only in b.txt: 1)" in out
+    assert "compared pairs: 3 (a pair judged by one side only counts as grade 0" in out

@@ -300,9 +300,18 @@ def agree_command(
         return
     a = agreement
     typer.echo(
-        f"shared judged pairs: {a.pairs} (only in {human.name}: {a.only_a}, only in "
+        f"queries judged by both: {a.queries} (only in {human.name}: {a.queries_only_a}, only "
+        f"in {llm.name}: {a.queries_only_b}; those are left out)"
+    )
+    typer.echo(
+        f"shared judged pairs: {a.shared} (only in {human.name}: {a.only_a}, only in "
         f"{llm.name}: {a.only_b})"
     )
+    if a.missing_as is not None:
+        typer.echo(
+            f"compared pairs: {a.pairs} (a pair judged by one side only counts as grade "
+            f"{a.missing_as} on the other)"
+        )
     typer.echo(f"exact agreement: {_fmt(a.exact)}")
     typer.echo(f"Cohen's kappa, binary (grade >= {a.threshold}): {_fmt(a.kappa_binary)}")
     typer.echo(f"Cohen's kappa, linear weighted:    {_fmt(a.kappa_linear)}")
