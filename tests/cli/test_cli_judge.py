@@ -589,3 +589,35 @@ def test_agree_on_qrels_sharing_no_query_is_one_clear_error(
     assert "queries judged by both: 1 (only in a.txt: 1, only in b.txt: 1;" in out
     assert "shared judged pairs: 1 (only in a.txt: 1, only in b.txt: 1)" in out
     assert "compared pairs: 3 (a pair judged by one side only counts as grade 0" in out
+
+
+def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    long_text = "flutter " * 125_000  # 1 MB
+    rows = [
+        {"query_id": "1", "query": "wing flutter", "doc_id": "big", "text": long_text},
+        {"query_id": "1", "query": "wing flutter", "doc_id": "small", "text": "short text"},
+    ]
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    args = ["judge", str(pool), "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "o")]
+    with ScriptedLLMServer(lambda r: Reply("##final score: 2")) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0
+        prompts = {r.prompt.split("Passage: ")[1][:5]: r.prompt for r in server.requests}
+    out = capsys.readouterr().out
+    assert "1 passage(s) longer than 2000 tokens are cut to their first 2000" in out
+    sent = prompts["flutt"].split("Passage: ")[1].split("\n\nWork through")[0]
+    assert len(sent) <= 8000 and sent.endswith("flutter")  # cut at a word
+    rows_out = {
+        r["doc_id"]: r
+        for r in map(json.loads, (tmp_path / "o" / "judgments.jsonl").read_text().splitlines())
+    }
+    assert rows_out["big"]["passage_truncated"] is True
+    assert rows_out["big"]["passage_tokens"] == 250_000
+    assert rows_out["small"]["passage_truncated"] is False
+    with ScriptedLLMServer(lambda r: Reply("1")) as server:
+        code = main([*args[:-2], "--out", str(tmp_path / "p"), "--base-url", server.base_url,
+                     "--max-passage-tokens", "0", "--dry-run"])  # fmt: skip
+    assert code == 0 and "are cut" not in capsys.readouterr().out

@@ -119,6 +119,12 @@ def judge_command(
         "--retry-nulls",
         help="Ask again only where an earlier answer gave no label; answered pairs are kept.",
     ),
+    max_passage_tokens: int | None = typer.Option(
+        None,
+        "--max-passage-tokens",
+        help="Cut longer passages to N tokens (4 characters each; default 2000, from the "
+        "config; 0 sends them whole).",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
     verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v info, -vv debug."),
 ) -> None:
@@ -148,7 +154,14 @@ def judge_command(
     prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
     cache_path = cache or default_cache_path()
     with JudgmentCache(cache_path) as store:
-        judge = RelevanceJudge(prov, tmpl, store, fresh=fresh, retry_nulls=retry_nulls)
+        judge = RelevanceJudge(
+            prov,
+            tmpl,
+            store,
+            fresh=fresh,
+            retry_nulls=retry_nulls,
+            max_passage_tokens=max_passage_tokens,
+        )
         est = estimate(pool, judge, settings, out)
         typer.echo(
             f"{est.pairs} pairs: {est.already_done} already in {out}, {est.cached} cached, "
@@ -158,6 +171,12 @@ def judge_command(
             f"estimated tokens: {est.input_tokens} in + {est.output_tokens} out; "
             f"estimated cost: {_money(est.cost_usd)}"
         )
+        if est.truncated:
+            typer.echo(
+                f"{est.truncated} passage(s) longer than {est.max_passage_tokens} tokens are cut "
+                f"to their first {est.max_passage_tokens} (--max-passage-tokens; the judgments "
+                f"record passage_truncated)"
+            )
         if dry_run:
             typer.echo("dry run: nothing was sent")
             return

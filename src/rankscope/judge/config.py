@@ -16,6 +16,7 @@ into the defaults rather than replacing them. Example (YAML)::
     timeout_s: 30
     max_retries: 5
     concurrency: 4                # halved on timeouts unless adaptive_concurrency: false
+    max_passage_tokens: 2000      # longer passages are cut (0: send them whole)
     requests_per_minute: 50
     tokens_per_minute: 40000
 """
@@ -111,6 +112,9 @@ class JudgeSettings(BaseModel):
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     max_tokens: int = Field(default=512, ge=1)
+    #: ``rankscope judge`` cuts a longer passage to this many tokens (estimated at 4 characters
+    #: each) before sending it; 0 sends passages whole
+    max_passage_tokens: int = Field(default=2000, ge=0)
     #: sent only when set; some current models reject it
     temperature: float | None = Field(default=None, ge=0)
     #: output tokens assumed per call by ``--dry-run``

@@ -23,7 +23,12 @@ from rankscope.data import Qrels
 from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, now_iso, text_hash
 from rankscope.judge.config import JudgeSettings
 from rankscope.judge.io import iter_jsonl, write_qrels_trec
-from rankscope.judge.limits import UsageMeter, UsageTotals, estimate_tokens
+from rankscope.judge.limits import (
+    UsageMeter,
+    UsageTotals,
+    estimate_tokens,
+    truncate_to_tokens,
+)
 from rankscope.judge.pool import Pool, PoolEntry
 from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
@@ -58,6 +63,9 @@ class Judgment:
     request_id: str | None
     cached: bool
     judged_at: str
+    #: the passage was longer than the token budget and only its start was sent
+    passage_truncated: bool = False
+    passage_tokens: int = 0  # estimated tokens of the whole passage (4 characters per token)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -74,6 +82,7 @@ class RelevanceJudge:
         *,
         fresh: bool = False,
         retry_nulls: bool = False,
+        max_passage_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.template = template or PromptTemplate(DEFAULT_TEMPLATE)
@@ -81,6 +90,13 @@ class RelevanceJudge:
         self.fresh = fresh
         #: ask again where the cached answer gave no label (answered pairs are not paid again)
         self.retry_nulls = retry_nulls
+        #: longer passages are cut to this many (estimated) tokens; None: the settings' budget
+        budget = provider.settings.max_passage_tokens
+        self.max_passage_tokens = budget if max_passage_tokens is None else max_passage_tokens
+
+    def fit(self, passage: str) -> tuple[str, bool]:
+        """The passage as sent (cut to the token budget at a word) and whether it was cut."""
+        return truncate_to_tokens(passage, self.max_passage_tokens or None)
 
     def cached(self, key: CacheKey) -> CachedJudgment | None:
         """The cached answer this judge would reuse for ``key``, if any."""
@@ -97,7 +113,7 @@ class RelevanceJudge:
             model=self.provider.model,
             template_hash=self.template.hash,
             query_hash=text_hash(query),
-            doc_hash=text_hash(passage),
+            doc_hash=text_hash(self.fit(passage)[0]),  # the text sent decides the answer
         )
 
     def judge(
@@ -105,10 +121,11 @@ class RelevanceJudge:
     ) -> Judgment:
         """Label one pair; raises ProviderCallError when the provider cannot answer."""
         key = self.key(query, passage)
+        sent, truncated = self.fit(passage)
         cached = self.cached(key)
         if cached is None:
             prompt = self.template.render(
-                query=query, passage=passage, title=title, query_id=query_id, doc_id=doc_id
+                query=query, passage=sent, title=title, query_id=query_id, doc_id=doc_id
             )
             done = self.provider.complete(prompt, system=self.template.system)
             parsed = parse_label(done.text, self.template.min_label, self.template.max_label)
@@ -149,6 +166,8 @@ class RelevanceJudge:
             request_id=cached.request_id,
             cached=from_cache,
             judged_at=cached.created_at,
+            passage_truncated=truncated,
+            passage_tokens=estimate_tokens(passage),
         )
 
 
@@ -167,6 +186,8 @@ class Estimate:
     output_tokens: int
     cost_usd: float | None
     model: str
+    truncated: int = 0  # pool passages longer than the token budget (cut when sent)
+    max_passage_tokens: int | None = None
 
 
 def estimate(
@@ -191,13 +212,29 @@ def estimate(
             continue
         calls += 1
         prompt = judge.template.render(
-            query=e.query, passage=e.text, title=e.title, query_id=e.query_id, doc_id=e.doc_id
+            query=e.query,
+            passage=judge.fit(e.text)[0],
+            title=e.title,
+            query_id=e.query_id,
+            doc_id=e.doc_id,
         )
         tin += estimate_tokens((judge.template.system or "") + prompt)
     tout = calls * settings.expected_output_tokens
     meter = UsageMeter(settings)
     cost = meter.cost_of(judge.provider.model, tin, tout)
-    return Estimate(len(pool), skipped, cached, calls, tin, tout, cost, judge.provider.model)
+    truncated = sum(1 for e in pool.entries if judge.fit(e.text)[1])
+    return Estimate(
+        len(pool),
+        skipped,
+        cached,
+        calls,
+        tin,
+        tout,
+        cost,
+        judge.provider.model,
+        truncated,
+        judge.max_passage_tokens or None,
+    )
 
 
 # -- running over a pool ----------------------------------------------------------------------

@@ -223,4 +223,23 @@ def estimate_tokens(text: str) -> int:
     return max(1, (len(text) + 3) // 4)
 
 
-__all__ = ["AdaptiveConcurrency", "RateLimiter", "UsageMeter", "UsageTotals", "estimate_tokens"]
+def truncate_to_tokens(text: str, budget: int | None) -> tuple[str, bool]:
+    """``text`` cut to ``budget`` estimated tokens (4 characters each) at the last space
+    before the limit, and whether it was cut; None: no limit."""
+    if budget is None or len(text) <= budget * 4:
+        return text, False
+    limit = budget * 4
+    cut = text.rfind(" ", 0, limit + 1)
+    if cut < limit // 2:  # no space in the second half: cut inside the word
+        cut = limit
+    return text[:cut].rstrip(), True
+
+
+__all__ = [
+    "AdaptiveConcurrency",
+    "RateLimiter",
+    "UsageMeter",
+    "UsageTotals",
+    "estimate_tokens",
+    "truncate_to_tokens",
+]
