@@ -196,49 +196,6 @@ def test_qrels_import_reports_bad_rows(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2 and "conflict with the existing qrels" in capsys.readouterr().err
 
 
-def test_needle_command_with_sqlite(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    corpus = tmp_path / "corpus.jsonl"
-    docs = {
-        "flutter": "Panel flutter onset occurs at a dynamic pressure of 450 psf.",
-        "lift": "Lift grows linearly with the angle of attack until stall.",
-        "heat": "Heat transfer at the stagnation point scales with the square root of pressure.",
-    }
-    corpus.write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n"
-                              for k, v in docs.items()))  # fmt: skip
-    questions = tmp_path / "q.yaml"
-    questions.write_text(
-        "- id: q1\n  question: At what dynamic pressure does panel flutter start?\n"
-        "  expected_answer: 450 psf\n  needle_id: flutter\n"
-        "- id: q2\n  question: How does lift change with angle of attack?\n"
-        "  expected_answer: linearly until stall\n  needle_text: grows linearly\n"
-    )
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    answers = iter(['{"grade": 9, "reasoning": "exact"}', "Prose only, no grade."])
-    results = tmp_path / "results.jsonl"
-    with ScriptedLLMServer(lambda r: Reply(next(answers)), api_key="test-key") as server:
-        code = main([
-            "needle", str(questions), "--engine", "sqlite", "--corpus", str(corpus), "-k", "2",
-            "--base-url", server.base_url, "--out", str(results),
-        ])  # fmt: skip
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    lines = [x for x in captured.err.splitlines() if x.startswith("[")]
-    assert lines[0].startswith("[1/2] ✓ R1 G9 T9.0 (") and "panel flutter" in lines[0]
-    assert lines[1].startswith("[2/2] ✗ R1 G- T- (")
-    rows = [json.loads(x) for x in results.read_text().splitlines()]
-    assert set(rows[0]) >= {
-        "question_id", "question", "expected_answer", "needle_found", "rank", "hit_at_1",
-        "hit_at_5", "llm_grade", "llm_reasoning", "total_score", "latency_ms",
-        "grading_latency_ms",
-    }  # fmt: skip
-    assert rows[1]["llm_grade"] is None and rows[1]["total_score"] is None
-    summary = json.loads((tmp_path / "results.summary.json").read_text())
-    assert summary["accuracy"] == 1.0 and summary["pass_rate_8"] == 0.5
-    assert "accuracy (needle in top 2) 1.000" in captured.out
-
-
 # -- Cranfield end to end -----------------------------------------------------------------------
 
 HUMAN_TO_LLM = {4: 3, 3: 2, 2: 1, 1: 1, 0: 0}

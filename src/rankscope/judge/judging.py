@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.data import Qrels
-from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, now_iso, text_hash
+from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, text_hash
 from rankscope.judge.config import JudgeSettings
 from rankscope.judge.io import iter_jsonl, write_qrels_trec
 from rankscope.judge.limits import (
@@ -129,18 +129,7 @@ class RelevanceJudge:
             )
             done = self.provider.complete(prompt, system=self.template.system)
             parsed = parse_label(done.text, self.template.min_label, self.template.max_label)
-            cached = CachedJudgment(
-                label=parsed.label,
-                reason=parsed.reason,
-                rationale=parsed.rationale,
-                raw_text=done.text,
-                raw_response=done.raw,
-                input_tokens=done.input_tokens,
-                output_tokens=done.output_tokens,
-                cost_usd=done.cost_usd,
-                request_id=done.request_id,
-                created_at=now_iso(),
-            )
+            cached = CachedJudgment.answered(done, parsed.label, parsed.reason, parsed.rationale)
             if self.cache is not None:
                 self.cache.put(key, cached)
             log.debug("judged %s/%s: %r -> %s", query_id, doc_id, done.text, parsed.label)

@@ -154,6 +154,76 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
+def natural_key(qid: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order (2 before 10), then the others as text."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
+def select_query_ids(
+    runs: Sequence[Run], query_ids: Sequence[str] | None = None, max_queries: int | None = None
+) -> list[str] | None:
+    """The queries to pool: ``query_ids`` (default: every query of the runs), cut to the first
+    ``max_queries`` in natural order (numeric ids numerically); None means all."""
+    if max_queries is None:
+        return None if query_ids is None else list(query_ids)
+    if max_queries < 1:
+        raise InputError("--max-queries must be at least 1", value=max_queries)
+    every = sorted({q for r in runs for q in r.query_ids}, key=natural_key)
+    base = list(query_ids) if query_ids is not None else every
+    return base[:max_queries]
+
+
+@dataclass(frozen=True, slots=True)
+class RunContribution:
+    """What one run brought to a pool: pairs it found, and pairs only it found."""
+
+    name: str
+    pairs: int
+    unique: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolStats:
+    pairs: int
+    queries: int
+    mean_per_query: float
+    runs: tuple[RunContribution, ...]
+    #: pooled query ids without text in the queries file given (when one was given)
+    queries_without_text: tuple[str, ...] = ()
+    #: pooled pairs whose document is not in the corpus given (their text is empty)
+    docs_without_text: int = 0
+
+
+def pool_stats(
+    pool: Pool,
+    queries: Mapping[str, str] | None = None,
+    corpus: Mapping[str, Document] | None = None,
+) -> PoolStats:
+    per_q = pool.per_query_counts()
+    contributions = []
+    found = [{r for r, _ in e.provenance} for e in pool.entries]
+    for name in pool.run_names:
+        contributions.append(
+            RunContribution(
+                name,
+                sum(1 for runs in found if name in runs),
+                sum(1 for runs in found if runs == {name}),
+            )
+        )
+    missing_q: tuple[str, ...] = ()
+    if queries is not None:
+        missing_q = tuple(sorted({e.query_id for e in pool.entries if e.query_id not in queries}))
+    absent = 0 if corpus is None else sum(1 for e in pool.entries if e.doc_id not in corpus)
+    return PoolStats(
+        pairs=len(pool),
+        queries=len(per_q),
+        mean_per_query=len(pool) / len(per_q) if per_q else 0.0,
+        runs=tuple(contributions),
+        queries_without_text=missing_q,
+        docs_without_text=absent,
+    )
+
+
 # -- writing ----------------------------------------------------------------------------------
 
 
@@ -319,11 +389,16 @@ __all__ = [
     "POOL_FORMATS",
     "Pool",
     "PoolEntry",
+    "PoolStats",
+    "RunContribution",
     "build_pool",
     "entry_record",
     "make_snippet",
+    "natural_key",
     "pool_format",
+    "pool_stats",
     "read_pool",
     "read_records",
+    "select_query_ids",
     "write_pool",
 ]

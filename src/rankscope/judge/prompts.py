@@ -129,7 +129,7 @@ def parse_label(text: str, min_label: int = 0, max_label: int = 3) -> ParsedLabe
     stripped = text.strip()
     if not stripped:
         return ParsedLabel(None, "empty answer", "", None)
-    for obj in _json_objects(stripped):
+    for obj in json_objects(stripped):
         for key in _JSON_KEYS:
             if key in obj:
                 rationale = str(obj.get("reasoning") or obj.get("rationale") or "")
@@ -166,7 +166,7 @@ def _check(
     return ParsedLabel(label, None, rationale, method)
 
 
-def _json_objects(text: str) -> list[dict[str, object]]:
+def json_objects(text: str) -> list[dict[str, object]]:
     """JSON objects found in the text (a fenced block, the whole text, or any {...} span)."""
     found: list[dict[str, object]] = []
     decoder = json.JSONDecoder()
@@ -183,4 +183,4 @@ def _json_objects(text: str) -> list[dict[str, object]]:
     return found
 
 
-__all__ = ["DEFAULT_TEMPLATE", "ParsedLabel", "PromptTemplate", "parse_label"]
+__all__ = ["DEFAULT_TEMPLATE", "ParsedLabel", "PromptTemplate", "json_objects", "parse_label"]
