@@ -123,12 +123,10 @@ def judge_command(
         tmpl = PromptTemplate.from_file(template, min_label, max_label)
     else:
         tmpl = PromptTemplate(DEFAULT_TEMPLATE, min_label, max_label)
-    empty_queries = sorted({e.query_id for e in pool.entries if not e.query.strip()})
-    if empty_queries:
+    if fresh and retry_nulls:
         raise InputError(
-            f"{len(empty_queries)} pool queries have no text (e.g. {empty_queries[:3]})",
-            path=pool_file,
-            hint="build the pool with --queries queries.jsonl",
+            "--fresh asks every pair again; --retry-nulls only those without a label",
+            hint="pass one of them",
         )
     prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
     cache_path = cache or default_cache_path()

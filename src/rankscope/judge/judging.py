@@ -29,7 +29,7 @@ from rankscope.judge.limits import (
     estimate_tokens,
     truncate_to_tokens,
 )
-from rankscope.judge.pool import Pool, PoolEntry
+from rankscope.judge.pool import Pool, PoolEntry, require_query_text
 from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
 
@@ -186,6 +186,7 @@ def estimate(
     out_dir: str | os.PathLike[str] | None = None,
 ) -> Estimate:
     """Count the calls a run would pay for (cache and checkpoint honoured); spends nothing."""
+    require_query_text(pool)
     done = set()
     if out_dir and not judge.fresh:
         done = _done_keys(Path(out_dir) / JUDGMENTS_FILE, skip_nulls=judge.retry_nulls)
@@ -345,6 +346,7 @@ def judge_pool(
     Fatal provider errors (bad key, unknown model) stop the run and are raised; other failures
     after all retries are reported in the summary and left for the next run.
     """
+    require_query_text(pool)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     jpath = out / JUDGMENTS_FILE

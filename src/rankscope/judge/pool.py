@@ -154,6 +154,17 @@ def _unique_names(names: list[str]) -> list[str]:
     return out
 
 
+def require_query_text(pool: Pool) -> None:
+    """Refuse a pool whose queries have no text: a judge cannot label a pair without it."""
+    empty = sorted({e.query_id for e in pool.entries if not e.query.strip()})
+    if empty:
+        raise InputError(
+            f"{len(empty)} pool queries have no text (e.g. {empty[:3]})",
+            path=pool.source,
+            hint="build the pool with --queries queries.jsonl",
+        )
+
+
 def natural_key(qid: str) -> tuple[int, int, str]:
     """Numeric ids in numeric order (2 before 10), then the others as text."""
     return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
@@ -399,6 +410,7 @@ __all__ = [
     "pool_stats",
     "read_pool",
     "read_records",
+    "require_query_text",
     "select_query_ids",
     "write_pool",
 ]
