@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rankscope.errors import ConfigError
+from rankscope.suite.corpus import read_text
 
 ProviderKind = Literal["anthropic", "openai"]
 
@@ -154,10 +155,7 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> JudgeSettings:
             return JudgeSettings()
         path = env
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read judge config: {e.strerror}", path=p) from None
+    text = read_text(p)  # names the file and line of bytes that are not UTF-8
     data: Any
     try:
         data = tomllib.loads(text) if p.suffix.lower() == ".toml" else yaml.safe_load(text)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rankscope.errors import ConfigError
+from rankscope.suite.corpus import read_text
 
 DEFAULT_TEMPLATE = """\
 Given a query and a passage, grade how relevant the passage is to the query on an integer \
@@ -72,10 +73,7 @@ class PromptTemplate:
     @classmethod
     def from_file(cls, path: str | Path, min_label: int = 0, max_label: int = 3) -> PromptTemplate:
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"cannot read prompt template: {e.strerror}", path=p) from None
+        text = read_text(p)  # names the file and line of bytes that are not UTF-8
         return cls(text=text, min_label=min_label, max_label=max_label, source=str(p))
 
     @property
