@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rankscope.engines.base import Hit
-from rankscope.errors import FormatError
+from rankscope.errors import FormatError, InputError
 from rankscope.judge.needle import (
     WEIGHT_PRESETS,
     NeedleQuestion,
@@ -251,3 +251,25 @@ def test_a_pipeline_in_the_working_folder_and_a_chunked_engine(
     assert main([*args, *url, "--out", str(out)]) == 0
     row = json.loads((out / "results.jsonl").read_text())
     assert row["rank"] == 1 and row["retrieved_ids"][0].startswith("long#")  # a chunk of it
+
+
+def test_output_never_pairs_a_summary_with_other_results(tmp_path: Path) -> None:
+    from rankscope.judge.needle import NeedleOutput, summarize
+
+    out = NeedleOutput.at(tmp_path / "run")
+    settings = {"k": 5}
+    out.start(settings, [])
+    out.append(_result(1, 9, "1"))
+    out.finish(summarize([_result(1, 9, "1")], 5))
+    assert out.summary.is_file() and out.earlier(settings) == []  # finished: a new run is fresh
+    out.start(settings, [])
+    assert not out.summary.exists() and out.results.read_text() == ""
+    out.append(_result(2, 7, "1"))  # interrupted here
+    kept = out.earlier(settings)
+    assert [r.rank for r in kept] == [2]
+    with pytest.raises(InputError, match=r"other settings \(k differ\)"):
+        out.earlier({"k": 3})
+    file_mode = NeedleOutput.at(tmp_path / "res.jsonl")
+    assert (
+        file_mode.summary.name == "res.summary.json" and file_mode.manifest.name == "res.run.json"
+    )

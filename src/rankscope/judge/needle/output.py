@@ -83,6 +83,7 @@ class NeedleOutput:
             self.manifest,
             json.dumps({"settings": settings, "finished": False, "runs": runs}, indent=2) + "\n",
         )
+        self.summary.unlink(missing_ok=True)  # it described results that are being replaced
         _atomic_write(self.results, "".join(_line(r) for r in kept))
 
     def runs(self) -> int:
