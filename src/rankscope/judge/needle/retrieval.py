@@ -175,19 +175,26 @@ class EngineRetrieval:
         config = BenchConfig(name=f"needle-{self.engine}", engine=self.engine, options=self.options)
         queries = [Query(id=q.id, text=q.question) for q in questions]
         record = run_config(config, units, queries, settings)
-        if record["status"] != "ok":
-            raise EngineError(f"engine {self.engine!r}: {record['error']}")
+        if _field(record, "status") != "ok":
+            raise EngineError(f"engine {self.engine!r}: {_field(record, 'error')}")
         return _from_record(record, texts, parents)
 
 
+def _field(record: object, name: str) -> Any:
+    # The runner's record is a mapping here and a typed ConfigRecord once the benchmark's typed
+    # records land; both carry status, error, rankings and latency_samples_s.
+    return record[name] if isinstance(record, Mapping) else getattr(record, name)
+
+
 def _from_record(
-    record: Mapping[str, Any], texts: Mapping[str, str], parents: Mapping[str, str]
+    record: object, texts: Mapping[str, str], parents: Mapping[str, str]
 ) -> dict[str, Retrieved]:
     """Hits and latency per question from a benchmark record (``rankings`` of ``[id, score]``
     rows, ``latency_samples_s`` of one sample per query)."""
     out: dict[str, Retrieved] = {}
-    samples: Mapping[str, Sequence[float]] = record["latency_samples_s"]
-    for qid, rows in record["rankings"].items():
+    samples: Mapping[str, Sequence[float]] = _field(record, "latency_samples_s")
+    rankings: Mapping[str, Sequence[Sequence[Any]]] = _field(record, "rankings")
+    for qid, rows in rankings.items():
         hits = tuple(Hit(str(doc), float(score), texts.get(str(doc), "")) for doc, score in rows)
         latency = samples[qid][0] * 1000.0 if samples.get(qid) else 0.0
         out[qid] = Retrieved(hits, round(latency, 3), parents)
