@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from rankscope.cli.app import main
-from rankscope.testing.llm_server import Hang, RecordedRequest, Reply, ScriptedLLMServer
+from rankscope.testing.llm_server import (
+    ErrorBody,
+    Hang,
+    RecordedRequest,
+    Reply,
+    ScriptedLLMServer,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -190,49 +196,6 @@ def test_qrels_import_reports_bad_rows(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2 and "conflict with the existing qrels" in capsys.readouterr().err
 
 
-def test_needle_command_with_sqlite(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    corpus = tmp_path / "corpus.jsonl"
-    docs = {
-        "flutter": "Panel flutter onset occurs at a dynamic pressure of 450 psf.",
-        "lift": "Lift grows linearly with the angle of attack until stall.",
-        "heat": "Heat transfer at the stagnation point scales with the square root of pressure.",
-    }
-    corpus.write_text("".join(json.dumps({"_id": k, "title": "", "text": v}) + "\n"
-                              for k, v in docs.items()))  # fmt: skip
-    questions = tmp_path / "q.yaml"
-    questions.write_text(
-        "- id: q1\n  question: At what dynamic pressure does panel flutter start?\n"
-        "  expected_answer: 450 psf\n  needle_id: flutter\n"
-        "- id: q2\n  question: How does lift change with angle of attack?\n"
-        "  expected_answer: linearly until stall\n  needle_text: grows linearly\n"
-    )
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    answers = iter(['{"grade": 9, "reasoning": "exact"}', "Prose only, no grade."])
-    results = tmp_path / "results.jsonl"
-    with ScriptedLLMServer(lambda r: Reply(next(answers)), api_key="test-key") as server:
-        code = main([
-            "needle", str(questions), "--engine", "sqlite", "--corpus", str(corpus), "-k", "2",
-            "--base-url", server.base_url, "--out", str(results),
-        ])  # fmt: skip
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    lines = [x for x in captured.err.splitlines() if x.startswith("[")]
-    assert lines[0].startswith("[1/2] ✓ R1 G9 T9.0 (") and "panel flutter" in lines[0]
-    assert lines[1].startswith("[2/2] ✗ R1 G- T- (")
-    rows = [json.loads(x) for x in results.read_text().splitlines()]
-    assert set(rows[0]) >= {
-        "question_id", "question", "expected_answer", "needle_found", "rank", "hit_at_1",
-        "hit_at_5", "llm_grade", "llm_reasoning", "total_score", "latency_ms",
-        "grading_latency_ms",
-    }  # fmt: skip
-    assert rows[1]["llm_grade"] is None and rows[1]["total_score"] is None
-    summary = json.loads((tmp_path / "results.summary.json").read_text())
-    assert summary["accuracy"] == 1.0 and summary["pass_rate_8"] == 0.5
-    assert "accuracy (needle in top 2) 1.000" in captured.out
-
-
 # -- Cranfield end to end -----------------------------------------------------------------------
 
 HUMAN_TO_LLM = {4: 3, 3: 2, 2: 1, 1: 1, 0: 0}
@@ -374,3 +337,244 @@ def test_cranfield_pool_judge_import_evaluate_agree(
     code = main(args)
     text = capsys.readouterr().out
     assert code == 0 and "Cohen's kappa, binary (grade >= 1)" in text and "Kendall's tau-b" in text
+
+
+# -- bad input: one reader, one error ---------------------------------------------------------
+
+
+def test_bytes_that_are_not_utf8_are_a_file_line_error_in_pool_judge_needle(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2.0 a\n")
+    queries = tmp_path / "queries.jsonl"
+    queries.write_bytes(b'{"_id": "1", "text": "caf\xe9"}\n')
+    code = main(["pool", str(run), "--queries", str(queries), "--out", str(tmp_path / "p.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{queries}:1: text is not valid UTF-8" in err
+    assert "Traceback" not in err
+
+    for suffix in ("jsonl", "csv"):
+        pool = tmp_path / f"pool.{suffix}"
+        good = '{"query_id": "1", "doc_id": "d1", "query": "q", "text": "t"}\n'
+        if suffix == "csv":
+            good = "query_id,doc_id,query,text\n1,d1,q,t\n"
+        pool.write_bytes(good.encode() + b"\xff\xfe broken\n")
+        lines = good.count("\n") + 1
+        code = main(["judge", str(pool), "--out", str(tmp_path / "out"), "--dry-run"])
+        err = capsys.readouterr().err
+        assert code == 2 and f"{pool}:{lines}: text is not valid UTF-8" in err, err
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_bytes(b'{"id": "1", "question": "\xe9?", "expected_answer": "a"}\n')
+    code = main(["needle", str(questions), "--corpus", str(queries)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{questions}:1: text is not valid UTF-8" in err
+
+
+def test_judge_retries_a_200_that_is_an_error_or_lacks_content_or_usage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 2)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("RANKSCOPE_JUDGE_CONFIG", str(_fast_config(tmp_path)))
+    script = [ErrorBody(), Reply("x", omit=("content",)), Reply("x", omit=("usage",))]
+    with ScriptedLLMServer(lambda r: Reply("##final score: 2"), script=script) as server:
+        code = main([
+            "judge", str(pool), "--base-url", server.base_url, "--concurrency", "1",
+            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+        ])  # fmt: skip
+        outcomes = [r.outcome for r in server.requests]
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "labels: 2: 2" in captured.out and "Traceback" not in captured.err
+    assert outcomes == ["error-body:200", "answered", "answered", "answered", "answered"]
+
+
+def _fast_config(tmp_path: Path) -> Path:
+    config = tmp_path / "judge.yaml"
+    config.write_text("timeout_s: 2\nbackoff_base_s: 0.001\nbackoff_max_s: 0.01\nmax_retries: 3\n")
+    return config
+
+
+def test_a_server_answering_one_at_a_time_gets_fewer_calls_in_flight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # llama.cpp with one slot: requests queue at the server and the queue time counts against
+    # the client's timeout. Four in flight at 0.5 s each make the fourth wait 2 s > 1.5 s.
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 8)
+    config = tmp_path / "judge.yaml"
+    config.write_text("timeout_s: 1.5\nbackoff_base_s: 0.01\nbackoff_max_s: 0.05\nmax_retries: 4\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    with ScriptedLLMServer(lambda r: Hang(0.5, Reply("##final score: 1")), slots=1) as server:
+        code = main([
+            "judge", str(pool), "--provider", "openai", "--model", "local",
+            "--base-url", server.openai_base_url, "--config", str(config), "--concurrency", "4",
+            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+        ])  # fmt: skip
+        timed_out = sum(1 for r in server.requests if r.outcome != "answered")
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "labels: 1: 8" in captured.out
+    assert "lowered it to" in captured.err and "--concurrency" in captured.err
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["concurrency"] == 4 and summary["concurrency_lowest"] <= 2
+    assert timed_out <= 6  # a few answers are lost before the bound comes down, not a third
+
+
+def test_a_server_from_openai_base_url_gets_the_same_request_as_from_base_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # llama.cpp honours max_tokens and ignores max_completion_tokens (it generated 4,079 tokens
+    # for a limit of 5): the server must get max_tokens however its URL was given.
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 1)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # a local server needs no key
+    bodies = []
+    for how in ("env", "flag"):
+        with ScriptedLLMServer(lambda r: Reply("##final score: 1")) as server:
+            args = ["judge", str(pool), "--provider", "openai", "--model", "qwen",
+                    "--fresh", "--out", str(tmp_path / how),
+                    "--cache", str(tmp_path / "c.sqlite")]  # fmt: skip
+            if how == "env":
+                monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
+            else:
+                monkeypatch.delenv("OPENAI_BASE_URL")
+                args += ["--base-url", server.openai_base_url]
+            code = main(args)
+            assert code == 0, capsys.readouterr().err
+            bodies.append(server.requests[0].body)
+    for body in bodies:
+        assert body["max_tokens"] == 512 and "max_completion_tokens" not in body
+    assert bodies[0] == bodies[1]
+
+
+def test_openai_itself_gets_max_completion_tokens() -> None:
+    from rankscope.judge.providers import token_limit_param_for
+
+    assert token_limit_param_for(None) == "max_completion_tokens"
+    assert token_limit_param_for("https://api.openai.com/v1") == "max_completion_tokens"
+    assert token_limit_param_for("http://127.0.0.1:8080/v1") == "max_tokens"
+
+
+def test_retry_nulls_asks_again_only_where_there_was_no_label(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 4)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    out = tmp_path / "out"
+    args = ["judge", str(pool), "--concurrency", "1", "--cache", str(tmp_path / "c.sqlite"),
+            "--out", str(out)]  # fmt: skip
+    first = iter(["##final score: 2", "eight", "##final score: 3", "no idea"])
+    with ScriptedLLMServer(lambda r: Reply(next(first))) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0
+    assert "labels: 2: 1, 3: 1, null: 2" in capsys.readouterr().out
+
+    with ScriptedLLMServer(lambda r: Reply("##final score: 1")) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0  # nulls are kept by default
+        assert server.request_count == 0
+        capsys.readouterr()
+        assert main([*args, "--base-url", server.base_url, "--retry-nulls", "--dry-run"]) == 0
+        assert "2 already in" in capsys.readouterr().out and server.request_count == 0
+        assert main([*args, "--base-url", server.base_url, "--retry-nulls"]) == 0
+        asked = [r.prompt for r in server.requests]
+    printed = capsys.readouterr().out
+    assert len(asked) == 2 and all("passage 1 " in p or "passage 3 " in p for p in asked)
+    assert "labels: 1: 2, 2: 1, 3: 1" in printed and "asked again: 2 pair(s)" in printed
+    rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
+    assert sorted((r["doc_id"], r["label"]) for r in rows) == [
+        ("d0", 2), ("d1", 1), ("d2", 3), ("d3", 1),
+    ]  # fmt: skip
+    assert len((out / "judgments.superseded.jsonl").read_text().splitlines()) == 2
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["usage"]["calls"] == 2 and summary["spent"]["calls"] == 6  # 4 + 2 over runs
+    assert "over all its runs: 6 paid calls" in printed
+
+
+def test_an_empty_pool_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("\n")
+    code = main(["judge", str(pool), "--out", str(tmp_path / "out"), "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{pool}: the pool file holds no (query, doc) pairs" in err
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2.0 a\n")
+    code = main(["pool", str(run), "--query-ids", "7", "--out", str(tmp_path / "p.jsonl")])
+    assert code == 2 and "nothing to pool" in capsys.readouterr().err
+
+
+def test_qrels_import_reads_integral_floats_and_refuses_fractions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 3)
+    ann = tmp_path / "ann.csv"
+    # as spreadsheets export them
+    ann.write_text("query_id,doc_id,grade\n1,d0,2.0\n2,d1, 1.00 \n3,d2,0\n")
+    out = tmp_path / "q.txt"
+    assert main(["qrels", "import", str(ann), "--pool", str(pool), "--out", str(out)]) == 0
+    assert out.read_text() == "1 0 d0 2\n2 0 d1 1\n3 0 d2 0\n"
+    ann.write_text("query_id,doc_id,grade\n1,d0,2.5\n2,d1,nan\n")
+    capsys.readouterr()
+    assert main(["qrels", "import", str(ann), "--pool", str(pool), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{ann}:2: grade '2.5' is not a whole number (2 and 2.0 are read as 2)" in err
+    assert f"{ann}:3: grade 'nan' is not a whole number" in err
+
+
+def test_agree_on_qrels_sharing_no_query_is_one_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("1 0 d1 1\n1 0 d2 0\n2 0 d3 1\n")
+    b = tmp_path / "b.txt"
+    b.write_text("5 0 d1 1\n5 0 d2 0\n6 0 d3 1\n7 0 d4 1\n8 0 d5 0\n")
+    r1, r2 = tmp_path / "r1.run", tmp_path / "r2.run"
+    r1.write_text("1 Q0 d1 1 2 r1\n")
+    r2.write_text("1 Q0 d2 1 2 r2\n")
+    for flags in ([], ["--unjudged-as", "0"], ["--runs", str(r1), str(r2)], ["--json"]):
+        code = main(["agree", str(a), str(b), *flags])
+        captured = capsys.readouterr()
+        assert code == 2 and "shared judged pairs" not in captured.out
+        assert "the two qrels share no query (2 and 4 queries)" in captured.err
+    b.write_text("1 0 d1 1\n1 0 d9 1\n6 0 d3 1\n")
+    assert main(["agree", str(a), str(b), "--unjudged-as", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "queries judged by both: 1 (only in a.txt: 1, only in b.txt: 1;" in out
+    assert "shared judged pairs: 1 (only in a.txt: 1, only in b.txt: 1)" in out
+    assert "compared pairs: 3 (a pair judged by one side only counts as grade 0" in out
+
+
+def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    long_text = "flutter " * 125_000  # 1 MB
+    rows = [
+        {"query_id": "1", "query": "wing flutter", "doc_id": "big", "text": long_text},
+        {"query_id": "1", "query": "wing flutter", "doc_id": "small", "text": "short text"},
+    ]
+    pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    args = ["judge", str(pool), "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "o")]
+    with ScriptedLLMServer(lambda r: Reply("##final score: 2")) as server:
+        assert main([*args, "--base-url", server.base_url]) == 0
+        prompts = {r.prompt.split("Passage: ")[1][:5]: r.prompt for r in server.requests}
+    out = capsys.readouterr().out
+    assert "1 passage(s) longer than 2000 tokens are cut to their first 2000" in out
+    sent = prompts["flutt"].split("Passage: ")[1].split("\n\nWork through")[0]
+    assert len(sent) <= 8000 and sent.endswith("flutter")  # cut at a word
+    rows_out = {
+        r["doc_id"]: r
+        for r in map(json.loads, (tmp_path / "o" / "judgments.jsonl").read_text().splitlines())
+    }
+    assert rows_out["big"]["passage_truncated"] is True
+    assert rows_out["big"]["passage_tokens"] == 250_000
+    assert rows_out["small"]["passage_truncated"] is False
+    with ScriptedLLMServer(lambda r: Reply("1")) as server:
+        code = main([*args[:-2], "--out", str(tmp_path / "p"), "--base-url", server.base_url,
+                     "--max-passage-tokens", "0", "--dry-run"])  # fmt: skip
+    assert code == 0 and "are cut" not in capsys.readouterr().out

@@ -140,3 +140,24 @@ def test_tau_b_matches_scipy(pairs: list[tuple[int, int]]) -> None:
         assert math.isnan(theirs)
     else:
         assert ours == pytest.approx(theirs)
+
+
+def test_label_agreement_is_over_the_queries_both_judge() -> None:
+    from rankscope.errors import InputError
+
+    human = Qrels.from_dict({"1": {"a": 1, "b": 0}, "2": {"c": 1}, "3": {"e": 2}})
+    llm = Qrels.from_dict({"1": {"a": 1, "z": 1}, "2": {"c": 0}})
+    got = label_agreement(human, llm)
+    assert (got.queries, got.queries_only_a, got.queries_only_b) == (2, 1, 0)
+    assert (got.shared, got.pairs, got.only_a, got.only_b) == (2, 2, 1, 1)
+    filled = label_agreement(human, llm, missing_as=0)
+    # query 3 is judged by the human side only: left out, not compared as 3 disagreements
+    assert (filled.shared, filled.pairs, filled.queries) == (2, 4, 2)
+    disjoint = Qrels.from_dict({"7": {"a": 1}})
+    for missing in (None, 0):
+        with pytest.raises(InputError, match=r"share no query \(3 and 1 queries\)"):
+            label_agreement(human, disjoint, missing_as=missing)
+    no_pair = Qrels.from_dict({"3": {"x": 1}})
+    with pytest.raises(InputError, match=r"share 1 queries but no judged .* --unjudged-as"):
+        label_agreement(human, no_pair)
+    assert label_agreement(human, no_pair, missing_as=0).pairs == 2

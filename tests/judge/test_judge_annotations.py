@@ -45,7 +45,7 @@ def test_errors_are_listed_with_their_lines(tmp_path: Path) -> None:
     assert f"{f}:3: unknown query id '9'" in text
     assert f"{f}:4: unknown doc id 'zz'" in text
     assert f"{f}:5: grade 7 is outside the scale 0..3" in text
-    assert f"{f}:6: grade 'high' is not an integer" in text
+    assert f"{f}:6: grade 'high' is not a whole number" in text
     assert f"{f}:9: grade 'x'" in text
 
 

@@ -163,3 +163,14 @@ def test_concurrent_judging_writes_every_row_once(tmp_path, server, keys, fast_s
         s = judge_pool(pool, _judge(server, cache, fast_settings), tmp_path / "o", concurrency=8)
     rows = read_judgments(tmp_path / "o" / "judgments.jsonl")
     assert s.paid_calls == 40 and len({r["doc_id"] for r in rows}) == 40 == len(rows)
+
+
+def test_a_pool_without_query_texts_is_refused_by_the_library(tmp_path: Path) -> None:
+    from rankscope.errors import InputError
+
+    pool = Pool((PoolEntry("1", "d1", (("r", 1),), query="", text="t"),), source="p.jsonl")
+    judge = RelevanceJudge.__new__(RelevanceJudge)  # never used: the pool is refused first
+    with pytest.raises(InputError, match=r"p.jsonl: 1 pool queries have no text"):
+        estimate(pool, judge, JudgeSettings())
+    with pytest.raises(InputError, match=r"p.jsonl: 1 pool queries have no text"):
+        judge_pool(pool, judge, tmp_path)

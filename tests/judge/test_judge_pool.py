@@ -7,13 +7,16 @@ from pathlib import Path
 import pytest
 
 from rankscope.data import Run
+from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
-from rankscope.judge.io import CorpusDoc
 from rankscope.judge.pool import build_pool, make_snippet, read_pool, write_pool
 
 A = Run.from_dict({"1": {"d1": 3.0, "d2": 2.0, "d3": 1.0}, "2": {"d9": 1.0}}, name="bm25")
 B = Run.from_dict({"1": {"d3": 9.0, "d4": 8.0, "d1": 7.0}, "3": {"d5": 1.0}}, name="dense")
-CORPUS = {f"d{i}": CorpusDoc(f"d{i}", f"Title {i}", f"text of doc {i} " * 5) for i in range(1, 10)}
+CORPUS = {
+    f"d{i}": Document(id=f"d{i}", title=f"Title {i}", text=f"text of doc {i} " * 5)
+    for i in range(1, 10)
+}
 QUERIES = {"1": "wing flutter", "2": "heat transfer", "3": "boundary layer"}
 
 
@@ -80,3 +83,17 @@ def test_snippet_cuts_at_a_word() -> None:
     long = "word " * 100
     snip = make_snippet(long, 50)
     assert snip.endswith("…") and len(snip) <= 51 and not snip[:-1].endswith(" ")
+
+
+def test_query_selection_and_pool_stats() -> None:
+    from rankscope.judge.pool import pool_stats, select_query_ids
+
+    many = Run.from_dict({str(q): {"d1": 1.0} for q in (10, 2, 1, "x")}, name="m")
+    assert select_query_ids([many], None, 3) == ["1", "2", "10"]  # numeric ids in numeric order
+    assert select_query_ids([many], ["x", "2"], 1) == ["x"]
+    assert select_query_ids([many], None, None) is None
+    pool = build_pool([A, B], depth=2, queries=QUERIES, corpus=CORPUS)
+    stats = pool_stats(pool, {"1": "wing"}, {"d1": CORPUS["d1"]})
+    assert (stats.pairs, stats.queries, stats.mean_per_query) == (6, 3, 2.0)
+    assert [(r.name, r.pairs, r.unique) for r in stats.runs] == [("bm25", 3, 3), ("dense", 3, 3)]
+    assert stats.queries_without_text == ("2", "3") and stats.docs_without_text == 5

@@ -86,3 +86,17 @@ def test_hash_changes_with_text_and_scale() -> None:
     assert a.hash == PromptTemplate("{query} {passage}").hash
     assert a.hash != PromptTemplate("{query}  {passage}").hash
     assert a.hash != PromptTemplate("{query} {passage}", max_label=4).hash
+
+
+def test_files_that_are_not_utf8_are_refused_with_file_and_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from rankscope.errors import InputError
+    from rankscope.judge.config import load_settings
+
+    template = tmp_path / "t.txt"
+    template.write_bytes(b"Rate {passage}\nfor {query} caf\xe9\n")
+    with pytest.raises(InputError, match=r"t.txt:2: text is not valid UTF-8"):
+        PromptTemplate.from_file(template)
+    config = tmp_path / "judge.yaml"
+    config.write_bytes(b"# r\xe9glages\ntimeout_s: 3\n")
+    with pytest.raises(InputError, match=r"judge.yaml:1: text is not valid UTF-8"):
+        load_settings(config)

@@ -11,7 +11,15 @@ from rankscope.errors import JudgeError
 from rankscope.judge.config import JudgeSettings, load_settings
 from rankscope.judge.limits import RateLimiter
 from rankscope.judge.providers import ProviderCallError, make_provider, parse_retry_after
-from rankscope.testing.llm_server import Fail, Hang, Raw, Reply, Reset, ScriptedLLMServer
+from rankscope.testing.llm_server import (
+    ErrorBody,
+    Fail,
+    Hang,
+    Raw,
+    Reply,
+    Reset,
+    ScriptedLLMServer,
+)
 
 APIS = ["anthropic", "openai"]
 
@@ -203,3 +211,52 @@ def test_provider_uses_the_limiter(server, keys) -> None:  # type: ignore[no-unt
     for _ in range(3):
         p.complete("q")
     assert c.slept and sum(c.slept) == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_a_200_that_is_an_error_or_lacks_content_or_usage_is_retried(  # type: ignore[no-untyped-def]
+    api, server, keys, fast_settings
+) -> None:
+    server.enqueue(
+        ErrorBody("Overloaded"),
+        Reply("x", omit=("content",) if api == "anthropic" else ("choices",)),
+        Reply("x", omit=("usage",)) if api == "anthropic" else Raw(200, b'{"error": {}}'),
+        Reply("2", input_tokens=10, output_tokens=1),
+    )
+    sleeps: list[float] = []
+    p = _provider(api, server, fast_settings, sleeps)
+    done = p.complete("q")
+    assert (done.text, done.attempts, done.input_tokens) == ("2", 4, 10)
+    assert len(sleeps) == 3 and p.meter.totals().calls == 1
+    server.handler = lambda req: ErrorBody("Overloaded")
+    with pytest.raises(ProviderCallError, match=r"HTTP 200 whose body is an error.*Overloaded"):
+        p.complete("q")
+
+
+def test_openai_answer_without_usage_is_counted_not_free(server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
+    server.enqueue(Reply("1", omit=("usage",)))
+    p = _provider("openai", server, fast_settings, [])
+    done = p.complete("x" * 400)
+    assert done.text == "1" and done.input_tokens == 100 and done.output_tokens == 1
+    assert done.cost_usd is not None and done.cost_usd > 0
+
+
+def test_adaptive_concurrency_halves_on_timeouts_and_grows_back() -> None:
+    from rankscope.judge.limits import AdaptiveConcurrency
+
+    gate = AdaptiveConcurrency(8, increase_after=2)
+    with gate.slot() as first, gate.slot() as second:
+        first(True)  # started under bound 8, timed out
+        second(True)  # also under bound 8: the bound is halved once per round, not twice
+    assert gate.limit == 4 and gate.lowered == 1
+    with gate.slot() as settle:
+        settle(True)
+    assert gate.limit == 2
+    for _ in range(4):  # 2 x bound successes in a row: one more slot
+        with gate.slot() as settle:
+            settle(False)
+    assert gate.limit == 3 and gate.lowest == 2
+    fixed = AdaptiveConcurrency(4, adaptive=False)
+    with fixed.slot() as settle:
+        settle(True)
+    assert fixed.limit == 4

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from rankscope.testing.llm_server import Fail, Raw, Reply, Reset, ScriptedLLMServer
+from rankscope.testing.llm_server import ErrorBody, Fail, Hang, Raw, Reply, Reset, ScriptedLLMServer
 
 BODY = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hello"}]}
 
@@ -68,3 +68,31 @@ def test_raw_and_reset() -> None:
         with pytest.raises(httpx.TransportError):
             httpx.post(f"{s.base_url}/v1/messages", json=BODY)
         assert s.answered_count == 0 and s.request_count == 2
+
+
+def test_error_body_with_200_and_omitted_fields() -> None:
+    with ScriptedLLMServer(script=[ErrorBody("Overloaded"), Reply("hi", omit=("usage",))]) as s:
+        first = httpx.post(f"{s.base_url}/v1/messages", json=BODY)
+        second = httpx.post(f"{s.base_url}/v1/messages", json=BODY)
+    assert first.status_code == 200 and first.json()["type"] == "error"
+    assert first.json()["error"] == {"type": "overloaded_error", "message": "Overloaded"}
+    assert second.status_code == 200 and "usage" not in second.json()
+    assert second.json()["content"] == [{"type": "text", "text": "hi"}]
+    assert [r.outcome for r in s.requests] == ["error-body:200", "answered"]
+
+
+def test_one_slot_serves_one_request_at_a_time() -> None:
+    import threading
+
+    with ScriptedLLMServer(lambda req: Hang(0.2, Reply("ok")), slots=1) as s:
+        threads = [
+            threading.Thread(
+                target=httpx.post, args=(f"{s.base_url}/v1/messages",), kwargs={"json": BODY}
+            )
+            for _ in range(3)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert s.max_in_flight == 1 and s.answered_count == 3

@@ -1,45 +1,30 @@
-"""Commands that get judgments: ``pool``, ``judge``, ``qrels import``, ``agree``, ``needle``."""
+"""Commands that get judgments: ``pool``, ``judge``, ``qrels import``, ``agree``.
+
+``needle`` lives in :mod:`rankscope.cli.needle`; options shared with it in
+:mod:`rankscope.cli.options`.
+"""
 
 from __future__ import annotations
 
 import json
-import logging
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rankscope.cli.options import (
+    ApiKeyEnvOption,
+    BaseUrlOption,
+    DryRunOption,
+    JudgeConfigOption,
+    ModelOption,
+    ProviderOption,
+    VerboseOption,
+    echo_err,
+    fmt,
+    money,
+    setup_logging,
+)
 from rankscope.errors import InputError
-
-if TYPE_CHECKING:
-    from rankscope.judge.needle import Retriever
-
-
-def _err(text: str) -> None:
-    typer.echo(text, err=True)
-
-
-def _fmt(value: float | None, digits: int = 4) -> str:
-    return "n/a" if value is None else f"{value:.{digits}f}"
-
-
-def _money(value: float | None) -> str:
-    return "unknown (no price for this model in the config)" if value is None else f"${value:.4f}"
-
-
-def _setup_logging(verbose: int) -> None:
-    level = logging.WARNING if verbose <= 0 else logging.INFO if verbose == 1 else logging.DEBUG
-    logging.basicConfig(
-        level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
-    logging.getLogger("rankscope").setLevel(level)
-
-
-def _natural_key(qid: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order (2 before 10), then the others as text."""
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
 def pool_command(
@@ -59,7 +44,7 @@ def pool_command(
 ) -> None:
     """Depth-k pool over runs, de-duplicated, with provenance, for annotation or judging."""
     from rankscope.judge.io import load_run, read_corpus, read_queries
-    from rankscope.judge.pool import build_pool, write_pool
+    from rankscope.judge.pool import build_pool, pool_stats, select_query_ids, write_pool
 
     loaded = [load_run(p) for p in runs]
     names = [r.name for r in loaded]
@@ -69,53 +54,58 @@ def pool_command(
         loaded = [replace(r, name=p.stem) for r, p in zip(loaded, runs, strict=True)]
     qtext = read_queries(queries) if queries else None
     docs = read_corpus(corpus) if corpus else None
-    wanted: list[str] | None = None
-    if query_ids:
-        wanted = [q.strip() for q in query_ids.split(",") if q.strip()]
-    if max_queries is not None:
-        every = sorted({q for r in loaded for q in r.query_ids}, key=_natural_key)
-        base = wanted if wanted is not None else every
-        wanted = base[:max_queries]
+    given = [q.strip() for q in query_ids.split(",") if q.strip()] if query_ids else None
+    wanted = select_query_ids(loaded, given, max_queries)
     pool = build_pool(loaded, depth, queries=qtext, corpus=docs, query_ids=wanted)
-    if qtext is not None:
-        missing = sorted({e.query_id for e in pool.entries if e.query_id not in qtext})
-        if missing:
-            _err(f"warning: {len(missing)} pooled query id(s) not in {queries}: {missing[:5]}")
-    if docs is not None:
-        absent = sum(1 for e in pool.entries if e.doc_id not in docs)
-        if absent:
-            _err(f"warning: {absent} pooled doc id(s) not in {corpus}; their text is empty")
-    fmt = write_pool(pool, out)
-    per_q = pool.per_query_counts()
-    mean = len(pool) / len(per_q) if per_q else 0.0
+    stats = pool_stats(pool, qtext, docs)
+    if stats.queries_without_text:
+        missing = list(stats.queries_without_text)
+        echo_err(f"warning: {len(missing)} pooled query id(s) not in {queries}: {missing[:5]}")
+    if stats.docs_without_text:
+        echo_err(
+            f"warning: {stats.docs_without_text} pooled doc id(s) not in {corpus}; "
+            f"their text is empty"
+        )
+    fmt_name = write_pool(pool, out)
     typer.echo(
-        f"pooled {len(pool)} (query, doc) pairs from {len(loaded)} run(s) at depth {depth}: "
-        f"{len(per_q)} queries, {mean:.1f} docs per query on average"
+        f"pooled {stats.pairs} (query, doc) pairs from {len(loaded)} run(s) at depth {depth}: "
+        f"{stats.queries} queries, {stats.mean_per_query:.1f} docs per query on average"
     )
-    for name in pool.run_names:
-        contributed = sum(1 for e in pool.entries if any(r == name for r, _ in e.provenance))
-        unique = sum(1 for e in pool.entries if {r for r, _ in e.provenance} == {name})
-        typer.echo(f"  {name}: {contributed} pairs, {unique} found by this run only")
-    typer.echo(f"wrote {fmt} pool to {out}")
+    for run in stats.runs:
+        typer.echo(f"  {run.name}: {run.pairs} pairs, {run.unique} found by this run only")
+    typer.echo(f"wrote {fmt_name} pool to {out}")
 
 
 def judge_command(
     pool_file: Path = typer.Argument(..., metavar="POOL", help="Pool file from `rankscope pool`."),
-    provider: str = typer.Option("anthropic", help="anthropic, openai, or one from the config."),
-    model: str | None = typer.Option(None, help="Model id or alias (default from the config)."),
-    base_url: str | None = typer.Option(None, help="Server URL (OpenAI-compatible servers)."),
-    api_key_env: str | None = typer.Option(None, help="Environment variable holding the key."),
+    provider: ProviderOption = "anthropic",
+    model: ModelOption = None,
+    base_url: BaseUrlOption = None,
+    api_key_env: ApiKeyEnvOption = None,
     template: Path | None = typer.Option(None, help="Prompt template with {query}, {passage}."),
     min_label: int = typer.Option(0, help="Lowest label of the template's scale."),
     max_label: int = typer.Option(3, help="Highest label of the template's scale."),
-    config: Path | None = typer.Option(None, help="Judge config (YAML or TOML)."),
+    config: JudgeConfigOption = None,
     cache: Path | None = typer.Option(None, help="Judgment cache (SQLite)."),
     corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl for texts not in the pool."),
-    concurrency: int | None = typer.Option(None, help="Parallel calls (default from config)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print calls, tokens, cost; stop."),
+    concurrency: int | None = typer.Option(
+        None, help="Calls in flight at most (default from config; halved on timeouts)."
+    ),
+    dry_run: DryRunOption = False,
     fresh: bool = typer.Option(False, "--fresh", help="Ignore the cache and earlier output."),
+    retry_nulls: bool = typer.Option(
+        False,
+        "--retry-nulls",
+        help="Ask again only where an earlier answer gave no label; answered pairs are kept.",
+    ),
+    max_passage_tokens: int | None = typer.Option(
+        None,
+        "--max-passage-tokens",
+        help="Cut longer passages to N tokens (4 characters each; default 2000, from the "
+        "config; 0 sends them whole).",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v info, -vv debug."),
+    verbose: VerboseOption = 0,
 ) -> None:
     """Label a pool 0–3 with an LLM; writes judgments.jsonl, qrels.txt and summary.json."""
     from rankscope.judge.cache import JudgmentCache, default_cache_path
@@ -126,24 +116,29 @@ def judge_command(
     from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate
     from rankscope.judge.providers import make_provider
 
-    _setup_logging(verbose)
+    setup_logging(verbose)
     settings = load_settings(config)
     pool = read_pool(pool_file, read_corpus(corpus) if corpus else None)
     if template is not None:
         tmpl = PromptTemplate.from_file(template, min_label, max_label)
     else:
         tmpl = PromptTemplate(DEFAULT_TEMPLATE, min_label, max_label)
-    empty_queries = sorted({e.query_id for e in pool.entries if not e.query.strip()})
-    if empty_queries:
+    if fresh and retry_nulls:
         raise InputError(
-            f"{len(empty_queries)} pool queries have no text (e.g. {empty_queries[:3]})",
-            path=pool_file,
-            hint="build the pool with --queries queries.jsonl",
+            "--fresh asks every pair again; --retry-nulls only those without a label",
+            hint="pass one of them",
         )
     prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
     cache_path = cache or default_cache_path()
     with JudgmentCache(cache_path) as store:
-        judge = RelevanceJudge(prov, tmpl, store, fresh=fresh)
+        judge = RelevanceJudge(
+            prov,
+            tmpl,
+            store,
+            fresh=fresh,
+            retry_nulls=retry_nulls,
+            max_passage_tokens=max_passage_tokens,
+        )
         est = estimate(pool, judge, settings, out)
         typer.echo(
             f"{est.pairs} pairs: {est.already_done} already in {out}, {est.cached} cached, "
@@ -151,8 +146,14 @@ def judge_command(
         )
         typer.echo(
             f"estimated tokens: {est.input_tokens} in + {est.output_tokens} out; "
-            f"estimated cost: {_money(est.cost_usd)}"
+            f"estimated cost: {money(est.cost_usd)}"
         )
+        if est.truncated:
+            typer.echo(
+                f"{est.truncated} passage(s) longer than {est.max_passage_tokens} tokens are cut "
+                f"to their first {est.max_passage_tokens} (--max-passage-tokens; the judgments "
+                f"record passage_truncated)"
+            )
         if dry_run:
             typer.echo("dry run: nothing was sent")
             return
@@ -162,7 +163,7 @@ def judge_command(
         def progress(done: int, total: int, j: object) -> None:
             if done % step == 0 or done == total:
                 t = prov.meter.totals()
-                _err(f"[{done}/{total}] paid calls {t.calls}, cost {_money(t.cost_usd)}")
+                echo_err(f"[{done}/{total}] paid calls {t.calls}, cost {money(t.cost_usd)}")
 
         summary = judge_pool(
             pool, judge, out, concurrency=concurrency or settings.concurrency, progress=progress
@@ -172,15 +173,32 @@ def judge_command(
         f"judged {summary.judged} new pairs ({summary.from_cache} from cache, "
         f"{summary.paid_calls} paid calls); {summary.resumed} were already done"
     )
+    if retry_nulls:
+        typer.echo(f"asked again: {summary.retried_nulls} pair(s) that had no label")
     labels = ", ".join(f"{k}: {v}" for k, v in summary.labels.items())
     typer.echo(f"labels: {labels}")
-    typer.echo(f"tokens: {u.input_tokens} in + {u.output_tokens} out; cost {_money(u.cost_usd)}")
+    typer.echo(f"tokens: {u.input_tokens} in + {u.output_tokens} out; cost {money(u.cost_usd)}")
+    if summary.spent is not None and summary.spent.calls != u.calls:
+        t = summary.spent
+        typer.echo(
+            f"spent on {out} over all its runs: {t.calls} paid calls, {t.input_tokens} in + "
+            f"{t.output_tokens} out; cost {money(t.cost_usd)}"
+        )
     typer.echo(f"wrote {out}/judgments.jsonl, {out}/qrels.txt, {out}/summary.json")
     typer.echo(f"raw answers are also kept in the cache {cache_path}")
+    if summary.concurrency_lowest < summary.concurrency:
+        echo_err(
+            f"note: calls timed out with {summary.concurrency} in flight, so rankscope lowered "
+            f"it to {summary.concurrency_lowest}: the server answers fewer requests at once "
+            f"(llama.cpp's server: one per slot). Next time pass --concurrency "
+            f"{summary.concurrency_lowest}, or start the server with more slots."
+        )
     if summary.failed:
         for q, d, why in summary.failed[:5]:
-            _err(f"failed: query {q} doc {d}: {why}")
-        _err(f"{len(summary.failed)} pair(s) failed after retries; rerun the same command to retry")
+            echo_err(f"failed: query {q} doc {d}: {why}")
+        echo_err(
+            f"{len(summary.failed)} pair(s) failed after retries; rerun the same command to retry"
+        )
         raise typer.Exit(1)
 
 
@@ -280,13 +298,22 @@ def agree_command(
         return
     a = agreement
     typer.echo(
-        f"shared judged pairs: {a.pairs} (only in {human.name}: {a.only_a}, only in "
+        f"queries judged by both: {a.queries} (only in {human.name}: {a.queries_only_a}, only "
+        f"in {llm.name}: {a.queries_only_b}; those are left out)"
+    )
+    typer.echo(
+        f"shared judged pairs: {a.shared} (only in {human.name}: {a.only_a}, only in "
         f"{llm.name}: {a.only_b})"
     )
-    typer.echo(f"exact agreement: {_fmt(a.exact)}")
-    typer.echo(f"Cohen's kappa, binary (grade >= {a.threshold}): {_fmt(a.kappa_binary)}")
-    typer.echo(f"Cohen's kappa, linear weighted:    {_fmt(a.kappa_linear)}")
-    typer.echo(f"Cohen's kappa, quadratic weighted: {_fmt(a.kappa_quadratic)}")
+    if a.missing_as is not None:
+        typer.echo(
+            f"compared pairs: {a.pairs} (a pair judged by one side only counts as grade "
+            f"{a.missing_as} on the other)"
+        )
+    typer.echo(f"exact agreement: {fmt(a.exact)}")
+    typer.echo(f"Cohen's kappa, binary (grade >= {a.threshold}): {fmt(a.kappa_binary)}")
+    typer.echo(f"Cohen's kappa, linear weighted:    {fmt(a.kappa_linear)}")
+    typer.echo(f"Cohen's kappa, quadratic weighted: {fmt(a.kappa_quadratic)}")
     typer.echo(f"confusion (rows: {human.name}, columns: {llm.name}):")
     width = max(6, *(len(str(v)) + 1 for row in a.confusion for v in row)) if a.labels else 6
     typer.echo(" " * 6 + "".join(f"{lab:>{width}}" for lab in a.labels))
@@ -294,157 +321,17 @@ def agree_command(
         typer.echo(f"{lab:>6}" + "".join(f"{v:>{width}}" for v in row))
     for r in rankings:
         typer.echo(
-            f"{r.measure}: Kendall's tau-b over {len(r.scores_a)} runs = {_fmt(r.tau_b)} "
+            f"{r.measure}: Kendall's tau-b over {len(r.scores_a)} runs = {fmt(r.tau_b)} "
             f"(scored on the {r.queries} queries both qrels judge)"
         )
         for name in r.order("a"):
             typer.echo(f"  {name:<30} {r.scores_a[name]:.4f} (human)  {r.scores_b[name]:.4f} (llm)")
 
 
-def needle_command(
-    questions: Path = typer.Argument(..., help="Questions (YAML or JSONL)."),
-    engine: str = typer.Option("sqlite", help="Engine name (see rankscope engines)."),
-    engine_option: list[str] = typer.Option(
-        [], "--engine-option", help="Engine option KEY=VALUE (repeatable); values are YAML."
-    ),
-    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl to index."),
-    pipeline: str | None = typer.Option(None, help="Your retriever as module:function."),
-    chunk_size: int | None = typer.Option(None, help="Chunk documents to N tokens first."),
-    chunk_overlap: int = typer.Option(0, help="Token overlap between chunks."),
-    k: int = typer.Option(5, "-k", help="Chunks retrieved per question."),
-    provider: str = typer.Option("anthropic", help="anthropic, openai, or one from the config."),
-    model: str | None = typer.Option(None, help="Model (default: the provider's, Sonnet-class)."),
-    base_url: str | None = typer.Option(None, help="Server URL."),
-    api_key_env: str | None = typer.Option(None, help="Environment variable holding the key."),
-    config: Path | None = typer.Option(None, help="Judge config (YAML or TOML)."),
-    weights: str = typer.Option("default", help="Position weights: default or steep."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Per-question results (JSONL)."),
-    verbose: int = typer.Option(0, "--verbose", "-v", count=True, help="-v info, -vv trace."),
-) -> None:
-    """RAG needle benchmark: retrieve top-k chunks, locate the needle, grade with an LLM."""
-    from rankscope.judge.config import load_settings
-    from rankscope.judge.needle import (
-        WEIGHT_PRESETS,
-        RetrievalGrader,
-        RetrievalMetrics,
-        load_pipeline,
-        progress_line,
-        read_questions,
-        run_needle,
-    )
-    from rankscope.judge.providers import make_provider
-
-    _setup_logging(verbose)
-    if weights not in WEIGHT_PRESETS:
-        raise InputError(
-            "unknown --weights preset", value=weights, hint="use " + ", ".join(WEIGHT_PRESETS)
-        )
-    qs = read_questions(questions)
-    settings = load_settings(config)
-    prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
-    grader = RetrievalGrader(prov)
-    closer: Callable[[], None] | None = None
-    retrieve: Retriever
-    if pipeline:
-        retrieve = load_pipeline(pipeline)
-    else:
-        if corpus is None:
-            raise InputError(
-                "needle needs --corpus to index (or --pipeline module:function)",
-                hint="e.g. --engine sqlite --corpus corpus.jsonl",
-            )
-        options = _parse_options(engine_option)
-        retrieve, closer = _engine_retriever(engine, options, corpus, chunk_size, chunk_overlap)
-    try:
-        results, summary = run_needle(
-            qs,
-            retrieve,
-            grader,
-            k=k,
-            metrics=RetrievalMetrics(WEIGHT_PRESETS[weights]),
-            on_result=lambda i, n, r: _err(progress_line(i, n, r)),
-        )
-    finally:
-        if closer is not None:
-            closer()
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("w", encoding="utf-8") as f:
-            for r in results:
-                f.write(json.dumps(r.to_json(), ensure_ascii=False) + "\n")
-        summary_path = out.with_name(out.stem + ".summary.json")
-        summary_path.write_text(json.dumps(summary.to_json(), indent=2) + "\n")
-    s = summary
-    typer.echo(
-        f"questions {s.questions}, k {s.k}: accuracy (needle in top {s.k}) {s.accuracy:.3f}, "
-        f"hit@1 {s.hit_at_1_rate:.3f}, hit@5 {s.hit_at_5_rate:.3f}, MRR {s.mrr:.3f}"
-    )
-    typer.echo(
-        f"avg LLM grade {_fmt(s.avg_llm_grade, 2)} ({s.graded} graded), avg total score "
-        f"{_fmt(s.avg_total_score, 2)}; pass rate >=8.0 {s.pass_rate_8:.3f}, >=7.0 "
-        f"{s.pass_rate_7:.3f}, >=6.5 {s.pass_rate_6_5:.3f}"
-    )
-    t = prov.meter.totals()
-    typer.echo(f"grading: {t.calls} calls, {t.input_tokens} + {t.output_tokens} tokens, "
-               f"cost {_money(t.cost_usd)}")  # fmt: skip
-    if out is not None:
-        typer.echo(f"wrote {out} and {out.with_name(out.stem + '.summary.json')}")
-
-
-def _parse_options(items: list[str]) -> dict[str, Any]:
-    import yaml
-
-    options: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InputError(
-                "an engine option is KEY=VALUE", value=item, hint="e.g. --engine-option path=idx.db"
-            )
-        try:
-            options[key.strip()] = yaml.safe_load(value)
-        except yaml.YAMLError:
-            options[key.strip()] = value
-    return options
-
-
-def _engine_retriever(
-    engine: str,
-    options: dict[str, Any],
-    corpus: Path,
-    chunk_size: int | None,
-    chunk_overlap: int,
-) -> tuple[Retriever, Callable[[], None]]:
-    from rankscope.engines import Document, Hit, Query, create_engine
-    from rankscope.judge.io import read_corpus
-
-    docs = [Document(id=d.id, text=d.text, title=d.title) for d in read_corpus(corpus).values()]
-    if chunk_size is not None:
-        from rankscope.engines.chunking import chunk_documents
-
-        docs = chunk_documents(docs, chunk_size, chunk_overlap)
-    eng = create_engine(engine, **options)
-    eng.index(docs)
-    counter = iter(range(1, 1 << 62))
-
-    texts = {d.id: d.text for d in docs}
-
-    def retrieve(question: str, k: int) -> list[Hit]:
-        hits = eng.search(Query(id=f"q{next(counter)}", text=question), k)
-        # Engines may return ids only; the grader needs each chunk's text.
-        return [
-            h if h.text is not None else Hit(h.doc_id, h.score, texts.get(h.doc_id, ""))
-            for h in hits
-        ]
-
-    return retrieve, eng.close
-
-
 def register(app: typer.Typer) -> None:
     app.command("pool")(pool_command)
     app.command("judge")(judge_command)
     app.command("agree")(agree_command)
-    app.command("needle")(needle_command)
     group = None
     for info in app.registered_groups:  # another module may own a `qrels` group already
         if info.name == "qrels" and info.typer_instance is not None:

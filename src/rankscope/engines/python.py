@@ -10,11 +10,11 @@ function; malformed results are refused with the offending value.
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
+from rankscope.callables import load_function
 from rankscope.engines.base import (
     QUERY_KINDS,
     Document,
@@ -28,35 +28,10 @@ from rankscope.errors import ConfigError, EngineError
 
 
 def load_callable(ref: object, option: str) -> tuple[str, Callable[..., Any]]:
-    """Import ``module:function`` (dotted attribute paths allowed after the colon)."""
+    """A callable as given, or ``module:function`` imported (see :mod:`rankscope.callables`)."""
     if callable(ref):
         return getattr(ref, "__qualname__", repr(ref)), ref
-    if not isinstance(ref, str) or ref.count(":") != 1 or not all(ref.split(":")):
-        raise ConfigError(
-            f"python engine option {option!r} must be 'module:function'",
-            value=ref,
-            hint="e.g. search: my_package.search:bm25_search",
-        )
-    module_name, attr = ref.split(":")
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"python engine option {option!r}: cannot import module {module_name!r}: {exc}",
-            value=ref,
-            hint="make the module importable (install it, or add its folder to PYTHONPATH)",
-        ) from exc
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise ConfigError(
-                f"python engine option {option!r}: module {module_name!r} has no {attr!r}",
-                value=ref,
-            ) from None
-    if not callable(obj):
-        raise ConfigError(f"python engine option {option!r}: {ref!r} is not callable", value=ref)
-    return ref, obj
+    return str(ref), load_function(ref, f"python engine option {option!r}")
 
 
 def coerce_hits(result: object, where: str) -> list[Hit]:

@@ -23,7 +23,6 @@ from rankscope.judge.needle import (
     PositionWeights,
     QuestionResult,
     RetrievalGrader,
-    RetrievalMetrics,
     read_questions,
     run_needle,
 )
@@ -51,7 +50,6 @@ __all__ = [
     "RankingAgreement",
     "RelevanceJudge",
     "RetrievalGrader",
-    "RetrievalMetrics",
     "build_pool",
     "cohen_kappa",
     "confusion_matrix",

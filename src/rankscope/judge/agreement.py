@@ -106,8 +106,11 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class LabelAgreement:
-    pairs: int  # pairs compared
-    only_a: int  # judged by a only (left out unless filled)
+    """Agreement over the queries both sides judge (``queries``); pairs of the other queries
+    are left out, so label and ranking agreement are computed on the same queries."""
+
+    pairs: int  # pairs compared: ``shared``, plus the one-sided ones when filled (missing_as)
+    only_a: int  # pairs judged by a only, in the shared queries (left out unless filled)
     only_b: int
     threshold: int
     exact: float | None  # fraction of identical labels
@@ -117,6 +120,11 @@ class LabelAgreement:
     labels: tuple[int, ...]
     confusion: tuple[tuple[int, ...], ...]  # rows: a's label, columns: b's label
     binary_confusion: tuple[tuple[int, int], tuple[int, int]]  # [[a0b0, a0b1], [a1b0, a1b1]]
+    shared: int = 0  # pairs judged by both
+    queries: int = 0  # queries judged by both: the ones compared
+    queries_only_a: int = 0  # queries judged by a only (left out)
+    queries_only_b: int = 0
+    missing_as: int | None = None
 
 
 def parse_grade_map(text: str | None) -> dict[int, int]:
@@ -146,18 +154,37 @@ def label_agreement(
     map_b: Mapping[int, int] | None = None,
     missing_as: int | None = None,
 ) -> LabelAgreement:
-    """Agreement of ``a`` and ``b`` over the pairs both judged.
+    """Agreement of ``a`` and ``b`` over the queries both judge, on the pairs both judged.
 
     ``map_a``/``map_b`` rewrite grades first (to bring two scales together). ``missing_as``
-    counts a pair judged by one side only as that grade on the other side. Binary kappa calls a
-    grade relevant when it is ``>= threshold``.
+    counts a pair judged by one side only (in a query both judge) as that grade on the other
+    side. Binary kappa calls a grade relevant when it is ``>= threshold``. Queries judged by one
+    side only are left out, whatever ``missing_as``: a query the other side never looked at says
+    nothing about agreement. Raises InputError when the two share no query, or no pair and
+    ``missing_as`` is not given: there is nothing to compare.
     """
     da = a.to_dict() if isinstance(a, Qrels) else {q: dict(v) for q, v in a.items()}
     db = b.to_dict() if isinstance(b, Qrels) else {q: dict(v) for q, v in b.items()}
     ma, mb = map_a or {}, map_b or {}
-    keys_a = {(q, d) for q, docs in da.items() for d in docs}
-    keys_b = {(q, d) for q, docs in db.items() for d in docs}
+    queries = set(da) & set(db)
+    sources = (getattr(a, "source", None), getattr(b, "source", None))
+    if not queries:
+        raise InputError(
+            f"the two qrels share no query ({len(da)} and {len(db)} queries), so there is "
+            "nothing to compare",
+            value=sources if any(sources) else None,
+            hint="check that both judge the same topics with the same query ids",
+        )
+    keys_a = {(q, d) for q in queries for d in da[q]}
+    keys_b = {(q, d) for q in queries for d in db[q]}
     shared = keys_a & keys_b
+    if not shared and missing_as is None:
+        raise InputError(
+            f"the two qrels share {len(queries)} queries but no judged (query, doc) pair, so "
+            "there is nothing to compare",
+            value=sources if any(sources) else None,
+            hint="pass --unjudged-as G to count a pair judged by one side only as grade G",
+        )
     compared = sorted(keys_a | keys_b) if missing_as is not None else sorted(shared)
     xs: list[int] = []
     ys: list[int] = []
@@ -185,6 +212,11 @@ def label_agreement(
             (int(bm[0, 0]), int(bm[0, 1])),
             (int(bm[1, 0]), int(bm[1, 1])),
         ),
+        shared=len(shared),
+        queries=len(queries),
+        queries_only_a=len(set(da) - queries),
+        queries_only_b=len(set(db) - queries),
+        missing_as=missing_as,
     )
 
 

@@ -76,7 +76,9 @@ def read_annotations(
             continue
         grade = _grade(raw)
         if grade is None:
-            problems.append((line, f"grade {raw!r} is not an integer"))
+            problems.append(
+                (line, f"grade {raw!r} is not a whole number (2 and 2.0 are read as 2)")
+            )
             continue
         if not min_grade <= grade <= max_grade:
             problems.append((line, f"grade {grade} is outside the scale {min_grade}..{max_grade}"))
@@ -112,16 +114,22 @@ def _text(value: Any) -> str:
 
 
 def _grade(raw: Any) -> int | None:
+    """An integer grade; integral numbers written as floats (``2.0``, as spreadsheets export
+    them) are accepted, anything else (``2.5``, ``high``, ``nan``) is None."""
     if isinstance(raw, bool):
         return None
     if isinstance(raw, int):
         return raw
-    if isinstance(raw, float):
-        return int(raw) if raw.is_integer() else None
+    text = str(raw).strip()
     try:
-        return int(str(raw).strip())
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
     except ValueError:
         return None
+    return int(number) if number.is_integer() else None  # NaN and inf are not integers
 
 
 def merge_qrels(

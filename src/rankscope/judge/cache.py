@@ -15,9 +15,12 @@ import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import JudgeError
+
+if TYPE_CHECKING:
+    from rankscope.judge.providers import Completion
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
@@ -80,6 +83,24 @@ class CachedJudgment:
     cost_usd: float | None
     request_id: str | None
     created_at: str
+
+    @classmethod
+    def answered(
+        cls, done: Completion, label: int | None, reason: str | None, rationale: str
+    ) -> CachedJudgment:
+        """A paid answer, as read (``label``, or None with ``reason``), stamped now."""
+        return cls(
+            label=label,
+            reason=reason,
+            rationale=rationale,
+            raw_text=done.text,
+            raw_response=done.raw,
+            input_tokens=done.input_tokens,
+            output_tokens=done.output_tokens,
+            cost_usd=done.cost_usd,
+            request_id=done.request_id,
+            created_at=now_iso(),
+        )
 
 
 class JudgmentCache:

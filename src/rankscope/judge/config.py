@@ -15,7 +15,8 @@ into the defaults rather than replacing them. Example (YAML)::
         api_key_env: null        # no key needed
     timeout_s: 30
     max_retries: 5
-    concurrency: 4
+    concurrency: 4                # halved on timeouts unless adaptive_concurrency: false
+    max_passage_tokens: 2000      # longer passages are cut (0: send them whole)
     requests_per_minute: 50
     tokens_per_minute: 40000
 """
@@ -31,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rankscope.errors import ConfigError
+from rankscope.suite.corpus import read_text
 
 ProviderKind = Literal["anthropic", "openai"]
 
@@ -44,8 +46,9 @@ class ProviderSettings(BaseModel):
     api_key_env: str | None = None
     default_model: str | None = None
     #: OpenAI kind only: the name of the answer-length parameter. OpenAI's current models take
-    #: ``max_completion_tokens``; many compatible servers only know ``max_tokens``. Default:
-    #: the former for OpenAI itself, the latter when a ``base_url`` is set.
+    #: ``max_completion_tokens``; compatible servers honour ``max_tokens``. Default: the former
+    #: for api.openai.com, the latter for any other server, however its URL is given
+    #: (``--base-url``, ``base_url`` here, or ``$OPENAI_BASE_URL``).
     token_limit_param: Literal["max_tokens", "max_completion_tokens"] | None = None
 
 
@@ -105,9 +108,14 @@ class JudgeSettings(BaseModel):
     backoff_max_s: float = Field(default=30.0, ge=0)
     retry_after_max_s: float = Field(default=120.0, ge=0)
     concurrency: int = Field(default=4, ge=1)
+    #: halve the calls in flight when calls time out (a server answering one at a time)
+    adaptive_concurrency: bool = True
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
     max_tokens: int = Field(default=512, ge=1)
+    #: ``rankscope judge`` cuts a longer passage to this many tokens (estimated at 4 characters
+    #: each) before sending it; 0 sends passages whole
+    max_passage_tokens: int = Field(default=2000, ge=0)
     #: sent only when set; some current models reject it
     temperature: float | None = Field(default=None, ge=0)
     #: output tokens assumed per call by ``--dry-run``
@@ -147,10 +155,7 @@ def load_settings(path: str | os.PathLike[str] | None = None) -> JudgeSettings:
             return JudgeSettings()
         path = env
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise ConfigError(f"cannot read judge config: {e.strerror}", path=p) from None
+    text = read_text(p)  # names the file and line of bytes that are not UTF-8
     data: Any
     try:
         data = tomllib.loads(text) if p.suffix.lower() == ".toml" else yaml.safe_load(text)

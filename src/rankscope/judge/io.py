@@ -1,14 +1,19 @@
-"""File input/output the judge needs: runs, qrels, BEIR queries and corpus, TREC qrels out."""
+"""File input/output the judge needs: runs, qrels, BEIR queries and corpus, TREC qrels out.
+
+Queries and corpus are read by the benchmark's readers (:mod:`rankscope.suite.corpus`), so a
+file the benchmark reads is read here the same way (ids, titles, ``.gz``, TSV queries, and
+file:line errors for bad bytes or JSON).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from rankscope.data import Qrels, Run, read_qrels, read_run, write_qrels
-from rankscope.errors import FormatError
-from rankscope.suite.corpus import iter_jsonl, open_text
+from rankscope.engines.base import Document
+from rankscope.suite.corpus import iter_jsonl, read_jsonl_documents
+from rankscope.suite.corpus import read_queries as _read_query_list
 
 PathLike = str | os.PathLike[str]
 
@@ -29,54 +34,16 @@ def write_qrels_trec(qrels: Qrels, path: PathLike) -> None:
 
 
 def read_queries(path: PathLike) -> dict[str, str]:
-    """BEIR ``queries.jsonl`` (``_id``, ``text``) or a TSV of ``id<TAB>text``."""
-    p = Path(path)
-    out: dict[str, str] = {}
-    if p.suffix in {".tsv", ".txt"}:
-        with open_text(p) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                qid, sep, text = line.rstrip("\n").partition("\t")
-                if not sep:
-                    raise FormatError(
-                        "a query TSV line is 'id<TAB>text'", path=p, line=n, value=line.strip()
-                    )
-                out[qid] = text
-        return out
-    for n, obj in iter_jsonl(p):
-        raw_id = obj.get("_id", obj.get("id", obj.get("query_id")))
-        if raw_id is None or "text" not in obj:
-            raise FormatError(
-                "a query line needs '_id' and 'text'", path=p, line=n, value=sorted(obj)
-            )
-        out[str(raw_id)] = str(obj["text"])
-    return out
+    """``{query_id: text}`` from BEIR ``queries.jsonl`` or a TSV of ``id<TAB>text``."""
+    return {q.id: q.text for q in _read_query_list(Path(path))}
 
 
-@dataclass(frozen=True, slots=True)
-class CorpusDoc:
-    id: str
-    title: str
-    text: str
-
-
-def read_corpus(path: PathLike) -> dict[str, CorpusDoc]:
-    """BEIR ``corpus.jsonl``: ``_id``, ``title`` (optional), ``text``."""
-    p = Path(path)
-    out: dict[str, CorpusDoc] = {}
-    for n, obj in iter_jsonl(p):
-        did = obj.get("_id", obj.get("id", obj.get("doc_id")))
-        if did is None or "text" not in obj:
-            raise FormatError(
-                "a corpus line needs '_id' and 'text'", path=p, line=n, value=sorted(obj)
-            )
-        out[str(did)] = CorpusDoc(str(did), str(obj.get("title") or ""), str(obj["text"]))
-    return out
+def read_corpus(path: PathLike) -> dict[str, Document]:
+    """``{doc_id: Document}`` from a BEIR ``corpus.jsonl`` (``_id``, ``title``, ``text``)."""
+    return {d.id: d for d in read_jsonl_documents(Path(path))}
 
 
 __all__ = [
-    "CorpusDoc",
     "iter_jsonl",
     "load_qrels",
     "load_run",

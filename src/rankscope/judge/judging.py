@@ -20,12 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.data import Qrels
-from rankscope.errors import FormatError
-from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, now_iso, text_hash
+from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, text_hash
 from rankscope.judge.config import JudgeSettings
-from rankscope.judge.io import write_qrels_trec
-from rankscope.judge.limits import UsageMeter, UsageTotals, estimate_tokens
-from rankscope.judge.pool import Pool, PoolEntry
+from rankscope.judge.io import iter_jsonl, write_qrels_trec
+from rankscope.judge.limits import (
+    UsageMeter,
+    UsageTotals,
+    estimate_tokens,
+    truncate_to_tokens,
+)
+from rankscope.judge.pool import Pool, PoolEntry, require_query_text
 from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
 
@@ -34,6 +38,7 @@ log = logging.getLogger("rankscope.judge")
 JUDGMENTS_FILE = "judgments.jsonl"
 QRELS_FILE = "qrels.txt"
 SUMMARY_FILE = "summary.json"
+SUPERSEDED_FILE = "judgments.superseded.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +63,9 @@ class Judgment:
     request_id: str | None
     cached: bool
     judged_at: str
+    #: the passage was longer than the token budget and only its start was sent
+    passage_truncated: bool = False
+    passage_tokens: int = 0  # estimated tokens of the whole passage (4 characters per token)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,11 +81,31 @@ class RelevanceJudge:
         cache: JudgmentCache | None = None,
         *,
         fresh: bool = False,
+        retry_nulls: bool = False,
+        max_passage_tokens: int | None = None,
     ) -> None:
         self.provider = provider
         self.template = template or PromptTemplate(DEFAULT_TEMPLATE)
         self.cache = cache
         self.fresh = fresh
+        #: ask again where the cached answer gave no label (answered pairs are not paid again)
+        self.retry_nulls = retry_nulls
+        #: longer passages are cut to this many (estimated) tokens; None: the settings' budget
+        budget = provider.settings.max_passage_tokens
+        self.max_passage_tokens = budget if max_passage_tokens is None else max_passage_tokens
+
+    def fit(self, passage: str) -> tuple[str, bool]:
+        """The passage as sent (cut to the token budget at a word) and whether it was cut."""
+        return truncate_to_tokens(passage, self.max_passage_tokens or None)
+
+    def cached(self, key: CacheKey) -> CachedJudgment | None:
+        """The cached answer this judge would reuse for ``key``, if any."""
+        if self.fresh or self.cache is None:
+            return None
+        found = self.cache.get(key)
+        if found is not None and found.label is None and self.retry_nulls:
+            return None
+        return found
 
     def key(self, query: str, passage: str) -> CacheKey:
         return CacheKey(
@@ -85,7 +113,7 @@ class RelevanceJudge:
             model=self.provider.model,
             template_hash=self.template.hash,
             query_hash=text_hash(query),
-            doc_hash=text_hash(passage),
+            doc_hash=text_hash(self.fit(passage)[0]),  # the text sent decides the answer
         )
 
     def judge(
@@ -93,25 +121,15 @@ class RelevanceJudge:
     ) -> Judgment:
         """Label one pair; raises ProviderCallError when the provider cannot answer."""
         key = self.key(query, passage)
-        cached = None if self.fresh or self.cache is None else self.cache.get(key)
+        sent, truncated = self.fit(passage)
+        cached = self.cached(key)
         if cached is None:
             prompt = self.template.render(
-                query=query, passage=passage, title=title, query_id=query_id, doc_id=doc_id
+                query=query, passage=sent, title=title, query_id=query_id, doc_id=doc_id
             )
             done = self.provider.complete(prompt, system=self.template.system)
             parsed = parse_label(done.text, self.template.min_label, self.template.max_label)
-            cached = CachedJudgment(
-                label=parsed.label,
-                reason=parsed.reason,
-                rationale=parsed.rationale,
-                raw_text=done.text,
-                raw_response=done.raw,
-                input_tokens=done.input_tokens,
-                output_tokens=done.output_tokens,
-                cost_usd=done.cost_usd,
-                request_id=done.request_id,
-                created_at=now_iso(),
-            )
+            cached = CachedJudgment.answered(done, parsed.label, parsed.reason, parsed.rationale)
             if self.cache is not None:
                 self.cache.put(key, cached)
             log.debug("judged %s/%s: %r -> %s", query_id, doc_id, done.text, parsed.label)
@@ -137,6 +155,8 @@ class RelevanceJudge:
             request_id=cached.request_id,
             cached=from_cache,
             judged_at=cached.created_at,
+            passage_truncated=truncated,
+            passage_tokens=estimate_tokens(passage),
         )
 
 
@@ -155,6 +175,8 @@ class Estimate:
     output_tokens: int
     cost_usd: float | None
     model: str
+    truncated: int = 0  # pool passages longer than the token budget (cut when sent)
+    max_passage_tokens: int | None = None
 
 
 def estimate(
@@ -164,7 +186,10 @@ def estimate(
     out_dir: str | os.PathLike[str] | None = None,
 ) -> Estimate:
     """Count the calls a run would pay for (cache and checkpoint honoured); spends nothing."""
-    done = _done_keys(Path(out_dir) / JUDGMENTS_FILE) if out_dir and not judge.fresh else set()
+    require_query_text(pool)
+    done = set()
+    if out_dir and not judge.fresh:
+        done = _done_keys(Path(out_dir) / JUDGMENTS_FILE, skip_nulls=judge.retry_nulls)
     cached = calls = tin = 0
     skipped = 0
     for e in pool.entries:
@@ -172,18 +197,34 @@ def estimate(
         if (e.query_id, e.doc_id, key.digest) in done:
             skipped += 1
             continue
-        if not judge.fresh and judge.cache is not None and key in judge.cache:
+        if judge.cached(key) is not None:
             cached += 1
             continue
         calls += 1
         prompt = judge.template.render(
-            query=e.query, passage=e.text, title=e.title, query_id=e.query_id, doc_id=e.doc_id
+            query=e.query,
+            passage=judge.fit(e.text)[0],
+            title=e.title,
+            query_id=e.query_id,
+            doc_id=e.doc_id,
         )
         tin += estimate_tokens((judge.template.system or "") + prompt)
     tout = calls * settings.expected_output_tokens
     meter = UsageMeter(settings)
     cost = meter.cost_of(judge.provider.model, tin, tout)
-    return Estimate(len(pool), skipped, cached, calls, tin, tout, cost, judge.provider.model)
+    truncated = sum(1 for e in pool.entries if judge.fit(e.text)[1])
+    return Estimate(
+        len(pool),
+        skipped,
+        cached,
+        calls,
+        tin,
+        tout,
+        cost,
+        judge.provider.model,
+        truncated,
+        judge.max_passage_tokens or None,
+    )
 
 
 # -- running over a pool ----------------------------------------------------------------------
@@ -198,8 +239,13 @@ class JudgeRunSummary:
     paid_calls: int
     labels: dict[str, int]  # label -> count over the whole output ("null" for None)
     failed: tuple[tuple[str, str, str], ...]  # (query_id, doc_id, error) not judged
-    usage: UsageTotals
+    usage: UsageTotals  # this run's paid calls
     out_dir: str
+    #: every paid call of every run into out_dir (resumed runs, nulls asked again)
+    spent: UsageTotals | None = None
+    retried_nulls: int = 0  # null rows of earlier runs asked again (--retry-nulls)
+    concurrency: int = 1  # calls in flight asked for
+    concurrency_lowest: int = 1  # the lowest it was lowered to after timeouts
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -207,10 +253,13 @@ class JudgeRunSummary:
         return d
 
 
-def _done_keys(path: Path) -> set[tuple[str, str, str]]:
-    """(query_id, doc_id, cache digest) of the rows already in a judgments file."""
+def _done_keys(path: Path, *, skip_nulls: bool = False) -> set[tuple[str, str, str]]:
+    """(query_id, doc_id, cache digest) of the rows already in a judgments file (without the
+    rows that gave no label, with ``skip_nulls``)."""
     keys: set[tuple[str, str, str]] = set()
     for row in _read_rows(path):
+        if skip_nulls and row.get("label") is None:
+            continue
         key = CacheKey(
             row["provider"], row["model"], row["template_hash"], row["query_hash"], row["doc_hash"]
         )
@@ -219,21 +268,56 @@ def _done_keys(path: Path) -> set[tuple[str, str, str]]:
 
 
 def _read_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a judgments file; a half-written last line (a killed run) is left out."""
     if not path.exists():
         return []
-    rows = []
-    with path.open(encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
+    return [row for _, row in iter_jsonl(path, partial_tail=True)]
+
+
+def _drop_null_rows(path: Path) -> int:
+    """Move the null-label rows of a judgments file (to be asked again) to
+    ``judgments.superseded.jsonl``, which keeps what they cost; returns how many moved.
+
+    The moved rows are appended and flushed there before the judgments file is replaced
+    (atomically): a kill leaves the old or the new file, and a row in both is counted once.
+    """
+    rows = _read_rows(path)
+    kept = [r for r in rows if r.get("label") is not None]
+    moved = [r for r in rows if r.get("label") is None]
+    if not moved:
+        return 0
+    with (path.parent / SUPERSEDED_FILE).open("a", encoding="utf-8") as f:
+        for r in moved:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        for r in kept:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+    return len(moved)
+
+
+def spent_in(out_dir: str | os.PathLike[str], settings: JudgeSettings) -> UsageTotals:
+    """What every run into ``out_dir`` paid for: the rows not taken from the cache, in
+    ``judgments.jsonl`` and ``judgments.superseded.jsonl`` (null answers asked again)."""
+    out = Path(out_dir)
+    seen: set[str] = set()
+    meter = UsageMeter(settings)
+    for name in (JUDGMENTS_FILE, SUPERSEDED_FILE):
+        for row in _read_rows(out / name):
+            ident = json.dumps(row, sort_keys=True)
+            if row.get("cached") or ident in seen:
                 continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                if not line.endswith("\n"):  # a half-written last line of a killed run
-                    break
-                raise FormatError("invalid JSON in judgments file", path=path, line=n) from None
-            rows.append(row)
-    return rows
+            seen.add(ident)
+            meter.record(
+                str(row.get("model", "")),
+                int(row.get("input_tokens") or 0),
+                int(row.get("output_tokens") or 0),
+                row.get("cost_usd"),
+            )
+    return meter.totals()
 
 
 def _repair_tail(path: Path) -> None:
@@ -262,12 +346,14 @@ def judge_pool(
     Fatal provider errors (bad key, unknown model) stop the run and are raised; other failures
     after all retries are reported in the summary and left for the next run.
     """
+    require_query_text(pool)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     jpath = out / JUDGMENTS_FILE
     if judge.fresh and jpath.exists():
         jpath.unlink()
     _repair_tail(jpath)
+    retried_nulls = _drop_null_rows(jpath) if judge.retry_nulls else 0
     done = _done_keys(jpath)
     todo: list[PoolEntry] = []
     resumed = 0
@@ -277,6 +363,7 @@ def judge_pool(
         else:
             todo.append(e)
     meter_before = judge.provider.meter.totals().calls
+    judge.provider.concurrency.reset(concurrency)
     lock = threading.Lock()
     failed: list[tuple[str, str, str]] = []
     written = cached = 0
@@ -354,6 +441,10 @@ def judge_pool(
         failed=tuple(failed),
         usage=judge.provider.meter.totals(),
         out_dir=str(out),
+        spent=spent_in(out, judge.provider.settings),
+        retried_nulls=retried_nulls,
+        concurrency=judge.provider.concurrency.maximum,
+        concurrency_lowest=judge.provider.concurrency.lowest,
     )
     write_qrels_trec(judgments_to_qrels(rows), out / QRELS_FILE)
     (out / SUMMARY_FILE).write_text(json.dumps(summary.to_json(), indent=2) + "\n")
@@ -386,6 +477,7 @@ __all__ = [
     "JUDGMENTS_FILE",
     "QRELS_FILE",
     "SUMMARY_FILE",
+    "SUPERSEDED_FILE",
     "Estimate",
     "JudgeRunSummary",
     "Judgment",
@@ -394,4 +486,5 @@ __all__ = [
     "judge_pool",
     "judgments_to_qrels",
     "read_judgments",
+    "spent_in",
 ]

@@ -20,8 +20,10 @@ import yaml
 
 from rankscope.data import Run
 from rankscope.data.qrels import _byte_key
+from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
-from rankscope.judge.io import CorpusDoc, PathLike, iter_jsonl
+from rankscope.judge.io import PathLike, iter_jsonl
+from rankscope.suite.corpus import read_text
 
 SNIPPET_CHARS = 300
 POOL_FORMATS = ("jsonl", "csv", "yaml")
@@ -92,7 +94,7 @@ def build_pool(
     depth: int,
     *,
     queries: Mapping[str, str] | None = None,
-    corpus: Mapping[str, CorpusDoc] | None = None,
+    corpus: Mapping[str, Document] | None = None,
     query_ids: Iterable[str] | None = None,
 ) -> Pool:
     """Depth-``depth`` pool of ``runs``: each run's top documents per query, de-duplicated.
@@ -126,6 +128,13 @@ def build_pool(
                 text=cdoc.text if cdoc else "",
             )
         )
+    if not entries:
+        raise InputError(
+            "nothing to pool: the runs have no documents"
+            + ("" if wanted is None else " for the query ids asked for"),
+            value=None if wanted is None else sorted(wanted)[:5],
+            hint="check the run files and --query-ids",
+        )
     entries.sort(key=lambda e: (_byte_key(e.query_id), e.best_rank, _byte_key(e.doc_id)))
     return Pool(tuple(entries), depth=depth, run_names=tuple(names))
 
@@ -143,6 +152,87 @@ def _unique_names(names: list[str]) -> list[str]:
             seen[n] = seen.get(n, 0) + 1
             out.append(f"{n}#{seen[n]}")
     return out
+
+
+def require_query_text(pool: Pool) -> None:
+    """Refuse a pool whose queries have no text: a judge cannot label a pair without it."""
+    empty = sorted({e.query_id for e in pool.entries if not e.query.strip()})
+    if empty:
+        raise InputError(
+            f"{len(empty)} pool queries have no text (e.g. {empty[:3]})",
+            path=pool.source,
+            hint="build the pool with --queries queries.jsonl",
+        )
+
+
+def natural_key(qid: str) -> tuple[int, int, str]:
+    """Numeric ids in numeric order (2 before 10), then the others as text."""
+    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
+
+
+def select_query_ids(
+    runs: Sequence[Run], query_ids: Sequence[str] | None = None, max_queries: int | None = None
+) -> list[str] | None:
+    """The queries to pool: ``query_ids`` (default: every query of the runs), cut to the first
+    ``max_queries`` in natural order (numeric ids numerically); None means all."""
+    if max_queries is None:
+        return None if query_ids is None else list(query_ids)
+    if max_queries < 1:
+        raise InputError("--max-queries must be at least 1", value=max_queries)
+    every = sorted({q for r in runs for q in r.query_ids}, key=natural_key)
+    base = list(query_ids) if query_ids is not None else every
+    return base[:max_queries]
+
+
+@dataclass(frozen=True, slots=True)
+class RunContribution:
+    """What one run brought to a pool: pairs it found, and pairs only it found."""
+
+    name: str
+    pairs: int
+    unique: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolStats:
+    pairs: int
+    queries: int
+    mean_per_query: float
+    runs: tuple[RunContribution, ...]
+    #: pooled query ids without text in the queries file given (when one was given)
+    queries_without_text: tuple[str, ...] = ()
+    #: pooled pairs whose document is not in the corpus given (their text is empty)
+    docs_without_text: int = 0
+
+
+def pool_stats(
+    pool: Pool,
+    queries: Mapping[str, str] | None = None,
+    corpus: Mapping[str, Document] | None = None,
+) -> PoolStats:
+    per_q = pool.per_query_counts()
+    contributions = []
+    found = [{r for r, _ in e.provenance} for e in pool.entries]
+    for name in pool.run_names:
+        contributions.append(
+            RunContribution(
+                name,
+                sum(1 for runs in found if name in runs),
+                sum(1 for runs in found if runs == {name}),
+            )
+        )
+    missing_q: tuple[str, ...] = ()
+    if queries is not None:
+        missing_q = tuple(sorted({e.query_id for e in pool.entries if e.query_id not in queries}))
+    absent = 0 if corpus is None else sum(1 for e in pool.entries if e.doc_id not in corpus)
+    return PoolStats(
+        pairs=len(pool),
+        queries=len(per_q),
+        mean_per_query=len(pool) / len(per_q) if per_q else 0.0,
+        runs=tuple(contributions),
+        queries_without_text=missing_q,
+        docs_without_text=absent,
+    )
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -211,10 +301,7 @@ def read_records(path: PathLike) -> list[tuple[int, dict[str, Any]]]:
     fmt = pool_format(p)
     if fmt == "jsonl":
         return list(iter_jsonl(p))
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as e:
-        raise InputError(f"cannot read file: {e.strerror}", path=p) from None
+    text = read_text(p)
     if fmt == "csv":
         reader = csv.DictReader(io.StringIO(text, newline=""))
         out: list[tuple[int, dict[str, Any]]] = []
@@ -264,7 +351,7 @@ def _parse_provenance(value: Any, path: Path, line: int) -> tuple[tuple[str, int
     return tuple(items)
 
 
-def read_pool(path: PathLike, corpus: Mapping[str, CorpusDoc] | None = None) -> Pool:
+def read_pool(path: PathLike, corpus: Mapping[str, Document] | None = None) -> Pool:
     """Read a pool file written by :func:`write_pool` (any of the three formats).
 
     ``corpus`` fills in text and title where the file has none.
@@ -300,6 +387,12 @@ def read_pool(path: PathLike, corpus: Mapping[str, CorpusDoc] | None = None) -> 
                 text=text or str(rec.get("snippet") or ""),
             )
         )
+    if not entries:
+        raise InputError(
+            "the pool file holds no (query, doc) pairs",
+            path=p,
+            hint="build it with `rankscope pool RUN... --out pool.jsonl`",
+        )
     return Pool(tuple(entries), source=str(p))
 
 
@@ -307,11 +400,17 @@ __all__ = [
     "POOL_FORMATS",
     "Pool",
     "PoolEntry",
+    "PoolStats",
+    "RunContribution",
     "build_pool",
     "entry_record",
     "make_snippet",
+    "natural_key",
     "pool_format",
+    "pool_stats",
     "read_pool",
     "read_records",
+    "require_query_text",
+    "select_query_ids",
     "write_pool",
 ]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rankscope.errors import ConfigError
+from rankscope.suite.corpus import read_text
 
 DEFAULT_TEMPLATE = """\
 Given a query and a passage, grade how relevant the passage is to the query on an integer \
@@ -72,10 +73,7 @@ class PromptTemplate:
     @classmethod
     def from_file(cls, path: str | Path, min_label: int = 0, max_label: int = 3) -> PromptTemplate:
         p = Path(path)
-        try:
-            text = p.read_text(encoding="utf-8")
-        except OSError as e:
-            raise ConfigError(f"cannot read prompt template: {e.strerror}", path=p) from None
+        text = read_text(p)  # names the file and line of bytes that are not UTF-8
         return cls(text=text, min_label=min_label, max_label=max_label, source=str(p))
 
     @property
@@ -129,7 +127,7 @@ def parse_label(text: str, min_label: int = 0, max_label: int = 3) -> ParsedLabe
     stripped = text.strip()
     if not stripped:
         return ParsedLabel(None, "empty answer", "", None)
-    for obj in _json_objects(stripped):
+    for obj in json_objects(stripped):
         for key in _JSON_KEYS:
             if key in obj:
                 rationale = str(obj.get("reasoning") or obj.get("rationale") or "")
@@ -166,7 +164,7 @@ def _check(
     return ParsedLabel(label, None, rationale, method)
 
 
-def _json_objects(text: str) -> list[dict[str, object]]:
+def json_objects(text: str) -> list[dict[str, object]]:
     """JSON objects found in the text (a fenced block, the whole text, or any {...} span)."""
     found: list[dict[str, object]] = []
     decoder = json.JSONDecoder()
@@ -183,4 +181,4 @@ def _json_objects(text: str) -> list[dict[str, object]]:
     return found
 
 
-__all__ = ["DEFAULT_TEMPLATE", "ParsedLabel", "PromptTemplate", "parse_label"]
+__all__ = ["DEFAULT_TEMPLATE", "ParsedLabel", "PromptTemplate", "json_objects", "parse_label"]

@@ -19,10 +19,16 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from rankscope.errors import JudgeError, ProviderError
 from rankscope.judge.config import JudgeSettings, ProviderKind
-from rankscope.judge.limits import RateLimiter, UsageMeter, estimate_tokens
+from rankscope.judge.limits import (
+    AdaptiveConcurrency,
+    RateLimiter,
+    UsageMeter,
+    estimate_tokens,
+)
 
 log = logging.getLogger("rankscope.judge.providers")
 
@@ -69,12 +75,18 @@ class _Retryable(Exception):
     """A transient failure worth another attempt."""
 
     def __init__(
-        self, reason: str, retry_after: float | None = None, status: int | None = None
+        self,
+        reason: str,
+        retry_after: float | None = None,
+        status: int | None = None,
+        *,
+        timed_out: bool = False,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.status = status
+        self.timed_out = timed_out
 
 
 class Provider(ABC):
@@ -104,6 +116,9 @@ class Provider(ABC):
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
+        self.concurrency = AdaptiveConcurrency(
+            settings.concurrency, adaptive=settings.adaptive_concurrency
+        )
 
     @abstractmethod
     def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
@@ -120,7 +135,14 @@ class Provider(ABC):
         for attempt in range(1, self.settings.max_retries + 2):
             self.limiter.acquire(estimate)
             try:
-                got = self._attempt(prompt, system, limit)
+                # The timeout runs from the send: waiting for a slot here costs none of it.
+                with self.concurrency.slot() as settle:
+                    try:
+                        got = self._attempt(prompt, system, limit)
+                    except _Retryable as e:
+                        settle(e.timed_out)
+                        raise
+                    settle(False)
             except _Retryable as e:
                 self.limiter.settle(estimate, 0)
                 last = e
@@ -170,7 +192,7 @@ class Provider(ABC):
     def _classify(self, error: Exception, sdk: Any) -> Exception:
         """Map an SDK exception to _Retryable or a ProviderCallError."""
         if isinstance(error, sdk.APITimeoutError):
-            return _Retryable(f"timed out after {self.settings.timeout_s:g}s")
+            return _Retryable(f"timed out after {self.settings.timeout_s:g}s", timed_out=True)
         if isinstance(error, sdk.APIConnectionError):
             return _Retryable(f"connection failed ({error.__cause__ or error})")
         if isinstance(error, sdk.APIStatusError):
@@ -264,6 +286,7 @@ class AnthropicProvider(Provider):
             msg = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
+        _check_message(msg)
         text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
         return _Attempt(
             text=text,
@@ -273,6 +296,28 @@ class AnthropicProvider(Provider):
             request_id=raw.headers.get("request-id"),
             raw=msg.model_dump(mode="json", exclude_none=True),
         )
+
+
+def _check_message(msg: Any) -> None:
+    """Refuse (to retry) a 200 that is not a Messages answer: an error object, or no content
+    or usage. The SDK builds its value without validation, so these arrive as None fields."""
+    if getattr(msg, "type", None) == "error":
+        error = getattr(msg, "error", None)
+        if isinstance(error, dict):
+            detail = f"{error.get('type', 'error')}: {error.get('message', '')}"
+        else:
+            detail = str(error)
+        raise _Retryable(f"HTTP 200 whose body is an error ({detail})")
+    missing = [
+        name
+        for name in ("content", "usage")
+        if getattr(msg, name, None) is None
+        or (name == "content" and not isinstance(msg.content, list))
+    ]
+    if missing:
+        raise _Retryable(f"malformed response body (no {' or '.join(missing)})")
+    if getattr(msg.usage, "input_tokens", None) is None:
+        raise _Retryable("malformed response body (usage without input_tokens)")
 
 
 class OpenAIProvider(Provider):
@@ -291,10 +336,9 @@ class OpenAIProvider(Provider):
         super().__init__(model, settings, **kw)
         import openai
 
-        self._limit_param = token_limit_param or (
-            "max_tokens" if base_url else "max_completion_tokens"
-        )
+        self._limit_param = token_limit_param or token_limit_param_for(base_url)
 
+        self._warned_usage = False
         self._sdk = openai
         self._client = openai.OpenAI(
             api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
@@ -317,20 +361,57 @@ class OpenAIProvider(Provider):
             resp = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
-        if not resp.choices:
+        error = getattr(resp, "error", None)
+        if error is not None:
+            detail = error.get("message", error) if isinstance(error, dict) else error
+            raise _Retryable(f"HTTP 200 whose body is an error ({detail})")
+        if not resp.choices or getattr(resp.choices[0], "message", None) is None:
             raise _Retryable("response without choices")
+        text = resp.choices[0].message.content or ""
         usage = resp.usage
+        if usage is not None and usage.prompt_tokens is not None:
+            tokens_in, tokens_out = int(usage.prompt_tokens), int(usage.completion_tokens or 0)
+        else:
+            # Some compatible servers send no usage: count it as the limiter estimates it
+            # rather than as free, and say so once.
+            tokens_in = estimate_tokens("".join(m["content"] for m in messages))
+            tokens_out = estimate_tokens(text)
+            if not self._warned_usage:
+                self._warned_usage = True
+                log.warning(
+                    "%s %s: the server sent no token usage; tokens and cost are estimated "
+                    "(4 characters per token)",
+                    self.name,
+                    self.model,
+                )
         return _Attempt(
-            text=resp.choices[0].message.content or "",
+            text=text,
             model=resp.model,
-            input_tokens=int(usage.prompt_tokens) if usage else 0,
-            output_tokens=int(usage.completion_tokens) if usage else 0,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
             request_id=raw.headers.get("x-request-id"),
             raw=resp.model_dump(mode="json", exclude_none=True),
         )
 
 
 _PLACEHOLDER_KEY = "not-needed"
+
+#: The variables the SDKs read a server URL from when none is given; rankscope reads them too,
+#: so that a server given either way is treated the same (token-limit parameter, placeholder key).
+BASE_URL_ENV: dict[ProviderKind, str] = {
+    "anthropic": "ANTHROPIC_BASE_URL",
+    "openai": "OPENAI_BASE_URL",
+}
+
+
+def token_limit_param_for(base_url: str | None) -> str:
+    """``max_completion_tokens`` for OpenAI's own API (its current models refuse
+    ``max_tokens``); ``max_tokens`` for any other server, which is what OpenAI-compatible
+    servers honour (llama.cpp ignores ``max_completion_tokens`` and generates on)."""
+    if base_url is None:
+        return "max_completion_tokens"
+    host = (urlsplit(base_url).hostname or "").lower()
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
 
 
 def make_provider(
@@ -345,15 +426,18 @@ def make_provider(
 ) -> Provider:
     """Build a provider by its config name (``anthropic``, ``openai`` or one from the config).
 
-    The key comes from the environment variable named in the config (or ``api_key_env``). A
-    provider with a custom base URL and no key gets a placeholder, as local servers need none.
+    The server URL is ``base_url``, else the config's, else ``$OPENAI_BASE_URL`` /
+    ``$ANTHROPIC_BASE_URL`` (which the SDKs would read anyway), so that a server given either way
+    is treated the same. The key comes from the environment variable named in the config (or
+    ``api_key_env``). A provider with a custom base URL and no key gets a placeholder, as local
+    servers need none.
     """
     settings = settings or JudgeSettings()
     conf = settings.provider(name)
     model = model or conf.default_model
     if not model:
         raise JudgeError(f"no model given for provider {name!r}; pass --model")
-    url = base_url or conf.base_url
+    url = base_url or conf.base_url or os.environ.get(BASE_URL_ENV[conf.kind]) or None
     env = api_key_env or conf.api_key_env
     key = os.environ.get(env) if env else None
     if not key:

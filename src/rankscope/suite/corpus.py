@@ -2,6 +2,11 @@
 
 Each source yields :class:`~rankscope.engines.base.Document` values; BEIR folders and ir_datasets
 also bring their own queries and judgments, which the suite uses when it gives none itself.
+
+This module is also the one reader of JSONL (:func:`iter_jsonl`) and of BEIR files
+(:class:`BeirFolder`, :func:`read_jsonl_documents`, :func:`read_queries`) for the benchmark,
+``rankscope pool``, ``rankscope judge`` and ``rankscope needle``: every line is decoded on its
+own, so bytes that are not UTF-8 are reported with the file and line, like any other bad line.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import importlib
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -39,8 +45,7 @@ _SYMBOL_RE = re.compile(
 def load_documents(spec: CorpusSpec, base_dir: Path) -> list[Document]:
     """All documents of a corpus, in a stable order."""
     if isinstance(spec, BeirCorpus):
-        folder = _existing(base_dir / spec.path, "corpus.path", folder=True)
-        return list(read_jsonl_documents(_existing(folder / "corpus.jsonl", "corpus.path")))
+        return list(beir_folder(spec, base_dir).documents())
     if isinstance(spec, JsonlCorpus):
         path = _existing(base_dir / spec.path, "corpus.path")
         return list(read_jsonl_documents(path, spec.id_field, spec.title_field, spec.text_field))
@@ -59,8 +64,7 @@ def load_documents(spec: CorpusSpec, base_dir: Path) -> list[Document]:
 def corpus_queries(spec: CorpusSpec, base_dir: Path) -> list[Query] | None:
     """Queries that come with the corpus (BEIR ``queries.jsonl``, ir_datasets), else None."""
     if isinstance(spec, BeirCorpus):
-        path = _existing(base_dir / spec.path / "queries.jsonl", "corpus.path")
-        return read_jsonl_queries(path)
+        return beir_folder(spec, base_dir).queries()
     if isinstance(spec, IrDatasetsCorpus):
         dataset = _ir_dataset(spec.dataset)
         if not dataset.has_queries():
@@ -69,20 +73,15 @@ def corpus_queries(spec: CorpusSpec, base_dir: Path) -> list[Query] | None:
     return None
 
 
-def corpus_qrels(spec: CorpusSpec, base_dir: Path) -> Qrels | None:
-    """Judgments that come with the corpus (BEIR ``qrels/<split>.tsv``, ir_datasets), else None."""
-    if isinstance(spec, BeirCorpus):
-        path = base_dir / spec.path / "qrels" / f"{spec.split}.tsv"
-        if not path.is_file():
-            splits = sorted(p.stem for p in (base_dir / spec.path / "qrels").glob("*.tsv"))
-            raise ConfigError(
-                f"BEIR folder has no qrels file for split {spec.split!r}",
-                path=path,
-                hint=f"set corpus.split to one of: {', '.join(splits) or '(none found)'}",
-            )
-        from rankscope.suite.judgments import read_qrels_file
+def corpus_qrels(spec: CorpusSpec, base_dir: Path, *, required: bool = True) -> Qrels | None:
+    """Judgments that come with the corpus (BEIR ``qrels/<split>.tsv``, ir_datasets), else None.
 
-        return read_qrels_file(path)
+    A BEIR folder without qrels for its split is an error when ``required`` (the suite has no
+    judgments of its own), else None: a suite may bring queries and judgments for a BEIR corpus
+    that has none. A missing folder is always an error ("folder not found").
+    """
+    if isinstance(spec, BeirCorpus):
+        return beir_folder(spec, base_dir).qrels(required=required)
     if isinstance(spec, IrDatasetsCorpus):
         dataset = _ir_dataset(spec.dataset)
         if not dataset.has_qrels():
@@ -94,6 +93,97 @@ def corpus_qrels(spec: CorpusSpec, base_dir: Path) -> Qrels | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class BeirFolder:
+    """A BEIR folder: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``.
+
+    Each part is optional except the corpus: :attr:`has_queries` and :attr:`has_qrels` say
+    what the folder holds, so a suite that brings its own queries and judgments can use a
+    folder without them. ``.jsonl.gz`` files are read as well. ``option`` names the setting the
+    folder came from, for error messages.
+    """
+
+    root: Path
+    split: str = "test"
+    option: str = "corpus.path"
+
+    @classmethod
+    def open(cls, root: Path, split: str = "test", option: str = "corpus.path") -> BeirFolder:
+        """The folder at ``root``; ConfigError "folder not found" when it is not there."""
+        return cls(_existing(root, option, folder=True), split, option)
+
+    def _file(self, name: str) -> Path | None:
+        for candidate in (self.root / name, self.root / f"{name}.gz"):
+            if candidate.is_file():
+                return candidate
+        return None
+
+    @property
+    def corpus_path(self) -> Path:
+        path = self._file("corpus.jsonl")
+        if path is None:
+            raise ConfigError(
+                f"{self.option}: the BEIR folder has no corpus.jsonl",
+                path=self.root / "corpus.jsonl",
+                hint="a BEIR folder holds corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
+            )
+        return path
+
+    @property
+    def queries_path(self) -> Path | None:
+        return self._file("queries.jsonl")
+
+    @property
+    def qrels_path(self) -> Path:
+        return self.root / "qrels" / f"{self.split}.tsv"
+
+    @property
+    def has_queries(self) -> bool:
+        return self.queries_path is not None
+
+    @property
+    def has_qrels(self) -> bool:
+        return self.qrels_path.is_file()
+
+    @property
+    def splits(self) -> list[str]:
+        """The splits that have a qrels file."""
+        return sorted(p.stem for p in (self.root / "qrels").glob("*.tsv"))
+
+    def documents(self) -> Iterator[Document]:
+        return read_jsonl_documents(self.corpus_path)
+
+    def queries(self) -> list[Query]:
+        path = self.queries_path
+        if path is None:
+            raise ConfigError(
+                f"{self.option}: the BEIR folder has no queries.jsonl",
+                path=self.root / "queries.jsonl",
+                hint="add `queries:` to the suite, or put queries.jsonl in the folder",
+            )
+        return read_jsonl_queries(path)
+
+    def qrels(self, *, required: bool = True) -> Qrels | None:
+        """The split's judgments; None when absent and not ``required``."""
+        if not self.has_qrels:
+            if not required:
+                return None
+            raise ConfigError(
+                f"BEIR folder has no qrels file for split {self.split!r}",
+                path=self.qrels_path,
+                hint=f"set corpus.split to one of: {', '.join(self.splits) or '(none found)'}, "
+                "or give the suite its own judgments",
+            )
+        from rankscope.suite.judgments import read_qrels_file
+
+        return read_qrels_file(self.qrels_path)
+
+
+def beir_folder(spec: BeirCorpus, base_dir: Path) -> BeirFolder:
+    """The BEIR folder a suite's corpus names (relative to the suite file)."""
+    return BeirFolder.open(base_dir / spec.path, spec.split)
+
+
 def read_jsonl_documents(
     path: Path,
     id_field: str | None = None,
@@ -103,8 +193,11 @@ def read_jsonl_documents(
     """Documents from JSONL; the id is ``id_field`` or else ``_id`` / ``id`` / ``doc_id``."""
     for line_no, obj in iter_jsonl(path):
         doc_id = _pick_id(obj, id_field, ("_id", "id", "doc_id", "docid"), path, line_no)
-        text = obj.get(text_field, "")
-        title = obj.get(title_field, "")
+        # BEIR exports write a missing title (sometimes a missing text) as null
+        text = obj.get(text_field)
+        title = obj.get(title_field)
+        text = "" if text is None else text
+        title = "" if title is None else title
         if not isinstance(text, str) or not isinstance(title, str):
             raise FormatError(
                 f"`{text_field}` and `{title_field}` must be strings",
@@ -121,7 +214,8 @@ def read_jsonl_documents(
 
 
 def read_jsonl_queries(path: Path) -> list[Query]:
-    """Queries from JSONL: ``_id``/``id`` and ``text``, plus ``category`` when present."""
+    """Queries from JSONL: ``_id``/``id``/``query_id``/``qid`` and ``text`` (or ``query``), plus
+    ``category`` when present."""
     queries = []
     for line_no, obj in iter_jsonl(path):
         qid = _pick_id(obj, None, ("_id", "id", "query_id", "qid"), path, line_no)
@@ -135,6 +229,29 @@ def read_jsonl_queries(path: Path) -> list[Query]:
             Query(id=qid, text=text, category=None if category is None else str(category))
         )
     return queries
+
+
+def read_tsv_queries(path: Path) -> list[Query]:
+    """Queries from a TSV of ``id<TAB>text`` lines (MS MARCO's ``queries.tsv``)."""
+    queries = []
+    for line_no, line in iter_lines(path):
+        if not line.strip():
+            continue
+        qid, sep, text = line.rstrip("\r\n").partition("\t")
+        if not sep or not qid.strip():
+            raise FormatError(
+                "a query TSV line is 'id<TAB>text'", path=path, line=line_no, value=line.strip()
+            )
+        queries.append(Query(id=qid.strip(), text=text))
+    return queries
+
+
+def read_queries(path: Path) -> list[Query]:
+    """Queries from BEIR ``queries.jsonl`` or, for ``.tsv``/``.txt`` files, ``id<TAB>text``."""
+    name = path.name.lower().removesuffix(".gz")
+    if name.endswith((".tsv", ".txt")):
+        return read_tsv_queries(path)
+    return read_jsonl_queries(path)
 
 
 def read_file_documents(spec: FilesCorpus, base_dir: Path) -> list[Document]:
@@ -181,34 +298,73 @@ def read_file_documents(spec: FilesCorpus, base_dir: Path) -> list[Document]:
     return docs
 
 
-def open_text(path: Path) -> IO[str]:
-    """A UTF-8 text file, read through gzip when it ends in ``.gz``; InputError if unreadable."""
+def _open_binary(path: Path) -> IO[bytes]:
+    """The file's bytes, through gzip when it ends in ``.gz``; InputError if unreadable."""
     try:
         if path.suffix == ".gz":
-            return gzip.open(path, "rt", encoding="utf-8")
-        return path.open(encoding="utf-8")
+            return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile is a BinaryIO
+        return path.open("rb")
     except OSError as error:
         raise InputError(f"cannot open file: {error.strerror}", path=path) from None
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_lines(path: Path, *, partial_tail: bool = False) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each line of a UTF-8 text file (``.gz`` read compressed).
+
+    Each line is decoded on its own, so bytes that are not UTF-8 raise a FormatError naming the
+    file and line (and how to convert the file); a leading byte-order mark is dropped.
+    ``partial_tail`` skips a last line without a newline: the half-written end of a file that
+    a killed process was appending to.
+    """
+    with _open_binary(path) as handle:
+        line_no = 0
+        try:
+            for line_no, raw in enumerate(handle, start=1):
+                if partial_tail and not raw.endswith(b"\n"):
+                    return
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise FormatError(
+                        "text is not valid UTF-8",
+                        path=path,
+                        line=line_no,
+                        value=raw[error.start : error.start + 8],
+                        hint="convert the file to UTF-8 (for example with "
+                        "`iconv -f latin1 -t utf-8`)",
+                    ) from None
+                if line_no == 1 and text.startswith("\ufeff"):
+                    text = text[1:]
+                yield line_no, text
+        except (OSError, EOFError) as error:  # a damaged or truncated gzip stream
+            raise FormatError(
+                f"cannot read the file: {error}", path=path, line=line_no + 1
+            ) from None
+
+
+def read_text(path: Path) -> str:
+    """A whole UTF-8 text file (``.gz`` read compressed), with :func:`iter_lines`' errors."""
+    return "".join(line for _, line in iter_lines(path))
+
+
+def iter_jsonl(path: Path, *, partial_tail: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line of a JSONL file (``.gz`` read compressed).
 
-    A line that is not JSON, or not a JSON object, raises FormatError naming file and line.
+    A line that is not UTF-8, not JSON, or not a JSON object raises FormatError naming file and
+    line. ``partial_tail``: see :func:`iter_lines`.
     """
-    with open_text(path) as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise FormatError(
-                    f"invalid JSON: {error.msg}", path=path, line=line_no, value=line.strip()[:80]
-                ) from None
-            if not isinstance(obj, dict):
-                raise FormatError("each line must be a JSON object", path=path, line=line_no)
-            yield line_no, obj
+    for line_no, line in iter_lines(path, partial_tail=partial_tail):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise FormatError(
+                f"invalid JSON: {error.msg}", path=path, line=line_no, value=line.strip()[:80]
+            ) from None
+        if not isinstance(obj, dict):
+            raise FormatError("each line must be a JSON object", path=path, line=line_no)
+        yield line_no, obj
 
 
 def _pick_id(

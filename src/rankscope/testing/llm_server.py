@@ -10,9 +10,14 @@ internet. It answers
   ``x-request-id`` header, ``{"error": {...}}`` bodies).
 
 What it answers is scripted: a queue of actions (consumed first) and/or a function of the request.
-Actions: :class:`Reply` (a normal answer), :class:`Fail` (an HTTP error with the provider's error
-body, optionally ``retry-after``), :class:`Hang` (sleep, then do another action), :class:`Reset`
-(drop the connection with a TCP reset) and :class:`Raw` (any status, headers and body bytes).
+Actions: :class:`Reply` (a normal answer, or with ``omit`` one lacking ``content``, ``usage``...),
+:class:`Fail` (an HTTP error with the provider's error body, optionally ``retry-after``),
+:class:`ErrorBody` (HTTP 200 whose body is the provider's error object, as some gateways send),
+:class:`Hang` (sleep, then do another action), :class:`Reset` (drop the connection with a TCP
+reset) and :class:`Raw` (any status, headers and body bytes).
+
+``slots=1`` makes it answer one request at a time, like llama.cpp's server with one slot: the
+other requests wait in its queue, and that wait counts against the client's timeout.
 
 Use it as a context manager::
 
@@ -31,7 +36,7 @@ import struct
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
@@ -47,6 +52,8 @@ class Reply:
     input_tokens: int | None = None
     output_tokens: int | None = None
     stop_reason: str | None = None
+    #: top-level fields left out of the answer, e.g. ``("content",)`` or ``("usage",)``
+    omit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +64,14 @@ class Fail:
     message: str = "scripted failure"
     retry_after: float | str | None = None
     error_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """HTTP 200 whose body is the provider's error object (``{"type": "error", ...}``)."""
+
+    message: str = "Overloaded"
+    error_type: str = "overloaded_error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +96,7 @@ class Raw:
     headers: tuple[tuple[str, str], ...] = ()
 
 
-Action = Reply | Fail | Hang | Reset | Raw
+Action = Reply | Fail | ErrorBody | Hang | Reset | Raw
 
 
 @dataclass(slots=True)
@@ -147,7 +162,9 @@ class ScriptedLLMServer:
 
     ``handler`` answers when the queue is empty; without one an empty queue yields a 500.
     ``api_key``, when set, must be sent (``x-api-key`` or ``Authorization: Bearer``) or the
-    server answers 401 like the real services.
+    server answers 401 like the real services. ``slots`` bounds the requests worked on at once
+    (None: no bound); the others wait, as in a llama.cpp server started with ``--parallel 1``.
+    ``max_in_flight`` records the most requests that were being worked on at once.
     """
 
     def __init__(
@@ -156,9 +173,13 @@ class ScriptedLLMServer:
         *,
         script: Iterable[Action] = (),
         api_key: str | None = None,
+        slots: int | None = None,
     ) -> None:
         self.handler = handler
         self.api_key = api_key
+        self._slots = threading.BoundedSemaphore(slots) if slots is not None else None
+        self._in_flight = 0
+        self.max_in_flight = 0
         self._queue: deque[Action] = deque(script)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -235,6 +256,24 @@ class ScriptedLLMServer:
             action = self._queue.popleft() if self._queue else None
         return req, action
 
+    @contextlib.contextmanager
+    def _slot(self) -> Iterator[None]:
+        """Hold one of the server's slots while a request is worked on."""
+        if self._slots is not None:
+            while not self._slots.acquire(timeout=0.05):
+                if self._stopping.is_set():
+                    raise ConnectionAbortedError("server stopping")
+        with self._lock:
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+            if self._slots is not None:
+                self._slots.release()
+
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless the server stops first; True when the full time passed."""
         return not self._stopping.wait(seconds)
@@ -279,13 +318,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if owner.api_key is not None and not self._authorized(headers, owner.api_key):
             self._do(req, Fail(401, "invalid x-api-key"))
             return
-        if action is None:
-            action = (
-                owner.handler(req)
-                if owner.handler is not None
-                else Fail(500, "script exhausted and no handler")
-            )
-        self._do(req, action)
+        with owner._slot():
+            if action is None:
+                action = (
+                    owner.handler(req)
+                    if owner.handler is not None
+                    else Fail(500, "script exhausted and no handler")
+                )
+            self._do(req, action)
 
     @staticmethod
     def _authorized(headers: dict[str, str], key: str) -> bool:
@@ -315,6 +355,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             req.outcome = f"raw:{action.status}"
             return
         request_id = f"req_{req.number:06d}"
+        if isinstance(action, ErrorBody):
+            fail = Fail(200, action.message, error_type=action.error_type)
+            extra = {"request-id" if req.api == "anthropic" else "x-request-id": request_id}
+            self._send_json(200, _error_body(req.api, fail, request_id), extra)
+            req.outcome = "error-body:200"
+            return
         if isinstance(action, Fail):
             extra = {"request-id" if req.api == "anthropic" else "x-request-id": request_id}
             if action.retry_after is not None:
@@ -371,6 +417,13 @@ def _reply_body(
     out_tokens = (
         reply.output_tokens if reply.output_tokens is not None else estimate_tokens(reply.text)
     )
+    payload, headers = _full_reply_body(req, reply, request_id, in_tokens, out_tokens)
+    return {k: v for k, v in payload.items() if k not in reply.omit}, headers
+
+
+def _full_reply_body(
+    req: RecordedRequest, reply: Reply, request_id: str, in_tokens: int, out_tokens: int
+) -> tuple[dict[str, Any], dict[str, str]]:
     if req.api == "anthropic":
         return (
             {
@@ -424,6 +477,7 @@ def _error_body(api: Api, fail: Fail, request_id: str) -> dict[str, Any]:
 
 __all__ = [
     "Action",
+    "ErrorBody",
     "Fail",
     "Hang",
     "Raw",
