@@ -16,7 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from rankscope.bench.records import ConfigRecord
+
 MANIFEST = "manifest.json"
+#: 2: typed records (:class:`~rankscope.bench.records.ConfigRecord`); older entries are redone
+MANIFEST_VERSION = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
@@ -55,39 +61,43 @@ class Checkpoints:
         if self.manifest_path.is_file():
             try:
                 data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-                self.entries = dict(data.get("configs", {}))
+                if data.get("version") == MANIFEST_VERSION:
+                    self.entries = dict(data.get("configs", {}))
             except (OSError, ValueError, AttributeError):
                 self.entries = {}  # a damaged manifest only costs recomputation
 
     def path_for(self, name: str) -> Path:
         return self.folder / f"{safe_name(name)}.json"
 
-    def load(self, name: str, key: str) -> dict[str, Any] | None:
+    def load(self, name: str, key: str) -> ConfigRecord | None:
         """The stored record of a finished configuration when its key still matches."""
         entry = self.entries.get(name)
         if not entry or entry.get("key") != key or entry.get("status") != "ok":
             return None
         path = self.out_dir / str(entry.get("file", ""))
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(record, dict) or record.get("key") != key:
+            record = ConfigRecord.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            return None  # damaged, or written by another version: recompute
+        if record.key != key or record.name != name:
             return None
         return record
 
-    def save(self, record: dict[str, Any]) -> None:
+    def save(self, record: ConfigRecord) -> None:
         """Store a configuration's record, then point the manifest at it."""
-        name = str(record["name"])
-        path = self.path_for(name)
-        atomic_write_json(path, record)
-        self.entries[name] = {
-            "key": record["key"],
-            "status": record["status"],
+        path = self.path_for(record.name)
+        atomic_write_text(path, record.model_dump_json() + "\n")
+        self.entries[record.name] = {
+            "key": record.key,
+            "status": record.status,
             "file": path.relative_to(self.out_dir).as_posix(),
         }
-        atomic_write_json(self.manifest_path, {"version": 1, "configs": self.entries})
+        self._write_manifest()
 
     def clear(self) -> None:
         self.entries = {}
-        atomic_write_json(self.manifest_path, {"version": 1, "configs": {}})
+        self._write_manifest()
+
+    def _write_manifest(self) -> None:
+        manifest = {"version": MANIFEST_VERSION, "configs": self.entries}
+        atomic_write_json(self.manifest_path, manifest)

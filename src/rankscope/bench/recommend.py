@@ -14,71 +14,98 @@ Ties go to the faster configuration, then to the earlier one in the suite.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict
 
 QUALITY_MEASURE = "ndcg@10"
 BALANCE_FORMULA = "(2*q + s) / 3, q = nDCG@10 / best nDCG@10, s = best p50 / p50"
 
 
 @dataclass(frozen=True)
-class Recommendation:
+class Candidate:
+    """A successful configuration as the recommendations see it."""
+
+    name: str
+    quality: float | None
+    p50_ms: float | None
+
+
+class Recommendation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     config: str
     reason: str
     value: float
     measure: str
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+
+class Recommendations(BaseModel):
+    """The three picks; each is ``None`` when no configuration qualifies."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    best_quality: Recommendation | None = None
+    fastest: Recommendation | None = None
+    best_balance: Recommendation | None = None
+
+    def items(self) -> list[tuple[str, Recommendation]]:
+        picks = [
+            ("best_quality", self.best_quality),
+            ("fastest", self.fastest),
+            ("best_balance", self.best_balance),
+        ]
+        return [(key, rec) for key, rec in picks if rec is not None]
 
 
-def recommend(rows: Sequence[Mapping[str, Any]]) -> dict[str, Recommendation]:
-    """Rows are ``{"name", "quality", "p50_ms"}``; failed configurations are left out by callers."""
+def recommend(candidates: Sequence[Candidate]) -> Recommendations:
+    """Pick among successful configurations (callers leave failed ones out)."""
     usable = [
-        r
-        for r in rows
-        if _finite(r.get("quality")) and _finite(r.get("p50_ms")) and r["p50_ms"] >= 0
+        c for c in candidates if _finite(c.quality) and _finite(c.p50_ms) and (c.p50_ms or 0.0) >= 0
     ]
     if not usable:
-        return {}
-    order = {r["name"]: i for i, r in enumerate(usable)}
-    best_q = max(r["quality"] for r in usable)
-    best_p50 = min(r["p50_ms"] for r in usable)
+        return Recommendations()
+    order = {c.name: i for i, c in enumerate(usable)}
+    quality = {c.name: float(c.quality or 0.0) for c in usable}
+    p50 = {c.name: float(c.p50_ms or 0.0) for c in usable}
+    best_q = max(quality.values())
+    best_p50 = min(p50.values())
 
-    def speed(r: Mapping[str, Any]) -> float:
-        if r["p50_ms"] <= 0:
+    def speed(name: str) -> float:
+        if p50[name] <= 0:
             return 1.0
-        return float(best_p50 / r["p50_ms"]) if best_p50 > 0 else 0.0
+        return best_p50 / p50[name] if best_p50 > 0 else 0.0
 
-    def balance(r: Mapping[str, Any]) -> float:
-        q = r["quality"] / best_q if best_q > 0 else 1.0
-        return (2.0 * q + speed(r)) / 3.0
+    def balance(name: str) -> float:
+        q = quality[name] / best_q if best_q > 0 else 1.0
+        return (2.0 * q + speed(name)) / 3.0
 
-    quality = max(usable, key=lambda r: (r["quality"], -r["p50_ms"], -order[r["name"]]))
-    fastest = min(usable, key=lambda r: (r["p50_ms"], -r["quality"], order[r["name"]]))
-    balanced = max(usable, key=lambda r: (balance(r), -r["p50_ms"], -order[r["name"]]))
-    return {
-        "best_quality": Recommendation(
-            quality["name"],
-            f"highest nDCG@10 ({quality['quality']:.4f})",
-            quality["quality"],
-            QUALITY_MEASURE,
+    names = [c.name for c in usable]
+    top = max(names, key=lambda n: (quality[n], -p50[n], -order[n]))
+    fastest = min(names, key=lambda n: (p50[n], -quality[n], order[n]))
+    balanced = max(names, key=lambda n: (balance(n), -p50[n], -order[n]))
+    return Recommendations(
+        best_quality=Recommendation(
+            config=top,
+            reason=f"highest nDCG@10 ({quality[top]:.4f})",
+            value=quality[top],
+            measure=QUALITY_MEASURE,
         ),
-        "fastest": Recommendation(
-            fastest["name"],
-            f"lowest p50 latency ({fastest['p50_ms']:.3f} ms)",
-            fastest["p50_ms"],
-            "p50_ms",
+        fastest=Recommendation(
+            config=fastest,
+            reason=f"lowest p50 latency ({p50[fastest]:.3f} ms)",
+            value=p50[fastest],
+            measure="p50_ms",
         ),
-        "best_balance": Recommendation(
-            balanced["name"],
-            f"best balance score {balance(balanced):.3f} = {BALANCE_FORMULA}",
-            balance(balanced),
-            "balance",
+        best_balance=Recommendation(
+            config=balanced,
+            reason=f"best balance score {balance(balanced):.3f} = {BALANCE_FORMULA}",
+            value=balance(balanced),
+            measure="balance",
         ),
-    }
+    )
 
 
-def _finite(value: object) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value)
+def _finite(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)

@@ -27,14 +27,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from rankscope.bench.assemble import assemble_results
 from rankscope.bench.build import build_engine
-from rankscope.bench.checkpoint import (
-    Checkpoints,
-    atomic_write_json,
-    atomic_write_text,
-    safe_name,
-)
-from rankscope.bench.results import BenchmarkResult, assemble_results
+from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, safe_name
+from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
+from rankscope.bench.results import BenchmarkResult
 from rankscope.engines.base import Document, Engine, Hit, Query
 from rankscope.engines.chunking import chunk_documents, collapse_to_documents
 from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
@@ -97,27 +94,26 @@ def run_benchmark(
     if not resume:
         checkpoints.clear()
 
-    records: list[dict[str, Any]] = []
+    records: list[ConfigRecord] = []
     for config in suite.configs:
         key = config.key(*context)
         record = checkpoints.load(config.name, key) if resume else None
         if record is not None:
-            record["resumed"] = True
-            if not (out / str(record.get("run_file", ""))).is_file():
+            record.resumed = True
+            if record.run_file is None or not (out / record.run_file).is_file():
                 _write_outputs(out, record)  # the run file was removed since: write it again
             report.finish(config, "ok", resumed=True)
         else:
             record = run_config(config, docs, suite.queries, suite.settings, report, engine_factory)
-            record["key"] = key
-            if record["status"] == "ok":
+            record.key = key
+            if record.ok:
                 _write_outputs(out, record)
             checkpoints.save(record)
-            record["resumed"] = False
-            report.finish(config, str(record["status"]), resumed=False)
+            report.finish(config, record.status, resumed=False)
         records.append(record)
 
     result = assemble_results(suite, records, qrels)
-    atomic_write_json(out / "results.json", result.data)
+    atomic_write_text(out / "results.json", result.to_json())
     return result
 
 
@@ -128,7 +124,7 @@ def run_config(
     settings: Settings,
     reporter: Reporter | None = None,
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
-) -> dict[str, Any]:
+) -> ConfigRecord:
     """Benchmark one configuration; failures are returned as a record, never raised.
 
     ``KeyboardInterrupt`` (and other non-``Exception`` exits) propagate.
@@ -136,17 +132,14 @@ def run_config(
     report = reporter or NullReporter()
     passes = settings.warmup + settings.repeats
     report.start(config, total=1 + passes * len(queries))
-    record: dict[str, Any] = {
-        "name": config.name,
-        "config": config.to_dict(),
-        "status": "ok",
-        "error": None,
-        "stage": None,
-        "started_at": _now(),
-        "warmup": settings.warmup,
-        "repeats": settings.repeats,
-    }
-    stage = "chunk"
+    record = ConfigRecord(
+        name=config.name,
+        config=ConfigSpec.of(config),
+        started_at=_now(),
+        warmup=settings.warmup,
+        repeats=settings.repeats,
+    )
+    stage: Stage = "chunk"
     try:
         units: Sequence[Document] = docs
         parents: dict[str, str] | None = None
@@ -154,26 +147,26 @@ def run_config(
             c = config.chunking
             units = chunk_documents(docs, c.size, c.overlap, c.unit)
             parents = {u.id: u.parent_id or u.id for u in units}
-        record["num_documents"] = len(docs)
-        record["num_units"] = len(units)
+        record.num_documents = len(docs)
+        record.num_units = len(units)
         fetch_k = settings.max_k * (settings.chunk_fetch_factor if parents is not None else 1)
-        record["fetch_k"] = fetch_k
+        record.fetch_k = fetch_k
 
         stage = "build"
         with engine_factory(config) as engine:
             # refuse (or skip) unsupported kinds before spending time on indexing
             queries, skipped = _supported(engine, queries, settings.unsupported_queries)
-            record["skipped_queries"] = skipped
+            record.skipped_queries = skipped
             report.advance(len(skipped) * passes)
             stage = "index"
             started = time.perf_counter()
             engine.index(units)
-            record["index_time_s"] = time.perf_counter() - started
+            record.index_time_s = time.perf_counter() - started
             report.advance(1)
 
             stage = "search"
             workers = settings.concurrency if engine.thread_safe else 1
-            record["concurrency"] = workers
+            record.concurrency = workers
             samples: dict[str, list[float]] = {q.id: [] for q in queries}
             first: dict[str, list[Hit]] | None = None
             wall = 0.0
@@ -188,18 +181,18 @@ def run_config(
                     if first is None:
                         first = hits
         assert first is not None  # repeats >= 1 is enforced by the schema
-        record["latency_samples_s"] = samples
-        record["measured_wall_s"] = wall
+        record.latency_samples_s = samples
+        record.measured_wall_s = wall
         executions = settings.repeats * len(queries)
-        record["qps"] = executions / wall if wall > 0 else None
-        record["rankings"], record["chunk_rankings"] = _rankings(
+        record.qps = executions / wall if wall > 0 else None
+        record.rankings, record.chunk_rankings = _rankings(
             first, parents, settings.max_k, units, text_depth=max(settings.k)
         )
     except _QueryFailure as failure:
         _fail(record, stage, failure.error, f"query {failure.query_id!r}: ")
     except Exception as error:
         _fail(record, stage, error, "")
-    record["finished_at"] = _now()
+    record.finished_at = _now()
     return record
 
 
@@ -221,13 +214,14 @@ def _supported(
     return runnable, skipped
 
 
-def _fail(record: dict[str, Any], stage: str, error: Exception, prefix: str) -> None:
-    record["status"] = "failed"
-    record["stage"] = stage
+def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> None:
+    record.status = "failed"
+    record.stage = stage
     kind = "" if isinstance(error, RankscopeError) else f"{type(error).__name__}: "
-    record["error"] = f"{stage} failed: {prefix}{kind}{error}"
-    for key in ("rankings", "chunk_rankings", "latency_samples_s"):
-        record.pop(key, None)
+    record.error = f"{stage} failed: {prefix}{kind}{error}"
+    record.rankings = {}
+    record.chunk_rankings = None
+    record.latency_samples_s = {}
 
 
 class _NoPool:
@@ -270,69 +264,55 @@ def _rankings(
     max_k: int,
     units: Sequence[Document],
     text_depth: int,
-) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]] | None]:
-    """Document rankings (``[[doc, score], ...]``) and, when chunked, the chunk rankings.
+) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[ChunkHit]] | None]:
+    """Document rankings (``[(doc, score), ...]``) and, when chunked, the chunk rankings.
 
-    Chunk rows are ``[chunk_id, doc_id, score, text]``; the text (for graders) is kept for the
-    first ``text_depth`` chunks of each query and None below.
+    Chunk rows keep the text (for graders) for the first ``text_depth`` chunks of each query.
     """
-    docs: dict[str, list[list[Any]]] = {}
-    chunks: dict[str, list[list[Any]]] | None = None if parents is None else {}
+    docs: dict[str, list[tuple[str, float]]] = {}
+    chunks: dict[str, list[ChunkHit]] | None = None if parents is None else {}
     texts = {u.id: u.text for u in units} if parents is not None else {}
     for qid, ranked in hits.items():
         if parents is None:
-            docs[qid] = [[h.doc_id, float(h.score)] for h in ranked[:max_k]]
+            docs[qid] = [(h.doc_id, float(h.score)) for h in ranked[:max_k]]
             continue
         collapsed = collapse_to_documents(ranked, max_k, parents)
-        docs[qid] = [[h.doc_id, float(h.score)] for h in collapsed]
+        docs[qid] = [(h.doc_id, float(h.score)) for h in collapsed]
         assert chunks is not None
         # keep the chunks up to the one that contributed the last kept document
         wanted = {h.doc_id for h in collapsed}
-        kept: list[list[Any]] = []
+        kept: list[ChunkHit] = []
         for h in ranked:
             if not wanted:
                 break
             parent = parents.get(h.doc_id, h.doc_id)
             text = texts.get(h.doc_id) if len(kept) < text_depth else None
-            kept.append([h.doc_id, parent, float(h.score), text])
+            kept.append(ChunkHit(chunk_id=h.doc_id, doc_id=parent, score=float(h.score), text=text))
             wanted.discard(parent)
         chunks[qid] = kept
     return docs, chunks
 
 
-def _write_outputs(out: Path, record: dict[str, Any]) -> None:
+def _write_outputs(out: Path, record: ConfigRecord) -> None:
     """The TREC run file and, for chunked configurations, the chunk-level results."""
-    name = str(record["name"])
-    base = safe_name(name)
+    base = safe_name(record.name)
     lines = []
-    for qid in sorted(record["rankings"]):
-        for rank, (doc, score) in enumerate(record["rankings"][qid], start=1):
+    for qid in sorted(record.rankings):
+        for rank, (doc, score) in enumerate(record.rankings[qid], start=1):
             lines.append(f"{qid} Q0 {doc} {rank} {score:.6f} {base}\n")
     run_path = out / "runs" / f"{base}.trec"
     atomic_write_text(run_path, "".join(lines))
-    record["run_file"] = run_path.relative_to(out).as_posix()
-    chunks = record.get("chunk_rankings")
+    record.run_file = run_path.relative_to(out).as_posix()
+    chunks = record.chunk_rankings
     if chunks:
         rows = []
         for qid in sorted(chunks):
-            for rank, (chunk_id, doc_id, score, text) in enumerate(chunks[qid], start=1):
-                rows.append(
-                    json.dumps(
-                        {
-                            "query_id": qid,
-                            "rank": rank,
-                            "chunk_id": chunk_id,
-                            "doc_id": doc_id,
-                            "score": score,
-                            "text": text,
-                        },
-                        ensure_ascii=False,
-                    )
-                    + "\n"
-                )
+            for rank, hit in enumerate(chunks[qid], start=1):
+                row = {"query_id": qid, "rank": rank, **hit.model_dump()}
+                rows.append(json.dumps(row, ensure_ascii=False) + "\n")
         chunk_path = out / "chunks" / f"{base}.jsonl"
         atomic_write_text(chunk_path, "".join(rows))
-        record["chunks_file"] = chunk_path.relative_to(out).as_posix()
+        record.chunks_file = chunk_path.relative_to(out).as_posix()
 
 
 def _checkpoint_context(suite: Suite) -> tuple[object, ...]:
