@@ -20,6 +20,7 @@ from rankscope.bench.results import (
     BenchmarkResult,
     CategoryScores,
     ConfigResult,
+    EvaluationInfo,
     Failure,
     QueryArrays,
     QueryStatus,
@@ -34,15 +35,16 @@ AVERAGING = "mean over all judged queries (trec_eval -c); unretrieved queries sc
 
 
 def assemble_results(
-    suite: Suite, records: Sequence[ConfigRecord], qrels: Qrels
+    suite: Suite, records: Sequence[ConfigRecord], qrels: Qrels, qrels_file: str
 ) -> BenchmarkResult:
+    """Evaluate the records' rankings against ``qrels`` (the suite's judgments, as
+    :func:`result_qrels` gives them, written to ``qrels_file``)."""
     settings = suite.settings
     measures = benchmark_measures(settings.k, settings.max_k)
     query_ids = [q.id for q in suite.queries]
-    judged_set = set(qrels.query_ids) & set(query_ids)
+    suite_qrels = result_qrels(suite, qrels)  # already so when called by the runner
+    judged_set = set(suite_qrels.query_ids)
     judged = [q in judged_set for q in query_ids]
-    # only the suite's queries count, whatever else a qrels file judges
-    suite_qrels = _restrict(qrels, judged_set)
     categories = {q.id: q.category or NO_CATEGORY for q in suite.queries}
     has_categories = any(q.category for q in suite.queries)
 
@@ -88,6 +90,12 @@ def assemble_results(
         judged=judged,
         query_categories=[q.category for q in suite.queries],
         averaging=AVERAGING,
+        evaluation=EvaluationInfo(
+            qrels_file=qrels_file,
+            depth=depth,
+            rel_level=level,
+            average_over_qrels=True,
+        ),
         configurations=configurations,
         failures=[
             Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
@@ -173,6 +181,12 @@ def _means(results: Results, name: str) -> dict[str, float | None]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
+
+
+def result_qrels(suite: Suite, qrels: Qrels) -> Qrels:
+    """The judgments results are computed from: only the suite's queries count, whatever else
+    a qrels file judges."""
+    return _restrict(qrels, {q.id for q in suite.queries})
 
 
 def _mean_ms(samples: list[float] | None) -> float | None:

@@ -113,6 +113,25 @@ class ConfigResult(_Model):
             ) from None
 
 
+class EvaluationInfo(_Model):
+    """How the runs were evaluated: ``rankscope eval QRELS_FILE RUN_FILE -c -M DEPTH -l LEVEL
+    -m MEASURE ...`` reproduces every value."""
+
+    qrels_file: str
+    depth: int
+    rel_level: int
+    average_over_qrels: bool
+
+    def eval_args(self, run_file: str, measures: list[str]) -> list[str]:
+        """``rankscope eval`` arguments that recompute ``measures`` for one run file."""
+        args = [self.qrels_file, run_file, "-M", str(self.depth), "-l", str(self.rel_level)]
+        if self.average_over_qrels:
+            args.append("-c")
+        for measure in measures:
+            args += ["-m", measure]
+        return args
+
+
 class Failure(_Model):
     name: str
     stage: Stage | None
@@ -134,6 +153,7 @@ class BenchmarkResult(_Model):
     judged: list[bool]
     query_categories: list[str | None]
     averaging: str
+    evaluation: EvaluationInfo
     configurations: list[ConfigResult]
     failures: list[Failure]
     recommendations: Recommendations

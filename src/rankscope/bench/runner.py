@@ -18,20 +18,21 @@ Measures are computed at the end from all rankings, by :mod:`rankscope.bench.eva
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from rankscope.bench.assemble import assemble_results
+from rankscope.bench.assemble import assemble_results, result_qrels
 from rankscope.bench.build import build_engine
-from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, safe_name
+from rankscope.bench.checkpoint import Checkpoints, atomic_write_text
+from rankscope.bench.outputs import file_format, write_qrels_file, write_run_files
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.results import BenchmarkResult
+from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Engine, Hit, Query
 from rankscope.engines.chunking import chunk_documents, collapse_to_documents
 from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
@@ -89,6 +90,9 @@ def run_benchmark(
             hint="give queries `judgments`, a `needle_doc_id` or `expected_files`/"
             "`expected_symbols`, or the suite a `qrels` file",
         )
+    judgments = result_qrels(suite, qrels)
+    fmt = file_format(_ids(docs, suite, judgments))
+    qrels_file = write_qrels_file(out, judgments, "qrels", fmt)
     context = _checkpoint_context(suite)
     checkpoints = Checkpoints(out)
     if not resume:
@@ -101,18 +105,18 @@ def run_benchmark(
         if record is not None:
             record.resumed = True
             if record.run_file is None or not (out / record.run_file).is_file():
-                _write_outputs(out, record)  # the run file was removed since: write it again
+                write_run_files(out, record, fmt)  # removed since: write it again
             report.finish(config, "ok", resumed=True)
         else:
             record = run_config(config, docs, suite.queries, suite.settings, report, engine_factory)
             record.key = key
             if record.ok:
-                _write_outputs(out, record)
+                write_run_files(out, record, fmt)
             checkpoints.save(record)
             report.finish(config, record.status, resumed=False)
         records.append(record)
 
-    result = assemble_results(suite, records, qrels)
+    result = assemble_results(suite, records, judgments, qrels_file)
     atomic_write_text(out / "results.json", result.to_json())
     return result
 
@@ -293,26 +297,13 @@ def _rankings(
     return docs, chunks
 
 
-def _write_outputs(out: Path, record: ConfigRecord) -> None:
-    """The TREC run file and, for chunked configurations, the chunk-level results."""
-    base = safe_name(record.name)
-    lines = []
-    for qid in sorted(record.rankings):
-        for rank, (doc, score) in enumerate(record.rankings[qid], start=1):
-            lines.append(f"{qid} Q0 {doc} {rank} {score:.6f} {base}\n")
-    run_path = out / "runs" / f"{base}.trec"
-    atomic_write_text(run_path, "".join(lines))
-    record.run_file = run_path.relative_to(out).as_posix()
-    chunks = record.chunk_rankings
-    if chunks:
-        rows = []
-        for qid in sorted(chunks):
-            for rank, hit in enumerate(chunks[qid], start=1):
-                row = {"query_id": qid, "rank": rank, **hit.model_dump()}
-                rows.append(json.dumps(row, ensure_ascii=False) + "\n")
-        chunk_path = out / "chunks" / f"{base}.jsonl"
-        atomic_write_text(chunk_path, "".join(rows))
-        record.chunks_file = chunk_path.relative_to(out).as_posix()
+def _ids(docs: Sequence[Document], suite: Suite, qrels: Qrels) -> Iterator[str]:
+    """Every id a run or judgment file will hold."""
+    yield from (d.id for d in docs)
+    yield from (q.id for q in suite.queries)
+    for qid, doc, _ in qrels:
+        yield qid
+        yield doc
 
 
 def _checkpoint_context(suite: Suite) -> tuple[object, ...]:
