@@ -73,12 +73,15 @@ def test_eval_on_every_run_file_reproduces_results_json(
     # q1 judges js relevant: it is ranked first by a 3e-7 lead, so P@1 = 1
     assert close.per_query.values["P@1"][0] == 1.0
     evaluation = result.evaluation
-    assert evaluation.qrels_file == "qrels.txt"
+    assert result.query_sets["all"].qrels_file == "qrels.txt"
     for config in result.configurations:
         assert config.run_file is not None and config.per_query is not None
-        data = eval_json(evaluation.eval_args(config.run_file, result.measures), out, capsys)
-        (run,) = data["runs"]  # type: ignore[misc]
-        assert run["mean"] == config.view("all").summary, config.name
+        for view, query_set in result.query_sets.items():
+            args = evaluation.eval_args(query_set.qrels_file, config.run_file, result.measures)
+            data = eval_json(args, out, capsys)
+            (run,) = data["runs"]  # type: ignore[misc]
+            assert run["mean"] == config.view(view).summary, (config.name, view)
+            assert sorted(run["per_query"]) == sorted(query_set.query_ids)
         for i, qid in enumerate(result.query_ids):
             expected = {m: values[i] for m, values in config.per_query.values.items()}
             if result.judged[i]:

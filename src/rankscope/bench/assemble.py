@@ -1,9 +1,18 @@
-"""Build the :class:`~rankscope.bench.results.BenchmarkResult` from configuration records."""
+"""Build the :class:`~rankscope.bench.results.BenchmarkResult` from configuration records.
+
+Every comparison is made on one query set, evaluated with :func:`rankscope.evaluate`:
+
+- ``answered`` (the default view): the judged queries that every successful configuration
+  answered (ran, natively or as plain text). Quality means, category means, latency
+  percentiles and recommendations are all over this set.
+- ``all``: every judged query of the suite; a query a configuration skipped scores 0 (what an
+  empty ranking scores), and latency is over every query the configuration ran.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from rankscope.bench.evaluation import benchmark_measures, evaluate_runs, ranking_run
@@ -12,63 +21,86 @@ from rankscope.bench.recommend import (
     BALANCE_FORMULA,
     QUALITY_MEASURE,
     Candidate,
+    Recommendations,
     recommend,
 )
 from rankscope.bench.records import ConfigRecord
 from rankscope.bench.results import (
     NO_CATEGORY,
+    VIEW_NAMES,
     BenchmarkResult,
     CategoryScores,
     ConfigResult,
     EvaluationInfo,
     Failure,
     QueryArrays,
+    QuerySet,
     QueryStatus,
     SuiteInfo,
+    ViewName,
     ViewScores,
 )
 from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
 from rankscope.metrics.results import Results
 from rankscope.suite.model import Suite
 
-AVERAGING = "mean over all judged queries (trec_eval -c); unretrieved queries score 0"
+AVERAGING = (
+    "mean over the view's judged queries (trec_eval -c): a query a configuration skipped or "
+    "found nothing for scores 0"
+)
+_DESCRIPTIONS: dict[ViewName, str] = {
+    "answered": "judged queries every successful configuration answered",
+    "all": "every judged query; a query a configuration skipped scores 0",
+}
+QRELS_STEMS: dict[ViewName, str] = {"answered": "qrels-answered", "all": "qrels"}
+
+
+def result_qrels(suite: Suite, qrels: Qrels) -> Qrels:
+    """The judgments results are computed from: only the suite's queries count, whatever else
+    a qrels file judges."""
+    return restrict(qrels, {q.id for q in suite.queries})
+
+
+def comparison_sets(
+    suite: Suite, qrels: Qrels, records: Sequence[ConfigRecord]
+) -> dict[ViewName, list[str]]:
+    """The judged queries of each view, in suite order."""
+    judged = set(qrels.query_ids)
+    everything = [q.id for q in suite.queries if q.id in judged]
+    skipped = {q for r in records if r.ok for q in r.skipped_queries}
+    return {"answered": [q for q in everything if q not in skipped], "all": everything}
+
+
+def restrict(qrels: Qrels, query_ids: set[str]) -> Qrels:
+    return Qrels.from_dict(
+        {q: j for q, j in qrels.to_dict().items() if q in query_ids}, source=qrels.source
+    )
 
 
 def assemble_results(
-    suite: Suite, records: Sequence[ConfigRecord], qrels: Qrels, qrels_file: str
+    suite: Suite,
+    records: Sequence[ConfigRecord],
+    qrels: Qrels,
+    qrels_files: Mapping[ViewName, str],
 ) -> BenchmarkResult:
     """Evaluate the records' rankings against ``qrels`` (the suite's judgments, as
-    :func:`result_qrels` gives them, written to ``qrels_file``)."""
+    :func:`result_qrels` gives them); ``qrels_files`` name where each view's judgments were
+    written (see :func:`comparison_sets`)."""
     settings = suite.settings
     measures = benchmark_measures(settings.k, settings.max_k)
+    qrels = result_qrels(suite, qrels)  # already so when called by the runner
+    sets = comparison_sets(suite, qrels, records)
     query_ids = [q.id for q in suite.queries]
-    suite_qrels = result_qrels(suite, qrels)  # already so when called by the runner
-    judged_set = set(suite_qrels.query_ids)
-    judged = [q in judged_set for q in query_ids]
     categories = {q.id: q.category or NO_CATEGORY for q in suite.queries}
     has_categories = any(q.category for q in suite.queries)
-
     ok = [r for r in records if r.ok]
     runs = {r.name: ranking_run(r.rankings, r.name) for r in ok}
-    depth, level = settings.max_k, settings.relevance_threshold
-    evaluation = evaluate_runs(suite_qrels, runs, measures, depth=depth, rel_level=level)
-    by_category: dict[str, Results] = {}
-    if has_categories and runs:
-        for category in sorted(set(categories.values())):
-            members = {q for q in judged_set if categories[q] == category}
-            if members:
-                by_category[category] = evaluate_runs(
-                    _restrict(qrels, members), runs, measures, depth=depth, rel_level=level
-                )
 
-    configurations = [
-        _config_result(r, evaluation, by_category, measures, query_ids, judged) for r in records
-    ]
-    candidates = [
-        Candidate(c.name, c.view("all").summary.get(QUALITY_MEASURE), c.view("all").latency.p50_ms)
-        for c in configurations
-        if c.ok
-    ]
+    evaluator = _Evaluator(qrels, runs, measures, settings.max_k, settings.relevance_threshold)
+    views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
+    judged = [q in set(qrels.query_ids) for q in query_ids]
+    configurations = [_config_result(r, views, sets, measures, query_ids, judged) for r in records]
     from rankscope import __version__
 
     return BenchmarkResult(
@@ -80,7 +112,7 @@ def assemble_results(
             file=None if suite.path is None else str(suite.path),
             num_documents=len(suite.documents()),
             num_queries=len(suite.queries),
-            num_judged_queries=len(judged_set),
+            num_judged_queries=len(qrels.query_ids),
             categories=sorted(set(categories.values())) if has_categories else [],
         ),
         settings=settings,
@@ -89,31 +121,85 @@ def assemble_results(
         query_ids=query_ids,
         judged=judged,
         query_categories=[q.category for q in suite.queries],
+        query_sets={
+            view: QuerySet(
+                description=_DESCRIPTIONS[view],
+                query_ids=sets[view],
+                qrels_file=qrels_files[view],
+            )
+            for view in VIEW_NAMES
+        },
         averaging=AVERAGING,
         evaluation=EvaluationInfo(
-            qrels_file=qrels_file,
-            depth=depth,
-            rel_level=level,
+            depth=settings.max_k,
+            rel_level=settings.relevance_threshold,
             average_over_qrels=True,
         ),
         configurations=configurations,
         failures=[
             Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
         ],
-        recommendations=recommend(candidates),
+        recommendations={view: _recommendations(configurations, view) for view in VIEW_NAMES},
         balance_formula=BALANCE_FORMULA,
     )
 
 
+class _ViewEvaluation:
+    """The evaluations of one view: over its query set and over each category in it."""
+
+    def __init__(self, overall: Results | None, by_category: dict[str, Results]) -> None:
+        self.overall = overall
+        self.by_category = by_category
+
+
+class _Evaluator:
+    def __init__(
+        self,
+        qrels: Qrels,
+        runs: dict[str, Run],
+        measures: list[str],
+        depth: int,
+        rel_level: int,
+    ) -> None:
+        self.qrels = qrels
+        self.runs = runs
+        self.measures = measures
+        self.depth = depth
+        self.rel_level = rel_level
+
+    def evaluate(self, query_ids: set[str]) -> Results | None:
+        if not self.runs or not query_ids:
+            return None
+        return evaluate_runs(
+            restrict(self.qrels, query_ids),
+            self.runs,
+            self.measures,
+            depth=self.depth,
+            rel_level=self.rel_level,
+        )
+
+    def view(
+        self, query_ids: list[str], categories: dict[str, str], has_categories: bool
+    ) -> _ViewEvaluation:
+        chosen = set(query_ids)
+        by_category: dict[str, Results] = {}
+        if has_categories:
+            for category in sorted(set(categories.values())):
+                found = self.evaluate({q for q in chosen if categories[q] == category})
+                if found is not None:
+                    by_category[category] = found
+        return _ViewEvaluation(self.evaluate(chosen), by_category)
+
+
 def _config_result(
     record: ConfigRecord,
-    evaluation: Results,
-    by_category: dict[str, Results],
+    views: dict[ViewName, _ViewEvaluation],
+    sets: dict[ViewName, list[str]],
     measures: list[str],
     query_ids: list[str],
     judged: list[bool],
 ) -> ConfigResult:
-    entry = ConfigResult(
+    base = ConfigResult(
         name=record.name,
         status=record.status,
         config=record.config,
@@ -125,53 +211,84 @@ def _config_result(
         finished_at=record.finished_at,
     )
     if not record.ok:
-        return entry
+        return base
     samples = record.latency_samples_s
-    scores = ViewScores(
-        num_queries=len(evaluation.query_ids(record.name)),
-        summary=_means(evaluation, record.name),
-        latency=latency_stats(s for values in samples.values() for s in values),
+    timed: dict[ViewName, list[str]] = {
+        "answered": sets["answered"],
+        "all": [q for q in query_ids if q in samples],
+    }
+    scores = {
+        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]])
+        for view, evaluation in views.items()
+    }
+    overall = views["all"].overall
+    assert overall is not None  # there is a judged query (the runner refuses a suite without)
+    per_query = overall.per_query(record.name)
+    status: list[QueryStatus] = [
+        "skipped"
+        if q in record.skipped_queries
+        else "as_text"
+        if q in record.as_text_queries
+        else "answered"
+        for q in query_ids
+    ]
+    return ConfigResult(
+        **base.model_dump(exclude_unset=True),
+        index_time_s=record.index_time_s,
+        index_cache=record.index_cache,
+        num_documents=record.num_documents,
+        num_units=record.num_units,
+        fetch_k=record.fetch_k,
+        warmup=record.warmup,
+        repeats=record.repeats,
+        concurrency=record.concurrency,
+        qps=record.qps,
+        skipped_queries=dict(record.skipped_queries),
+        as_text_queries=dict(record.as_text_queries),
+        views=scores,
+        per_query=QueryArrays(
+            status=status,
+            num_results=[len(record.rankings.get(q, ())) for q in query_ids],
+            latency_ms=[_mean_ms(samples.get(q)) for q in query_ids],
+            values={
+                m: [
+                    _finite(per_query[q][m]) if is_judged else None
+                    for q, is_judged in zip(query_ids, judged, strict=True)
+                ]
+                for m in measures
+            },
+        ),
+        run_file=record.run_file,
+        chunks_file=record.chunks_file,
+    )
+
+
+def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[float]]) -> ViewScores:
+    overall = evaluation.overall
+    return ViewScores(
+        num_queries=0 if overall is None else len(overall.query_ids(name)),
+        summary={} if overall is None else _means(overall, name),
+        latency=latency_stats(s for values in samples for s in values),
         per_category={
             category: CategoryScores(
-                num_queries=len(results.query_ids(record.name)),
-                means=_means(results, record.name),
+                num_queries=len(results.query_ids(name)), means=_means(results, name)
             )
-            for category, results in by_category.items()
+            for category, results in evaluation.by_category.items()
         },
     )
-    per_query = evaluation.per_query(record.name)
-    status: list[QueryStatus] = [
-        "skipped" if q in record.skipped_queries else "answered" for q in query_ids
+
+
+def _recommendations(configurations: Sequence[ConfigResult], view: ViewName) -> Recommendations:
+    candidates = [
+        Candidate(
+            c.name,
+            c.view(view).summary.get(QUALITY_MEASURE),
+            c.view(view).latency.p50_ms,
+        )
+        for c in configurations
+        if c.ok
     ]
-    return entry.model_copy(
-        update={
-            "index_time_s": record.index_time_s,
-            "index_cache": record.index_cache,
-            "num_documents": record.num_documents,
-            "num_units": record.num_units,
-            "fetch_k": record.fetch_k,
-            "warmup": record.warmup,
-            "repeats": record.repeats,
-            "concurrency": record.concurrency,
-            "qps": record.qps,
-            "skipped_queries": dict(record.skipped_queries),
-            "views": {"all": scores},
-            "per_query": QueryArrays(
-                status=status,
-                num_results=[len(record.rankings.get(q, ())) for q in query_ids],
-                latency_ms=[_mean_ms(samples.get(q)) for q in query_ids],
-                values={
-                    m: [
-                        _finite(per_query[q][m]) if is_judged else None
-                        for q, is_judged in zip(query_ids, judged, strict=True)
-                    ]
-                    for m in measures
-                },
-            ),
-            "run_file": record.run_file,
-            "chunks_file": record.chunks_file,
-        }
-    )
+    return recommend(candidates)
 
 
 def _means(results: Results, name: str) -> dict[str, float | None]:
@@ -183,17 +300,5 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def result_qrels(suite: Suite, qrels: Qrels) -> Qrels:
-    """The judgments results are computed from: only the suite's queries count, whatever else
-    a qrels file judges."""
-    return _restrict(qrels, {q.id for q in suite.queries})
-
-
 def _mean_ms(samples: list[float] | None) -> float | None:
     return 1000.0 * sum(samples) / len(samples) if samples else None
-
-
-def _restrict(qrels: Qrels, query_ids: set[str]) -> Qrels:
-    return Qrels.from_dict(
-        {q: j for q, j in qrels.to_dict().items() if q in query_ids}, source=qrels.source
-    )

@@ -23,10 +23,12 @@ from rankscope.suite.schema import Settings
 SCHEMA_VERSION = 2
 NO_CATEGORY = "(none)"
 
-#: which queries a comparison is made on (see docs/results-schema.md)
-ViewName = Literal["all"]
-#: what a configuration did with a query
-QueryStatus = Literal["answered", "skipped"]
+#: which queries a comparison is made on (see :mod:`rankscope.bench.assemble`)
+ViewName = Literal["answered", "all"]
+VIEW_NAMES: tuple[ViewName, ...] = ("answered", "all")
+DEFAULT_VIEW: ViewName = "answered"
+#: what a configuration did with a query: ran it, ran its text as a plain query, skipped it
+QueryStatus = Literal["answered", "as_text", "skipped"]
 
 
 class _Model(BaseModel):
@@ -48,6 +50,15 @@ class CategoryScores(_Model):
 
     num_queries: int
     means: dict[str, float | None]
+
+
+class QuerySet(_Model):
+    """The judged queries a view compares configurations on (suite order), and the file holding
+    their judgments."""
+
+    description: str
+    query_ids: list[str]
+    qrels_file: str
 
 
 class ViewScores(_Model):
@@ -95,6 +106,7 @@ class ConfigResult(_Model):
     concurrency: int | None = None
     qps: float | None = None
     skipped_queries: dict[str, str] = Field(default_factory=dict)
+    as_text_queries: dict[str, str] = Field(default_factory=dict)
     views: dict[ViewName, ViewScores] = Field(default_factory=dict)
     per_query: QueryArrays | None = None
     run_file: str | None = None
@@ -115,16 +127,15 @@ class ConfigResult(_Model):
 
 class EvaluationInfo(_Model):
     """How the runs were evaluated: ``rankscope eval QRELS_FILE RUN_FILE -c -M DEPTH -l LEVEL
-    -m MEASURE ...`` reproduces every value."""
+    -m MEASURE ...`` (with a view's ``qrels_file``) reproduces every value of that view."""
 
-    qrels_file: str
     depth: int
     rel_level: int
     average_over_qrels: bool
 
-    def eval_args(self, run_file: str, measures: list[str]) -> list[str]:
+    def eval_args(self, qrels_file: str, run_file: str, measures: list[str]) -> list[str]:
         """``rankscope eval`` arguments that recompute ``measures`` for one run file."""
-        args = [self.qrels_file, run_file, "-M", str(self.depth), "-l", str(self.rel_level)]
+        args = [qrels_file, run_file, "-M", str(self.depth), "-l", str(self.rel_level)]
         if self.average_over_qrels:
             args.append("-c")
         for measure in measures:
@@ -152,11 +163,13 @@ class BenchmarkResult(_Model):
     query_ids: list[str]
     judged: list[bool]
     query_categories: list[str | None]
+    query_sets: dict[ViewName, QuerySet]
+    default_view: ViewName = DEFAULT_VIEW
     averaging: str
     evaluation: EvaluationInfo
     configurations: list[ConfigResult]
     failures: list[Failure]
-    recommendations: Recommendations
+    recommendations: dict[ViewName, Recommendations]
     balance_formula: str
 
     def config(self, name: str) -> ConfigResult:
@@ -169,18 +182,23 @@ class BenchmarkResult(_Model):
     def successful(self) -> list[ConfigResult]:
         return [c for c in self.configurations if c.ok]
 
+    def recommended(self, view: ViewName | None = None) -> Recommendations:
+        return self.recommendations[view or self.default_view]
+
     def per_query_values(
-        self, measure: str | None = None
+        self, measure: str | None = None, view: ViewName | None = None
     ) -> tuple[list[str], dict[str, NDArray[np.float64]]]:
-        """Judged query ids and, per successful configuration, the values of ``measure``
-        (default: the headline) on them, aligned: the input of paired comparisons."""
+        """The query ids of a view (default: the queries every configuration answered) and,
+        per successful configuration, the values of ``measure`` (default: the headline) on
+        them, aligned: the input of paired comparisons."""
         wanted = measure or self.headline
         if wanted not in self.measures:
             raise RankscopeError(
                 f"{wanted!r} was not measured; measured: {', '.join(self.measures)}"
             )
-        rows = [i for i, judged in enumerate(self.judged) if judged]
-        ids = [self.query_ids[i] for i in rows]
+        ids = list(self.query_sets[view or self.default_view].query_ids)
+        position = {q: i for i, q in enumerate(self.query_ids)}
+        rows = [position[q] for q in ids]
         out: dict[str, NDArray[np.float64]] = {}
         for config in self.successful:
             assert config.per_query is not None

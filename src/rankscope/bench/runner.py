@@ -26,7 +26,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from rankscope.bench.assemble import assemble_results, result_qrels
+from rankscope.bench.assemble import (
+    QRELS_STEMS,
+    assemble_results,
+    comparison_sets,
+    restrict,
+    result_qrels,
+)
 from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text
 from rankscope.bench.outputs import file_format, write_qrels_file, write_run_files
@@ -92,7 +98,6 @@ def run_benchmark(
         )
     judgments = result_qrels(suite, qrels)
     fmt = file_format(_ids(docs, suite, judgments))
-    qrels_file = write_qrels_file(out, judgments, "qrels", fmt)
     context = _checkpoint_context(suite)
     checkpoints = Checkpoints(out)
     if not resume:
@@ -116,7 +121,11 @@ def run_benchmark(
             report.finish(config, record.status, resumed=False)
         records.append(record)
 
-    result = assemble_results(suite, records, judgments, qrels_file)
+    qrels_files = {
+        view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
+        for view, ids in comparison_sets(suite, judgments, records).items()
+    }
+    result = assemble_results(suite, records, judgments, qrels_files)
     atomic_write_text(out / "results.json", result.to_json())
     return result
 
@@ -159,8 +168,9 @@ def run_config(
         stage = "build"
         with engine_factory(config) as engine:
             # refuse (or skip) unsupported kinds before spending time on indexing
-            queries, skipped = _supported(engine, queries, settings.unsupported_queries)
+            queries, skipped, as_text = _supported(engine, queries, settings.unsupported_queries)
             record.skipped_queries = skipped
+            record.as_text_queries = as_text
             report.advance(len(skipped) * passes)
             stage = "index"
             started = time.perf_counter()
@@ -202,20 +212,34 @@ def run_config(
 
 def _supported(
     engine: Engine, queries: Sequence[Query], policy: str
-) -> tuple[list[Query], dict[str, str]]:
-    """The queries the engine will run, and ``{query_id: reason}`` for skipped ones."""
+) -> tuple[list[Query], dict[str, str], dict[str, str]]:
+    """The queries the engine will run, ``{query_id: reason}`` for skipped ones, and
+    ``{query_id: note}`` for those sent as plain text (``unsupported_queries``)."""
     runnable: list[Query] = []
     skipped: dict[str, str] = {}
+    as_text: dict[str, str] = {}
     for query in queries:
         try:
             engine.check_kind(query)
         except UnsupportedQueryError:
-            if policy != "skip":
+            if policy == "skip":
+                skipped[query.id] = f"{query.kind} queries are not supported by {engine.name}"
+                continue
+            if policy != "as_text":
                 raise
-            skipped[query.id] = f"{query.kind} queries are not supported by {engine.name}"
-            continue
+            plain = plain_text_query(query)
+            engine.check_kind(plain)  # an engine without plain queries fails as before
+            as_text[query.id] = f"{query.kind} query sent as plain text to {engine.name}"
+            query = plain
         runnable.append(query)
-    return runnable, skipped
+    return runnable, skipped, as_text
+
+
+def plain_text_query(query: Query) -> Query:
+    """The query as a ``query_string`` query over its text (a boolean query's text, or its
+    must/should terms when it has none)."""
+    text = query.text.strip() or " ".join((*query.must, *query.should))
+    return Query(id=query.id, text=text, kind="query_string", category=query.category)
 
 
 def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> None:

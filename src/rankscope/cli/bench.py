@@ -44,6 +44,12 @@ def bench(
     by_category: bool = typer.Option(
         False, "--by-category", help="Also show measures per query category."
     ),
+    all_queries: bool = typer.Option(
+        False,
+        "--all-queries",
+        help="Compare over every judged query, a skipped one scoring 0, instead of over the "
+        "queries every configuration answered (results.json holds both).",
+    ),
     fresh: bool = typer.Option(
         False,
         "--fresh/--resume",
@@ -61,7 +67,7 @@ def bench(
     if config or preset:
         suite = suite.select(config, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)
-    _run_and_print(suite, target, fresh, quiet, output_format, by_category)
+    _run_and_print(suite, target, fresh, quiet, output_format, by_category, all_queries)
 
 
 def demo(
@@ -72,6 +78,12 @@ def demo(
     ),
     by_category: bool = typer.Option(
         False, "--by-category", help="Also show measures per query category."
+    ),
+    all_queries: bool = typer.Option(
+        False,
+        "--all-queries",
+        help="Compare over every judged query, a skipped one scoring 0, instead of over the "
+        "queries every configuration answered.",
     ),
 ) -> None:
     """Run the shipped demo: Python standard-library docs search, fully offline."""
@@ -84,7 +96,8 @@ def demo(
         suite = load_suite(path)
     err = Console(stderr=True, soft_wrap=True)
     # Dense engines cannot run the suite's phrase/boolean/multi-field queries: they skip them
-    # (scored 0, and the table says so) rather than fail the whole configuration.
+    # (the comparison is then over the queries every configuration answered, and the table
+    # says so) rather than fail the whole configuration.
     suite.settings = suite.settings.model_copy(update={"unsupported_queries": "skip"})
     if not embeddings_available():
         lexical = [c.name for c in suite.configs if not c.needs_embeddings]
@@ -98,7 +111,7 @@ def demo(
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
     started = time.perf_counter()
-    _run_and_print(suite, out, True, quiet, output_format, by_category)
+    _run_and_print(suite, out, True, quiet, output_format, by_category, all_queries)
     err.print(f"Demo finished in {time.perf_counter() - started:.1f} s.", markup=False)
 
 
@@ -109,9 +122,11 @@ def _run_and_print(
     quiet: bool,
     output_format: OutputFormat,
     by_category: bool,
+    all_queries: bool = False,
 ) -> None:
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
+    from rankscope.bench.results import ViewName
     from rankscope.report import render_table, to_json, to_markdown
     from rankscope.suite import Suite
 
@@ -131,14 +146,15 @@ def _run_and_print(
             markup=False,
         )
         raise
+    view: ViewName = "all" if all_queries else result.default_view
     if output_format is OutputFormat.json:
         typer.echo(to_json(result), nl=False)
     elif output_format is OutputFormat.markdown:
-        typer.echo(to_markdown(result, by_category=by_category), nl=False)
+        typer.echo(to_markdown(result, by_category=by_category, view=view), nl=False)
     else:
         # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns.
         console = Console(width=None if sys.stdout.isatty() else 250)
-        render_table(result, console, by_category=by_category)
+        render_table(result, console, by_category=by_category, view=view)
     if not quiet:
         err.print(
             f"Results, run files and the resolved suite are in {out}", style="dim", markup=False

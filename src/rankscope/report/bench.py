@@ -1,8 +1,10 @@
 """Render a benchmark comparison: a terminal table (rich), Markdown, or JSON.
 
 One row per configuration, measures as columns, the best value of each column highlighted
-(highest for quality, lowest for latency and index time), failed configurations listed with their
-error, then the three recommendations.
+(highest for quality, lowest for latency and index time), over one query set whose size the
+title states: by default the judged queries every configuration answered (``view="all"``: every
+judged query, a skipped one scoring 0). Below the table: queries skipped or sent as plain text,
+failed configurations with their error, then the recommendations.
 """
 
 from __future__ import annotations
@@ -35,6 +37,14 @@ class Column:
     digits: int
 
 
+@dataclass(frozen=True)
+class Note:
+    """A line under the table: what it says and how it is shown (a rich style)."""
+
+    text: str
+    style: str = ""
+
+
 def measure_label(measure: str) -> str:
     name, _, k = measure.partition("@")
     label = _LABELS.get(name, name)
@@ -52,55 +62,86 @@ def table_measures(result: BenchmarkResult) -> list[str]:
     return [m for m in dict.fromkeys(wanted) if m in result.measures]
 
 
-def columns(result: BenchmarkResult, view: ViewName = "all") -> list[Column]:
+def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Column]:
     """The table's columns: measures, latency percentiles, index time."""
-    cols = [Column(measure_label(m), _summary(view, m), "max", 4) for m in table_measures(result)]
+    chosen = view or result.default_view
+    cols = [Column(measure_label(m), _summary(chosen, m), "max", 4) for m in table_measures(result)]
     cols += [
-        Column("p50 ms", _latency(view, "p50_ms"), "min", 3),
-        Column("p95 ms", _latency(view, "p95_ms"), "min", 3),
+        Column("p50 ms", _latency(chosen, "p50_ms"), "min", 3),
+        Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3),
         Column("index s", lambda c: c.index_time_s, "min", 2),
     ]
     return cols
 
 
 def category_columns(
-    result: BenchmarkResult, category: str, view: ViewName = "all"
+    result: BenchmarkResult, category: str, view: ViewName | None = None
 ) -> list[Column]:
+    chosen = view or result.default_view
     return [
-        Column(measure_label(m), _category(view, category, m), "max", 4)
+        Column(measure_label(m), _category(chosen, category, m), "max", 4)
         for m in table_measures(result)
     ]
 
 
-def render_table(result: BenchmarkResult, console: Console, *, by_category: bool = False) -> None:
-    """Print the comparison table, failures and recommendations to ``console``."""
+def title(result: BenchmarkResult, view: ViewName | None = None) -> str:
+    """What the table compares: the suite, the query set and its size, the corpus size."""
+    chosen = view or result.default_view
     suite = result.suite
-    ok = result.successful
-    title = (
-        f"{suite.name}: {suite.num_judged_queries} judged queries, {suite.num_documents} documents"
+    n = len(result.query_sets[chosen].query_ids)
+    total = suite.num_judged_queries
+    docs = f"{suite.num_documents} documents"
+    if chosen == "all":
+        skipping = any(c.skipped_queries for c in result.successful)
+        scored = "; a skipped query scores 0" if skipping else ""
+        return f"{suite.name}: all {total} judged {_queries(total)}{scored}, {docs}"
+    if n == total:
+        return f"{suite.name}: {total} judged {_queries(total)}, {docs}"
+    return (
+        f"{suite.name}: the {n} judged {_queries(n)} every configuration answered "
+        f"({total - n} of {total} skipped by some configuration are left out), {docs}"
     )
-    if ok:
-        console.print(_rich_table(title, ok, columns(result)))
-    if by_category and ok:
-        for category in suite.categories:
-            scores = ok[0].view("all").per_category.get(category)
-            n = 0 if scores is None else scores.num_queries
-            console.print(
-                _rich_table(
-                    f"category {category} ({n} queries)", ok, category_columns(result, category)
-                )
-            )
+
+
+def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
+    """Everything printed under the table, in order."""
+    chosen = view or result.default_view
+    ok = result.successful
+    out: list[Note] = []
     for c in ok:
         if c.skipped_queries:
-            console.print(Text(_skipped_note(c), style="yellow"))
+            out.append(Note(_skipped_note(c, chosen), "yellow"))
+        if c.as_text_queries:
+            out.append(Note(_as_text_note(c), "yellow"))
     resumed = [c.name for c in ok if c.resumed]
     if resumed:
-        console.print(
-            Text(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", style="dim")
-        )
+        out.append(Note(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", "dim"))
     for failure in result.failures:
-        console.print(Text(f"FAILED {failure.name}: {failure.error}", style="bold red"))
-    for key, rec in result.recommendations.items():
+        out.append(Note(f"FAILED {failure.name}: {failure.error}", "bold red"))
+    return out
+
+
+def render_table(
+    result: BenchmarkResult,
+    console: Console,
+    *,
+    by_category: bool = False,
+    view: ViewName | None = None,
+) -> None:
+    """Print the comparison table, notes and recommendations to ``console``."""
+    chosen = view or result.default_view
+    ok = result.successful
+    if ok:
+        console.print(_rich_table(title(result, chosen), ok, columns(result, chosen)))
+    if by_category and ok:
+        for category in result.suite.categories:
+            scores = ok[0].view(chosen).per_category.get(category)
+            n = 0 if scores is None else scores.num_queries
+            cols = category_columns(result, category, chosen)
+            console.print(_rich_table(f"category {category} ({n} {_queries(n)})", ok, cols))
+    for note in notes(result, chosen):
+        console.print(Text(note.text, style=note.style))
+    for key, rec in result.recommended(chosen).items():
         console.print(
             Text.assemble(
                 (f"{_RECOMMENDATION_TITLES.get(key, key)}: ", "bold"),
@@ -127,32 +168,32 @@ def _rich_table(title: str, rows: Sequence[ConfigResult], cols: Sequence[Column]
     return table
 
 
-def to_markdown(result: BenchmarkResult, *, by_category: bool = False) -> str:
+def to_markdown(
+    result: BenchmarkResult, *, by_category: bool = False, view: ViewName | None = None
+) -> str:
     """The comparison as Markdown; the best value of each column in bold."""
+    chosen = view or result.default_view
     ok = result.successful
     suite = result.suite
     parts = [f"## {suite.name}\n"]
     if suite.description:
         parts.append(f"{suite.description}\n")
-    parts.append(f"{suite.num_judged_queries} judged queries, {suite.num_documents} documents.\n")
+    parts.append(f"{title(result, chosen)}.\n")
     if ok:
-        parts.append(_md_table(ok, columns(result)))
+        parts.append(_md_table(ok, columns(result, chosen)))
     if by_category and ok:
         for category in suite.categories:
             parts.append(f"\n### Category `{category}`\n")
-            parts.append(_md_table(ok, category_columns(result, category)))
-    notes = [_skipped_note(c) for c in ok if c.skipped_queries]
-    if notes:
-        parts.append("\n" + "".join(f"- {n}\n" for n in notes))
-    if result.failures:
-        parts.append("\n### Failed configurations\n")
-        parts.extend(f"- `{f.name}`: {f.error}\n" for f in result.failures)
-    picks = result.recommendations.items()
+            parts.append(_md_table(ok, category_columns(result, category, chosen)))
+    lines = notes(result, chosen)
+    if lines:
+        parts.append("\n" + "".join(f"- {n.text}\n" for n in lines))
+    picks = result.recommended(chosen).items()
     if picks:
         parts.append("\n### Recommendations\n")
         for key, rec in picks:
-            title = _RECOMMENDATION_TITLES.get(key, key)
-            parts.append(f"- **{title}**: `{rec.config}` ({rec.reason})\n")
+            heading = _RECOMMENDATION_TITLES.get(key, key)
+            parts.append(f"- **{heading}**: `{rec.config}` ({rec.reason})\n")
     return "".join(parts)
 
 
@@ -175,10 +216,27 @@ def to_json(result: BenchmarkResult) -> str:
     return result.to_json()
 
 
-def _skipped_note(config: ConfigResult) -> str:
+def _skipped_note(config: ConfigResult, view: ViewName) -> str:
     skipped = config.skipped_queries
-    reasons = sorted(set(skipped.values()))
-    return f"{config.name}: {len(skipped)} queries skipped and scored 0 ({'; '.join(reasons)})"
+    reasons = "; ".join(sorted(set(skipped.values())))
+    n = len(skipped)
+    if view == "all":
+        return f"{config.name}: {n} {_queries(n)} skipped and scored 0 ({reasons})"
+    return f"{config.name}: {n} {_queries(n)} skipped, left out of the comparison ({reasons})"
+
+
+def _as_text_note(config: ConfigResult) -> str:
+    sent = config.as_text_queries
+    kinds = sorted({note.split(" ", 1)[0] for note in sent.values()})
+    n = len(sent)
+    return (
+        f"{config.name}: {n} {', '.join(kinds)} {_queries(n)} sent as plain text "
+        f"(unsupported_queries: as_text)"
+    )
+
+
+def _queries(n: int) -> str:
+    return "query" if n == 1 else "queries"
 
 
 def _best(col: Column, rows: Sequence[ConfigResult]) -> float | None:
@@ -197,7 +255,11 @@ def _summary(view: ViewName, measure: str) -> Callable[[ConfigResult], float | N
 
 
 def _latency(view: ViewName, key: str) -> Callable[[ConfigResult], float | None]:
-    return lambda c: getattr(c.view(view).latency, key)
+    def value(c: ConfigResult) -> float | None:
+        found = getattr(c.view(view).latency, key)
+        return None if found is None else float(found)
+
+    return value
 
 
 def _category(

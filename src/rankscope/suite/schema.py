@@ -171,10 +171,11 @@ class Settings(_Strict):
     concurrency: Annotated[int, Field(ge=1)] = 1
     #: chunks fetched per wanted document when an engine indexes chunks (see runner)
     chunk_fetch_factor: Annotated[int, Field(ge=1)] = 5
-    #: a query kind an engine does not support: ``fail`` the configuration, or ``skip`` the
-    #: query for that configuration (it is listed as skipped and scores 0, like a query that
-    #: found nothing, so configurations stay comparable on the same judged queries)
-    unsupported_queries: Literal["fail", "skip"] = "fail"
+    #: a query kind an engine does not support: ``fail`` the configuration; ``skip`` the query
+    #: for that configuration (the default comparison then leaves it out for every
+    #: configuration; the all-queries view scores it 0); or ``as_text``: send the query's text
+    #: as a plain ``query_string`` query (dense engines embed it), reported as such
+    unsupported_queries: Literal["fail", "skip", "as_text"] = "fail"
 
     @field_validator("k", mode="before")
     @classmethod
