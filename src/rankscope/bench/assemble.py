@@ -15,11 +15,10 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from rankscope.bench.evaluation import benchmark_measures, evaluate_runs, ranking_run
+from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
 from rankscope.bench.latency import latency_stats
 from rankscope.bench.recommend import (
     BALANCE_FORMULA,
-    QUALITY_MEASURE,
     Candidate,
     Recommendations,
     recommend,
@@ -88,7 +87,7 @@ def assemble_results(
     :func:`result_qrels` gives them); ``qrels_files`` name where each view's judgments were
     written (see :func:`comparison_sets`)."""
     settings = suite.settings
-    measures = benchmark_measures(settings.k, settings.max_k)
+    measures, headline = suite_measures(settings)
     qrels = result_qrels(suite, qrels)  # already so when called by the runner
     sets = comparison_sets(suite, qrels, records)
     query_ids = [q.id for q in suite.queries]
@@ -117,7 +116,7 @@ def assemble_results(
         ),
         settings=settings,
         measures=measures,
-        headline=QUALITY_MEASURE,
+        headline=headline,
         query_ids=query_ids,
         judged=judged,
         query_categories=[q.category for q in suite.queries],
@@ -139,7 +138,9 @@ def assemble_results(
         failures=[
             Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
         ],
-        recommendations={view: _recommendations(configurations, view) for view in VIEW_NAMES},
+        recommendations={
+            view: _recommendations(configurations, view, headline) for view in VIEW_NAMES
+        },
         balance_formula=BALANCE_FORMULA,
     )
 
@@ -278,17 +279,15 @@ def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[floa
     )
 
 
-def _recommendations(configurations: Sequence[ConfigResult], view: ViewName) -> Recommendations:
+def _recommendations(
+    configurations: Sequence[ConfigResult], view: ViewName, headline: str
+) -> Recommendations:
     candidates = [
-        Candidate(
-            c.name,
-            c.view(view).summary.get(QUALITY_MEASURE),
-            c.view(view).latency.p50_ms,
-        )
+        Candidate(c.name, c.view(view).summary.get(headline), c.view(view).latency.p50_ms)
         for c in configurations
         if c.ok
     ]
-    return recommend(candidates)
+    return recommend(candidates, headline, measure_label(headline))
 
 
 def _means(results: Results, name: str) -> dict[str, float | None]:

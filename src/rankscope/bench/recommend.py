@@ -1,8 +1,10 @@
 """Three recommendations from a comparison: best quality, fastest, best balance.
 
-- best quality: the highest nDCG@10;
+Quality is the suite's headline measure (nDCG@10 unless the suite sets ``headline``).
+
+- best quality: the highest headline value;
 - fastest: the lowest median (p50) query latency;
-- best balance: the highest ``(2·q + s) / 3``, where ``q = nDCG@10 / best nDCG@10`` (quality
+- best balance: the highest ``(2·q + s) / 3``, where ``q = headline / best headline`` (quality
   relative to the best configuration) and ``s = best p50 / p50`` (speed relative to the fastest
   configuration). Both lie in [0, 1] with 1 for the leader; quality weighs twice as much as
   speed, so a configuration that is 10× slower must be far better to win, and one within a few
@@ -19,8 +21,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-QUALITY_MEASURE = "ndcg@10"
-BALANCE_FORMULA = "(2*q + s) / 3, q = nDCG@10 / best nDCG@10, s = best p50 / p50"
+BALANCE_FORMULA = "(2*q + s) / 3, q = headline / best headline, s = best p50 / p50"
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,11 @@ class Recommendations(BaseModel):
         return [(key, rec) for key, rec in picks if rec is not None]
 
 
-def recommend(candidates: Sequence[Candidate]) -> Recommendations:
-    """Pick among successful configurations (callers leave failed ones out)."""
+def recommend(
+    candidates: Sequence[Candidate], measure: str = "ndcg@10", label: str | None = None
+) -> Recommendations:
+    """Pick among successful configurations (callers leave failed ones out); ``quality`` is
+    the value of ``measure`` (shown as ``label``)."""
     usable = [
         c for c in candidates if _finite(c.quality) and _finite(c.p50_ms) and (c.p50_ms or 0.0) >= 0
     ]
@@ -88,9 +92,9 @@ def recommend(candidates: Sequence[Candidate]) -> Recommendations:
     return Recommendations(
         best_quality=Recommendation(
             config=top,
-            reason=f"highest nDCG@10 ({quality[top]:.4f})",
+            reason=f"highest {label or measure} ({quality[top]:.4f})",
             value=quality[top],
-            measure=QUALITY_MEASURE,
+            measure=measure,
         ),
         fastest=Recommendation(
             config=fastest,

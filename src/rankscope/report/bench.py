@@ -17,11 +17,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rankscope.bench.evaluation import GAIN_NOTE, has_gain_label, measure_label
 from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 
 Better = Literal["max", "min"]
 
-_LABELS = {"ndcg": "nDCG", "map": "MAP", "mrr": "MRR", "P": "P", "recall": "R", "hit": "Hit"}
 _RECOMMENDATION_TITLES = {
     "best_quality": "Best quality",
     "fastest": "Fastest",
@@ -45,21 +45,22 @@ class Note:
     style: str = ""
 
 
-def measure_label(measure: str) -> str:
-    name, _, k = measure.partition("@")
-    label = _LABELS.get(name, name)
-    return f"{label}@{k}" if k else label
+__all__ = ["measure_label", "render_table", "to_json", "to_markdown"]
 
 
 def table_measures(result: BenchmarkResult) -> list[str]:
-    """The measures shown as columns, for this result's cut-offs."""
+    """The measures shown as columns: the headline first, then the suite's ``measures`` when it
+    names them, else a selection for its cut-offs."""
     settings = result.settings
-    ks = sorted(set(settings.k))
-    ref = 10 if 10 in ks else ks[0]
-    wanted = ["ndcg@10", "map", "mrr", f"P@{ref}"]
-    wanted += [f"recall@{k}" for k in ks]
-    wanted += [f"recall@{settings.max_k}", f"hit@{ref}"]
-    return [m for m in dict.fromkeys(wanted) if m in result.measures]
+    if settings.measures:
+        wanted = list(result.measures)
+    else:
+        ks = sorted(set(settings.k))
+        ref = 10 if 10 in ks else ks[0]
+        wanted = ["ndcg@10", "map", "mrr", f"P@{ref}"]
+        wanted += [f"recall@{k}" for k in ks]
+        wanted += [f"recall@{settings.max_k}", f"hit@{ref}"]
+    return [m for m in dict.fromkeys([result.headline, *wanted]) if m in result.measures]
 
 
 def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Column]:
@@ -118,6 +119,8 @@ def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
         out.append(Note(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", "dim"))
     for failure in result.failures:
         out.append(Note(f"FAILED {failure.name}: {failure.error}", "bold red"))
+    if has_gain_label(table_measures(result)):
+        out.append(Note(GAIN_NOTE, "dim"))
     return out
 
 
