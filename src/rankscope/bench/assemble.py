@@ -15,10 +15,13 @@ import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
+import numpy as np
+
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
-from rankscope.bench.latency import latency_stats
+from rankscope.bench.latency import latency_stats, query_latency_ms
 from rankscope.bench.recommend import (
-    BALANCE_FORMULA,
+    BALANCE_FORMULAS,
+    BalanceFormula,
     Candidate,
     Recommendations,
     recommend,
@@ -139,9 +142,12 @@ def assemble_results(
             Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
         ],
         recommendations={
-            view: _recommendations(configurations, view, headline) for view in VIEW_NAMES
+            view: _recommendations(
+                configurations, view, headline, settings.balance, sets, query_ids
+            )
+            for view in VIEW_NAMES
         },
-        balance_formula=BALANCE_FORMULA,
+        balance_formula=BALANCE_FORMULAS[settings.balance],
     )
 
 
@@ -250,7 +256,7 @@ def _config_result(
         per_query=QueryArrays(
             status=status,
             num_results=[len(record.rankings.get(q, ())) for q in query_ids],
-            latency_ms=[_mean_ms(samples.get(q)) for q in query_ids],
+            latency_ms=[query_latency_ms(samples.get(q, [])) for q in query_ids],
             values={
                 m: [
                     _finite(per_query[q][m]) if is_judged else None
@@ -269,7 +275,7 @@ def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[floa
     return ViewScores(
         num_queries=0 if overall is None else len(overall.query_ids(name)),
         summary={} if overall is None else _means(overall, name),
-        latency=latency_stats(s for values in samples for s in values),
+        latency=latency_stats(samples),
         per_category={
             category: CategoryScores(
                 num_queries=len(results.query_ids(name)), means=_means(results, name)
@@ -280,14 +286,51 @@ def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[floa
 
 
 def _recommendations(
-    configurations: Sequence[ConfigResult], view: ViewName, headline: str
+    configurations: Sequence[ConfigResult],
+    view: ViewName,
+    headline: str,
+    balance: BalanceFormula,
+    sets: dict[ViewName, list[str]],
+    query_ids: list[str],
 ) -> Recommendations:
-    candidates = [
-        Candidate(c.name, c.view(view).summary.get(headline), c.view(view).latency.p50_ms)
-        for c in configurations
-        if c.ok
-    ]
-    return recommend(candidates, headline, measure_label(headline))
+    chosen = sets[view]
+    position = {q: i for i, q in enumerate(query_ids)}
+    rows = [position[q] for q in chosen]
+    candidates = []
+    for c in configurations:
+        if not c.ok or c.per_query is None:
+            continue
+        values = c.per_query.values.get(headline, [])
+        latencies = c.per_query.latency_ms
+        candidates.append(
+            Candidate(
+                c.name,
+                c.view(view).summary.get(headline),
+                c.view(view).latency.p50_ms,
+                values=np.asarray([_nan(values[i]) for i in rows], dtype=np.float64),
+                latencies_ms=np.asarray([_nan(latencies[i]) for i in rows], dtype=np.float64),
+            )
+        )
+    return recommend(
+        candidates,
+        headline,
+        measure_label(headline),
+        balance=balance,
+        num_queries=len(chosen),
+        query_set=_describe(view, len(chosen), len(sets["all"])),
+    )
+
+
+def _describe(view: ViewName, n: int, total: int) -> str:
+    if view == "answered" and n < total:
+        return f"the {n} queries every configuration answered ({total - n} skipped left out)"
+    if view == "all" and n:
+        return f"all {n} judged queries"
+    return f"{n} judged queries"
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
 
 
 def _means(results: Results, name: str) -> dict[str, float | None]:
@@ -297,7 +340,3 @@ def _means(results: Results, name: str) -> dict[str, float | None]:
 
 def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
-
-
-def _mean_ms(samples: list[float] | None) -> float | None:
-    return 1000.0 * sum(samples) / len(samples) if samples else None

@@ -20,7 +20,7 @@ from rich.text import Text
 from rankscope.bench.evaluation import GAIN_NOTE, has_gain_label, measure_label
 from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 
-Better = Literal["max", "min"]
+Better = Literal["max", "min", "none"]
 
 _RECOMMENDATION_TITLES = {
     "best_quality": "Best quality",
@@ -69,6 +69,7 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
     cols = [Column(measure_label(m), _summary(chosen, m), "max", 4) for m in table_measures(result)]
     cols += [
         Column("p50 ms", _latency(chosen, "p50_ms"), "min", 3),
+        Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3),
         Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3),
         Column("index s", lambda c: c.index_time_s, "min", 2),
     ]
@@ -121,6 +122,21 @@ def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
         out.append(Note(f"FAILED {failure.name}: {failure.error}", "bold red"))
     if has_gain_label(table_measures(result)):
         out.append(Note(GAIN_NOTE, "dim"))
+    repeats = result.settings.repeats
+    out.append(
+        Note(
+            f"latency: each query's median over {repeats} timed "
+            f"{'pass' if repeats == 1 else 'passes'}, percentiles over queries; p50 IQR: "
+            "interquartile range of the p50 across passes",
+            "dim",
+        )
+    )
+    recommendations = result.recommended(chosen)
+    if recommendations.note:
+        out.append(Note(recommendations.note, "bold yellow"))
+    elif recommendations.left_out:
+        why = "; ".join(f"{name}: {reason}" for name, reason in recommendations.left_out.items())
+        out.append(Note(f"not recommended: {why}", "yellow"))
     return out
 
 
@@ -244,7 +260,7 @@ def _queries(n: int) -> str:
 
 def _best(col: Column, rows: Sequence[ConfigResult]) -> float | None:
     values = [v for v in (col.value(r) for r in rows) if v is not None]
-    if not values:
+    if not values or col.better == "none":
         return None
     return max(values) if col.better == "max" else min(values)
 

@@ -207,6 +207,10 @@ class Settings(_Strict):
     #: the measure the table leads with and the recommendations use; default: the first of
     #: ``measures`` when given, else ndcg@10
     headline: MeasureName | None = None
+    #: how "best balance" weighs quality against speed: ``minmax`` (quality + speed) / 2 with
+    #: speed scaled between the fastest and the slowest configuration, or ``ratio``
+    #: (2·quality + best p50 / p50) / 3 (see rankscope.bench.recommend)
+    balance: Literal["minmax", "ratio"] = "minmax"
 
     @field_validator("k", mode="before")
     @classmethod
