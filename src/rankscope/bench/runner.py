@@ -18,9 +18,12 @@ Measures are computed at the end from all rankings, by :mod:`rankscope.bench.eva
 
 from __future__ import annotations
 
+import importlib
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,7 +38,7 @@ from rankscope.bench.assemble import (
 )
 from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text
-from rankscope.bench.outputs import file_format, write_qrels_file, write_run_files
+from rankscope.bench.outputs import FileFormat, file_format, write_qrels_file, write_run_files
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.results import BenchmarkResult
 from rankscope.data.qrels import Qrels
@@ -104,22 +107,13 @@ def run_benchmark(
         checkpoints.clear()
 
     records: list[ConfigRecord] = []
-    for config in suite.configs:
-        key = config.key(*context)
-        record = checkpoints.load(config.name, key) if resume else None
-        if record is not None:
-            record.resumed = True
-            if record.run_file is None or not (out / record.run_file).is_file():
-                write_run_files(out, record, fmt)  # removed since: write it again
-            report.finish(config, "ok", resumed=True)
-        else:
-            record = run_config(config, docs, suite.queries, suite.settings, report, engine_factory)
-            record.key = key
-            if record.ok:
-                write_run_files(out, record, fmt)
-            checkpoints.save(record)
-            report.finish(config, record.status, resumed=False)
-        records.append(record)
+    with suite_modules(suite.base_dir):
+        for config in suite.configs:
+            records.append(
+                _one_config(
+                    config, suite, out, fmt, context, checkpoints, resume, report, engine_factory
+                )
+            )
 
     qrels_files = {
         view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
@@ -128,6 +122,51 @@ def run_benchmark(
     result = assemble_results(suite, records, judgments, qrels_files)
     atomic_write_text(out / "results.json", result.to_json())
     return result
+
+
+def _one_config(
+    config: BenchConfig,
+    suite: Suite,
+    out: Path,
+    fmt: FileFormat,
+    context: tuple[object, ...],
+    checkpoints: Checkpoints,
+    resume: bool,
+    report: Reporter,
+    engine_factory: Callable[[BenchConfig], Engine],
+) -> ConfigRecord:
+    """A configuration's record: from its checkpoint when still valid, else run now."""
+    key = config.key(*context)
+    record = checkpoints.load(config.name, key) if resume else None
+    if record is not None:
+        record.resumed = True
+        if record.run_file is None or not (out / record.run_file).is_file():
+            write_run_files(out, record, fmt)  # removed since: write it again
+        report.finish(config, "ok", resumed=True)
+        return record
+    record = run_config(
+        config, suite.documents(), suite.queries, suite.settings, report, engine_factory
+    )
+    record.key = key
+    if record.ok:
+        write_run_files(out, record, fmt)
+    checkpoints.save(record)
+    report.finish(config, record.status, resumed=False)
+    return record
+
+
+@contextmanager
+def suite_modules(base_dir: Path) -> Iterator[None]:
+    """Python modules next to the suite file import while the suite runs (python engine
+    ``search: my_module:search``), as paths in a suite are relative to it."""
+    folder = str(base_dir.resolve())
+    sys.path.insert(0, folder)
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
 
 
 def run_config(
