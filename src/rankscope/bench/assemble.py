@@ -212,6 +212,7 @@ def _config_result(
         config=record.config,
         key=record.key,
         resumed=record.resumed,
+        rerun_reason=record.rerun_reason,
         error=record.error,
         stage=record.stage,
         started_at=record.started_at,

@@ -83,6 +83,18 @@ class Checkpoints:
             return None
         return record
 
+    def previous(self, name: str) -> ConfigRecord | None:
+        """The stored record of a configuration, whatever its key (``None`` when absent)."""
+        entry = self.entries.get(name)
+        if not entry:
+            return None
+        try:
+            return ConfigRecord.model_validate_json(
+                (self.out_dir / str(entry["file"])).read_bytes()
+            )
+        except (OSError, KeyError, ValidationError):
+            return None
+
     def save(self, record: ConfigRecord) -> None:
         """Store a configuration's record, then point the manifest at it."""
         path = self.path_for(record.name)

@@ -9,6 +9,7 @@ rerun.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,7 +42,8 @@ class ConfigSpec(_Model):
 
     @classmethod
     def of(cls, config: BenchConfig) -> ConfigSpec:
-        return cls.model_validate(config.to_dict())
+        # options given from Python may hold objects (a search function): kept as their repr
+        return cls.model_validate(json.loads(json.dumps(config.to_dict(), default=repr)))
 
 
 class ChunkHit(_Model):
@@ -81,6 +83,8 @@ class ConfigRecord(_Model):
     key: str | None = None
     #: python modules the configuration runs, with the hash of their source (checkpoint key)
     code: dict[str, str] = Field(default_factory=dict)
+    #: why a finished checkpoint of this configuration was not reused
+    rerun_reason: str | None = None
     num_documents: int | None = None
     num_units: int | None = None
     fetch_k: int | None = None

@@ -92,6 +92,7 @@ class ConfigResult(_Model):
     config: ConfigSpec
     key: str | None = None
     resumed: bool = False
+    rerun_reason: str | None = None
     error: str | None = None
     stage: Stage | None = None
     started_at: str | None = None

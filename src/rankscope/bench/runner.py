@@ -38,6 +38,7 @@ from rankscope.bench.assemble import (
 )
 from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text
+from rankscope.bench.code import Unlocatable, code_fingerprint
 from rankscope.bench.outputs import FileFormat, file_format, write_qrels_file, write_run_files
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.results import BenchmarkResult
@@ -136,8 +137,19 @@ def _one_config(
     engine_factory: Callable[[BenchConfig], Engine],
 ) -> ConfigRecord:
     """A configuration's record: from its checkpoint when still valid, else run now."""
-    key = config.key(*context)
+    rerun_reason = None
+    try:
+        code = code_fingerprint(config)
+        key = config.key(*context, code) if code else config.key(*context)
+    except Unlocatable as error:
+        code, key = {}, f"unresumable-{time.time_ns()}"
+        rerun_reason = f"not resumable: {error} cannot be fingerprinted"
     record = checkpoints.load(config.name, key) if resume else None
+    if resume and record is None and code:
+        previous = checkpoints.previous(config.name)
+        changed = [m for m, h in code.items() if previous and previous.code.get(m) != h]
+        if previous is not None and previous.ok and changed:
+            rerun_reason = f"python code changed since the checkpoint: {', '.join(changed)}"
     if record is not None:
         record.resumed = True
         if record.run_file is None or not (out / record.run_file).is_file():
@@ -148,6 +160,8 @@ def _one_config(
         config, suite.documents(), suite.queries, suite.settings, report, engine_factory
     )
     record.key = key
+    record.code = code
+    record.rerun_reason = rerun_reason
     if record.ok:
         write_run_files(out, record, fmt)
     checkpoints.save(record)

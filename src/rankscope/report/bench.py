@@ -115,6 +115,9 @@ def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
             out.append(Note(_skipped_note(c, chosen), "yellow"))
         if c.as_text_queries:
             out.append(Note(_as_text_note(c), "yellow"))
+    for c in result.configurations:
+        if c.rerun_reason:
+            out.append(Note(f"{c.name}: run again, {c.rerun_reason}", "dim"))
     resumed = [c.name for c in ok if c.resumed]
     if resumed:
         out.append(Note(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", "dim"))
