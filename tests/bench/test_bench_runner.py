@@ -18,6 +18,7 @@ from rankscope.bench import (
 )
 from rankscope.bench.runner import _rankings
 from rankscope.engines.base import Document, Hit
+from rankscope.errors import ConfigError
 from rankscope.report import render_table, to_json, to_markdown
 from rankscope.suite import load_suite
 
@@ -318,3 +319,19 @@ def test_progress_bar_reports_every_configuration(tmp_path: Path) -> None:
     with RichReporter(console) as reporter:
         run_benchmark(suite, tmp_path / "out", reporter=reporter)
     assert "first (checkpoint)" in {t.description for t in reporter.progress.tasks}
+
+
+def test_configuration_names_that_share_files_are_refused(tmp_path: Path) -> None:
+    engines = """
+    - {name: "a b", engine: benchtest-overlap}
+    - {name: "a/b", engine: benchtest-overlap}
+    """
+    suite = load_suite(make_suite(tmp_path, engines))
+    with pytest.raises(ConfigError, match=r"configurations 'a b' and 'a/b' would write the same"):
+        run_benchmark(suite, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+    cased = load_suite(
+        make_suite(tmp_path, "- {name: Lex, engine: sqlite}\n- {name: lex, engine: sqlite}")
+    )
+    with pytest.raises(ConfigError, match="case is ignored"):
+        run_benchmark(cased, tmp_path / "out")

@@ -13,12 +13,14 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from rankscope.bench.records import ConfigRecord
+from rankscope.errors import ConfigError
 
 MANIFEST = "manifest.json"
 #: 2: typed records (:class:`~rankscope.bench.records.ConfigRecord`); older entries are redone
@@ -29,6 +31,22 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 def safe_name(name: str) -> str:
     """A file-name-safe form of a configuration name."""
     return _UNSAFE.sub("_", name).strip("._") or "config"
+
+
+def check_file_names(names: Sequence[str]) -> None:
+    """Refuse configuration names that would share files (``a b``, ``a/b`` and ``a_b`` all
+    become ``a_b``; ``A`` and ``a`` are one file on case-insensitive file systems)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        key = safe_name(name).casefold()
+        if key in seen:
+            raise ConfigError(
+                f"configurations {seen[key]!r} and {name!r} would write the same files "
+                f"(runs/{safe_name(name)}.trec, configs/{safe_name(name)}.json)",
+                hint="rename one of them; in file names, characters other than letters, digits "
+                "and . _ + - become _, and case is ignored",
+            )
+        seen[key] = name
 
 
 def atomic_write_text(path: Path, text: str) -> None:

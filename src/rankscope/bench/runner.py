@@ -37,7 +37,7 @@ from rankscope.bench.assemble import (
     result_qrels,
 )
 from rankscope.bench.build import build_engine
-from rankscope.bench.checkpoint import Checkpoints, atomic_write_text
+from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
 from rankscope.bench.code import Unlocatable, code_fingerprint
 from rankscope.bench.outputs import FileFormat, file_format, write_qrels_file, write_run_files
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
@@ -87,6 +87,7 @@ def run_benchmark(
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
 ) -> BenchmarkResult:
     """Run every configuration of ``suite``, writing results under ``out_dir``."""
+    check_file_names([c.name for c in suite.configs])
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     report = reporter or NullReporter()
