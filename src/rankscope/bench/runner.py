@@ -39,6 +39,7 @@ from rankscope.bench.assemble import (
 from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
 from rankscope.bench.code import Unlocatable, code_fingerprint
+from rankscope.bench.lock import FolderLock
 from rankscope.bench.outputs import FileFormat, file_format, write_qrels_file, write_run_files
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.results import BenchmarkResult
@@ -89,8 +90,17 @@ def run_benchmark(
     """Run every configuration of ``suite``, writing results under ``out_dir``."""
     check_file_names([c.name for c in suite.configs])
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    report = reporter or NullReporter()
+    with FolderLock(out):
+        return _run_locked(suite, out, resume, reporter or NullReporter(), engine_factory)
+
+
+def _run_locked(
+    suite: Suite,
+    out: Path,
+    resume: bool,
+    report: Reporter,
+    engine_factory: Callable[[BenchConfig], Engine],
+) -> BenchmarkResult:
     atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
 
     docs = suite.documents()
