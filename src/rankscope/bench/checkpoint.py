@@ -125,8 +125,11 @@ class Checkpoints:
         self._write_manifest()
 
     def clear(self) -> None:
+        """Forget every checkpoint (the manifest first, so none is ever half there)."""
         self.entries = {}
         self._write_manifest()
+        for path in self.folder.glob("*.json"):
+            path.unlink(missing_ok=True)
 
     def _write_manifest(self) -> None:
         manifest = {"version": MANIFEST_VERSION, "configs": self.entries}

@@ -76,6 +76,24 @@ def write_qrels_file(out: Path, qrels: Qrels, stem: str, fmt: FileFormat) -> str
     return path.relative_to(out).as_posix()
 
 
+RESULTS = "results.json"
+
+
+def remove_results(out: Path) -> None:
+    """Delete results.json and the judgment files written with it."""
+    (out / RESULTS).unlink(missing_ok=True)
+    for pattern in ("qrels.txt", "qrels.jsonl", "qrels-*.txt", "qrels-*.jsonl"):
+        for path in out.glob(pattern):
+            path.unlink(missing_ok=True)
+
+
+def remove_run_files(out: Path) -> None:
+    """Delete the run and chunk files a benchmark wrote (``--fresh``)."""
+    for pattern in ("runs/*.trec", "runs/*.jsonl", "chunks/*.jsonl"):
+        for path in out.glob(pattern):
+            path.unlink(missing_ok=True)
+
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:

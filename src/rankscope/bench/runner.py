@@ -40,7 +40,15 @@ from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
 from rankscope.bench.code import Unlocatable, code_fingerprint
 from rankscope.bench.lock import FolderLock
-from rankscope.bench.outputs import FileFormat, file_format, write_qrels_file, write_run_files
+from rankscope.bench.outputs import (
+    FileFormat,
+    file_format,
+    remove_results,
+    remove_run_files,
+    run_files_intact,
+    write_qrels_file,
+    write_run_files,
+)
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.results import BenchmarkResult
 from rankscope.data.qrels import Qrels
@@ -101,8 +109,6 @@ def _run_locked(
     report: Reporter,
     engine_factory: Callable[[BenchConfig], Engine],
 ) -> BenchmarkResult:
-    atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
-
     docs = suite.documents()
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
     if len(qrels) == 0:
@@ -114,9 +120,17 @@ def _run_locked(
     judgments = result_qrels(suite, qrels)
     fmt = file_format(_ids(docs, suite, judgments))
     context = _checkpoint_context(suite)
+
+    # The folder stays consistent at every moment: results.json (and the judgments beside it)
+    # go first, as they will not match once anything runs; --fresh then forgets the
+    # checkpoints before deleting their files. An interruption leaves finished
+    # configurations and no results.json; results.json comes back when the run completes.
+    remove_results(out)
     checkpoints = Checkpoints(out)
     if not resume:
         checkpoints.clear()
+        remove_run_files(out)
+    atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
 
     records: list[ConfigRecord] = []
     with suite_modules(suite.base_dir):
@@ -163,8 +177,8 @@ def _one_config(
             rerun_reason = f"python code changed since the checkpoint: {', '.join(changed)}"
     if record is not None:
         record.resumed = True
-        if record.run_file is None or not (out / record.run_file).is_file():
-            write_run_files(out, record, fmt)  # removed since: write it again
+        if not run_files_intact(out, record):
+            write_run_files(out, record, fmt)  # removed or changed since: write it again
         report.finish(config, "ok", resumed=True)
         return record
     record = run_config(

@@ -67,7 +67,9 @@ def bench(
     if config or preset:
         suite = suite.select(config, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)
-    _run_and_print(suite, target, fresh, quiet, output_format, by_category, all_queries)
+    again = "run the command again without --fresh" if fresh else "run the same command again"
+    hint = f"Finished configurations are saved in {target}; {again} to resume from there."
+    _run_and_print(suite, target, fresh, quiet, output_format, by_category, all_queries, hint)
 
 
 def demo(
@@ -84,6 +86,12 @@ def demo(
         "--all-queries",
         help="Compare over every judged query, a skipped one scoring 0, instead of over the "
         "queries every configuration answered.",
+    ),
+    fresh: bool = typer.Option(
+        True,
+        "--fresh/--resume",
+        help="Run everything (the default, so index times are measured), or reuse the "
+        "configurations an interrupted demo finished.",
     ),
 ) -> None:
     """Run the shipped demo: Python standard-library docs search, fully offline."""
@@ -111,7 +119,11 @@ def demo(
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
     started = time.perf_counter()
-    _run_and_print(suite, out, True, quiet, output_format, by_category, all_queries)
+    hint = (
+        f"Finished configurations are saved in {out}; `rankscope demo --resume --out {out}` "
+        "resumes from there."
+    )
+    _run_and_print(suite, out, fresh, quiet, output_format, by_category, all_queries, hint)
     err.print(f"Demo finished in {time.perf_counter() - started:.1f} s.", markup=False)
 
 
@@ -123,6 +135,7 @@ def _run_and_print(
     output_format: OutputFormat,
     by_category: bool,
     all_queries: bool = False,
+    resume_hint: str = "",
 ) -> None:
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
@@ -140,11 +153,7 @@ def _run_and_print(
         else:
             result = run_benchmark(suite, out, resume=not fresh)
     except KeyboardInterrupt:
-        err.print(
-            f"Interrupted. Finished configurations are saved in {out}; run the same command "
-            "again to resume from there.",
-            markup=False,
-        )
+        err.print(f"Interrupted. {resume_hint}", markup=False, soft_wrap=True)
         raise
     view: ViewName = "all" if all_queries else result.default_view
     if output_format is OutputFormat.json:
