@@ -20,6 +20,9 @@ class OutputFormat(StrEnum):
 
 
 DEMO_SUITE = "stdlib-docs.yaml"
+#: exit status when the benchmark ran but one or more configurations failed (results written);
+#: 2 is bad input (nothing run), 130 an interruption
+EXIT_CONFIG_FAILED = 3
 
 
 def register(app: typer.Typer) -> None:
@@ -60,7 +63,11 @@ def bench(
         OutputFormat.table, "--format", "-f", help="How to print the comparison."
     ),
 ) -> None:
-    """Benchmark a suite's engine configurations: quality, latency, index time."""
+    """Benchmark a suite's engine configurations: quality, latency, index time.
+
+    Exit status: 0 all configurations ran, 3 one or more failed (the others are reported and
+    results.json is written), 2 bad input, 130 interrupted.
+    """
     from rankscope.suite import load_suite
 
     suite = load_suite(suite_file)
@@ -168,8 +175,8 @@ def _run_and_print(
         err.print(
             f"Results, run files and the resolved suite are in {out}", style="dim", markup=False
         )
-    if result.failures and len(result.failures) == len(result.configurations):
-        raise typer.Exit(1)
+    if result.failures:
+        raise typer.Exit(EXIT_CONFIG_FAILED)
 
 
 def _slug(name: str) -> str:
