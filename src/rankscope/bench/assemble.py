@@ -85,6 +85,7 @@ def assemble_results(
     records: Sequence[ConfigRecord],
     qrels: Qrels,
     qrels_files: Mapping[ViewName, str],
+    warnings: Sequence[str] = (),
 ) -> BenchmarkResult:
     """Evaluate the records' rankings against ``qrels`` (the suite's judgments, as
     :func:`result_qrels` gives them); ``qrels_files`` name where each view's judgments were
@@ -148,6 +149,7 @@ def assemble_results(
             for view in VIEW_NAMES
         },
         balance_formula=BALANCE_FORMULAS[settings.balance],
+        warnings=list(warnings),
     )
 
 

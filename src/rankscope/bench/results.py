@@ -172,6 +172,9 @@ class BenchmarkResult(_Model):
     failures: list[Failure]
     recommendations: dict[ViewName, Recommendations]
     balance_formula: str
+    #: problems found in the judgments or the rankings (judged documents missing from the
+    #: corpus, nothing relevant retrieved...), with counts
+    warnings: list[str] = Field(default_factory=list)
 
     def config(self, name: str) -> ConfigResult:
         for entry in self.configurations:

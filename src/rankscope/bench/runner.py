@@ -38,6 +38,7 @@ from rankscope.bench.assemble import (
 )
 from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
+from rankscope.bench.checks import check_judgments, retrieval_warnings
 from rankscope.bench.code import Unlocatable, code_fingerprint
 from rankscope.bench.lock import FolderLock
 from rankscope.bench.outputs import (
@@ -111,13 +112,16 @@ def _run_locked(
 ) -> BenchmarkResult:
     docs = suite.documents()
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
-    if len(qrels) == 0:
+    judgments = result_qrels(suite, qrels)
+    if len(judgments) == 0:
         raise ConfigError(
-            f"suite {suite.name!r} has no judgments, so no quality measure can be computed",
+            f"suite {suite.name!r} has no judgments for its queries, so no quality measure can "
+            "be computed",
             hint="give queries `judgments`, a `needle_doc_id` or `expected_files`/"
             "`expected_symbols`, or the suite a `qrels` file",
         )
-    judgments = result_qrels(suite, qrels)
+    threshold = suite.settings.relevance_threshold
+    warnings = check_judgments(docs, judgments, qrels, threshold, suite.path)
     fmt = file_format(_ids(docs, suite, judgments))
     context = _checkpoint_context(suite)
 
@@ -145,7 +149,8 @@ def _run_locked(
         view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
         for view, ids in comparison_sets(suite, judgments, records).items()
     }
-    result = assemble_results(suite, records, judgments, qrels_files)
+    warnings += retrieval_warnings(records, judgments, threshold)
+    result = assemble_results(suite, records, judgments, qrels_files, warnings)
     atomic_write_text(out / "results.json", result.to_json())
     return result
 

@@ -109,7 +109,7 @@ def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
     """Everything printed under the table, in order."""
     chosen = view or result.default_view
     ok = result.successful
-    out: list[Note] = []
+    out = [Note(f"warning: {w}", "bold yellow") for w in result.warnings]
     for c in ok:
         if c.skipped_queries:
             out.append(Note(_skipped_note(c, chosen), "yellow"))
