@@ -50,11 +50,43 @@ def load_suite_text(
             line=1,
             value=type(data).__name__,
         )
+    _check_unique(data, lines, source)
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as error:
         raise _config_error(error, data, lines, source) from None
     return _resolve(spec, lines, source, base_dir or Path.cwd(), path)
+
+
+def _check_unique(data: Mapping[str, Any], lines: dict[PathKey, int], source: str) -> None:
+    """Duplicate query ids and configuration names, reported at the duplicate's line."""
+    checks = [
+        ("queries", "id", "two queries have the id"),
+        ("engines", "name", "two engine configurations are named"),
+    ]
+    for section, key, problem in checks:
+        items = data.get(section)
+        if not isinstance(items, list):
+            continue
+        first: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping) and key in item:
+                value = str(item[key])
+                where: PathKey = (section, i, key)
+            elif section == "queries" and isinstance(item, str):
+                value, where = f"q{i + 1}", (section, i)  # a bare text query: numbered
+            else:
+                continue
+            if value in first:
+                earlier = first[value]
+                raise ConfigError(
+                    f"{format_path(where)}: {problem} {value!r} (the first is "
+                    f"{section}[{earlier}], line {line_of((section, earlier), lines)})",
+                    path=source,
+                    line=line_of(where, lines),
+                    hint=f"give each one its own {key}",
+                )
+            first[value] = i
 
 
 def _resolve(
