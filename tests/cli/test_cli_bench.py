@@ -139,3 +139,11 @@ def test_bench_exits_3_when_a_configuration_failed(
     printed = capsys.readouterr().out
     assert "FAILED broken" in printed and "lite-chunks" in printed  # the others are reported
     assert json.loads((out / "results.json").read_text())["failures"][0]["name"] == "broken"
+
+
+def test_bench_help_shows_the_out_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["bench", "--help"]) == 0
+    assert "[default: rankscope-out/<suite name>]" in capsys.readouterr().out

@@ -33,7 +33,12 @@ def register(app: typer.Typer) -> None:
 def bench(
     suite_file: Path = typer.Argument(..., help="The suite YAML file.", show_default=False),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Output folder [default: rankscope-out/<suite name>]."
+        None,
+        "--out",
+        "-o",
+        # escaped: rich markup takes an unescaped "[default: ...]" for a style tag and drops it
+        help=r"Output folder \[default: rankscope-out/<suite name>].",
+        show_default=False,
     ),
     config: list[str] = typer.Option(
         [], "--config", "-c", help="Run only this configuration (repeatable)."
