@@ -246,6 +246,7 @@ def _config_result(
         **base.model_dump(exclude_unset=True),
         index_time_s=record.index_time_s,
         index_cache=record.index_cache,
+        index_stats=dict(record.index_stats),
         num_documents=record.num_documents,
         num_units=record.num_units,
         fetch_k=record.fetch_k,

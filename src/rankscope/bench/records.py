@@ -56,10 +56,16 @@ class ChunkHit(_Model):
 
 
 class IndexCache(_Model):
-    """Embedding-cache use while indexing, as the engine reports it (see the runner)."""
+    """Embedding-cache use while indexing, as the engine reports it (see the runner): documents
+    whose embedding was read from the cache (``hits``) or computed (``misses``)."""
 
     hits: int
     misses: int
+
+    @property
+    def hit_rate(self) -> float | None:
+        total = self.hits + self.misses
+        return self.hits / total if total else None
 
 
 class ConfigRecord(_Model):
@@ -91,6 +97,8 @@ class ConfigRecord(_Model):
     concurrency: int = 1
     index_time_s: float | None = None
     index_cache: IndexCache | None = None
+    #: everything the engine reported about its indexing (``index_stats()``)
+    index_stats: dict[str, float] = Field(default_factory=dict)
     skipped_queries: dict[str, str] = Field(default_factory=dict)
     as_text_queries: dict[str, str] = Field(default_factory=dict)
     latency_samples_s: dict[str, list[float]] = Field(default_factory=dict)

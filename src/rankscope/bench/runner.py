@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -50,7 +50,7 @@ from rankscope.bench.outputs import (
     write_qrels_file,
     write_run_files,
 )
-from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, Stage
+from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache, Stage
 from rankscope.bench.results import BenchmarkResult
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Engine, Hit, Query
@@ -259,6 +259,7 @@ def run_config(
             started = time.perf_counter()
             engine.index(units)
             record.index_time_s = time.perf_counter() - started
+            record.index_stats, record.index_cache = read_index_stats(engine)
             report.advance(1)
 
             stage = "search"
@@ -323,6 +324,29 @@ def plain_text_query(query: Query) -> Query:
     must/should terms when it has none)."""
     text = query.text.strip() or " ".join((*query.must, *query.should))
     return Query(id=query.id, text=text, kind="query_string", category=query.category)
+
+
+def read_index_stats(engine: Engine) -> tuple[dict[str, float], IndexCache | None]:
+    """What the engine reports about its indexing (``engine.index_stats()``, a mapping of
+    counts; engines without it report nothing), and the embedding-cache hits and misses in it
+    (``embedding_cache_hits`` / ``embedding_cache_misses``)."""
+    hook = getattr(engine, "index_stats", None)
+    try:
+        found = hook() if callable(hook) else hook
+    except Exception:  # a report, not the benchmark: never fail a configuration over it
+        return {}, None
+    if not isinstance(found, Mapping):
+        return {}, None
+    stats = {
+        str(k): float(v)
+        for k, v in found.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+    hits = stats.get("embedding_cache_hits", stats.get("cache_hits"))
+    misses = stats.get("embedding_cache_misses", stats.get("cache_misses"))
+    if hits is None or misses is None:
+        return stats, None
+    return stats, IndexCache(hits=int(hits), misses=int(misses))
 
 
 def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> None:

@@ -29,12 +29,22 @@ _RECOMMENDATION_TITLES = {
 }
 
 
+CACHE_HEADER = "emb. cache"
+
+
 @dataclass(frozen=True)
 class Column:
     header: str
     value: Callable[[ConfigResult], float | None]
     better: Better
     digits: int
+    #: how a value is shown, when not as a number with ``digits`` decimals
+    show: Callable[[float], str] | None = None
+
+    def text(self, value: float | None) -> str:
+        if value is not None and self.show is not None:
+            return self.show(value)
+        return _fmt(value, self.digits)
 
 
 @dataclass(frozen=True)
@@ -73,6 +83,8 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
         Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3),
         Column("index s", lambda c: c.index_time_s, "min", 2),
     ]
+    if any(c.index_cache is not None for c in result.successful):
+        cols.append(Column(CACHE_HEADER, _cache_rate, "none", 0, show=lambda v: f"{v:.0%}"))
     return cols
 
 
@@ -123,6 +135,15 @@ def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
         out.append(Note(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", "dim"))
     for failure in result.failures:
         out.append(Note(f"FAILED {failure.name}: {failure.error}", "bold red"))
+    if any(c.index_cache is not None for c in ok):
+        out.append(
+            Note(
+                f"{CACHE_HEADER}: share of the document embeddings read from the embedding "
+                "cache while indexing; at 100% index s measured reading the cache, not "
+                "embedding",
+                "dim",
+            )
+        )
     if has_gain_label(table_measures(result)):
         out.append(Note(GAIN_NOTE, "dim"))
     repeats = result.settings.repeats
@@ -183,7 +204,7 @@ def _rich_table(title: str, rows: Sequence[ConfigResult], cols: Sequence[Column]
         cells: list[Text | str] = [row.name]
         for col, best in zip(cols, bests, strict=True):
             value = col.value(row)
-            text = _fmt(value, col.digits)
+            text = col.text(value)
             style = "bold green" if value is not None and best is not None and value == best else ""
             cells.append(Text(text, style=style))
         table.add_row(*cells)
@@ -228,7 +249,7 @@ def _md_table(rows: Sequence[ConfigResult], cols: Sequence[Column]) -> str:
         cells = []
         for col, best in zip(cols, bests, strict=True):
             value = col.value(row)
-            text = _fmt(value, col.digits)
+            text = col.text(value)
             cells.append(f"**{text}**" if value is not None and value == best else text)
         body += f"| {row.name} | " + " | ".join(cells) + " |\n"
     return header + rule + body
@@ -255,6 +276,10 @@ def _as_text_note(config: ConfigResult) -> str:
         f"{config.name}: {n} {', '.join(kinds)} {_queries(n)} sent as plain text "
         f"(unsupported_queries: as_text)"
     )
+
+
+def _cache_rate(config: ConfigResult) -> float | None:
+    return None if config.index_cache is None else config.index_cache.hit_rate
 
 
 def _queries(n: int) -> str:
