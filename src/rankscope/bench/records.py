@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rankscope.suite.sweep import BenchConfig
 
-Stage = Literal["chunk", "build", "index", "search", "write"]
+Stage = Literal["chunk", "build", "index", "search"]
 Status = Literal["ok", "failed"]
 
 
