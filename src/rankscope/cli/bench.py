@@ -25,6 +25,18 @@ DEMO_SUITE = "stdlib-docs.yaml"
 EXIT_CONFIG_FAILED = 3
 
 
+# options bench and demo share
+_QUIET = typer.Option(False, "--quiet", "-q", help="No progress bar.")
+_FORMAT = typer.Option(OutputFormat.table, "--format", "-f", help="How to print the comparison.")
+_BY_CATEGORY = typer.Option(False, "--by-category", help="Also show measures per query category.")
+_ALL_QUERIES = typer.Option(
+    False,
+    "--all-queries",
+    help="Compare over every judged query, a skipped one scoring 0, instead of over the "
+    "queries every configuration answered (results.json holds both).",
+)
+
+
 def register(app: typer.Typer) -> None:
     app.command("bench")(bench)
     app.command("demo")(demo)
@@ -49,24 +61,15 @@ def bench(
         help="Run a preset sweep instead of the suite's configurations: quick, "
         "chunk_comparison, embedding_comparison, comprehensive.",
     ),
-    by_category: bool = typer.Option(
-        False, "--by-category", help="Also show measures per query category."
-    ),
-    all_queries: bool = typer.Option(
-        False,
-        "--all-queries",
-        help="Compare over every judged query, a skipped one scoring 0, instead of over the "
-        "queries every configuration answered (results.json holds both).",
-    ),
+    by_category: bool = _BY_CATEGORY,
+    all_queries: bool = _ALL_QUERIES,
     fresh: bool = typer.Option(
         False,
         "--fresh/--resume",
         help="Redo every configuration instead of reusing finished ones from the output folder.",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="How to print the comparison."
-    ),
+    quiet: bool = _QUIET,
+    output_format: OutputFormat = _FORMAT,
 ) -> None:
     """Benchmark a suite's engine configurations: quality, latency, index time.
 
@@ -86,19 +89,10 @@ def bench(
 
 def demo(
     out: Path = typer.Option(Path("rankscope-out") / "demo", "--out", "-o", help="Output folder."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="How to print the comparison."
-    ),
-    by_category: bool = typer.Option(
-        False, "--by-category", help="Also show measures per query category."
-    ),
-    all_queries: bool = typer.Option(
-        False,
-        "--all-queries",
-        help="Compare over every judged query, a skipped one scoring 0, instead of over the "
-        "queries every configuration answered.",
-    ),
+    quiet: bool = _QUIET,
+    output_format: OutputFormat = _FORMAT,
+    by_category: bool = _BY_CATEGORY,
+    all_queries: bool = _ALL_QUERIES,
     fresh: bool = typer.Option(
         True,
         "--fresh/--resume",
