@@ -88,3 +88,26 @@ def test_eval_on_every_run_file_reproduces_results_json(
                 assert run["per_query"][qid] == expected, (config.name, qid)
             else:
                 assert qid not in run["per_query"]
+
+
+def test_ids_with_whitespace_switch_run_and_qrels_files_to_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    docs = [{"_id": "my notes.md", "text": "apples and pears"}, {"_id": "b.md", "text": "bananas"}]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: spaced\n"
+        "corpus: {type: jsonl, path: docs.jsonl}\n"
+        "settings: {k: [1], max_k: 2, warmup: 0, repeats: 1}\n"
+        "queries: [{id: q1, text: apples, judgments: {'my notes.md': 1}}]\n"
+        "engines: [{name: lite, engine: sqlite}]\n"
+    )
+    out = tmp_path / "out"
+    result = run_benchmark(load_suite(suite), out)
+    config = result.config("lite")
+    assert config.run_file == "runs/lite.jsonl"
+    assert result.query_sets["all"].qrels_file == "qrels.jsonl"
+    args = result.evaluation.eval_args("qrels.jsonl", config.run_file, ["P@1"])
+    (run,) = eval_json(args, out, capsys)["runs"]  # type: ignore[misc]
+    assert run["mean"]["P@1"] == config.view("all").summary["P@1"] == 1.0
