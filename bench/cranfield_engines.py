@@ -69,13 +69,14 @@ def main() -> int:
             cluster.stop()
     print(f"{'engine':<10} {'nDCG@10':>8} {'MAP':>7} {'R@100':>7} {'p50 ms':>8} {'index s':>8}")
     for c in result.configurations:
-        if c["status"] != "ok":
-            print(f"{c['name']:<10} FAILED: {c['error']}")
+        if not c.ok:
+            print(f"{c.name:<10} FAILED: {c.error}")
             continue
-        s = c["summary"]
+        scores = c.view("all")
+        s = {m: v or 0.0 for m, v in scores.summary.items()}
         print(
-            f"{c['name']:<10} {s['ndcg@10']:8.4f} {s['map']:7.4f} {s['recall@100']:7.4f} "
-            f"{c['latency']['p50_ms']:8.3f} {c['index_time_s']:8.2f}"
+            f"{c.name:<10} {s['ndcg@10']:8.4f} {s['map']:7.4f} {s['recall@100']:7.4f} "
+            f"{scores.latency.p50_ms or 0.0:8.3f} {c.index_time_s or 0.0:8.2f}"
         )
     return 0
 

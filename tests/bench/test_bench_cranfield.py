@@ -58,19 +58,20 @@ def lucene_scores(tmp_path: Path) -> dict[str, float]:
         qid, _, doc, _, score, _ = line.split()
         ranking.setdefault(qid, {})[doc] = float(score)
     evaluation = evaluate_runs(suite.qrels(), {"lucene": ranking}, ["map", "ndcg@10"], depth=100)
-    return evaluation["lucene"].mean
+    return evaluation.mean("lucene")
 
 
 def report(result: BenchmarkResult) -> None:
     print(f"\n{'engine':<10} {'nDCG@10':>8} {'MAP':>7} {'R@100':>7} {'p50 ms':>8}  gap vs Lucene")
     for c in result.configurations:
-        if c["status"] != "ok":
-            print(f"{c['name']:<10} FAILED {c['error']}")
+        if not c.ok:
+            print(f"{c.name:<10} FAILED {c.error}")
             continue
-        s = c["summary"]
+        scores = c.view("all")
+        s = {m: v or 0.0 for m, v in scores.summary.items()}
         print(
-            f"{c['name']:<10} {s['ndcg@10']:8.4f} {s['map']:7.4f} {s['recall@100']:7.4f} "
-            f"{c['latency']['p50_ms']:8.3f}  nDCG@10 {s['ndcg@10'] - LUCENE_NDCG10:+.4f}, "
+            f"{c.name:<10} {s['ndcg@10']:8.4f} {s['map']:7.4f} {s['recall@100']:7.4f} "
+            f"{scores.latency.p50_ms or 0.0:8.3f}  nDCG@10 {s['ndcg@10'] - LUCENE_NDCG10:+.4f}, "
             f"MAP {s['map'] - LUCENE_MAP:+.4f}"
         )
 
@@ -78,12 +79,12 @@ def report(result: BenchmarkResult) -> None:
 def check_bm25(result: BenchmarkResult, names: list[str]) -> None:
     for name in names:
         entry = result.config(name)
-        assert entry["status"] == "ok", entry["error"]
-        summary = entry["summary"]
+        assert entry.status == "ok", entry.error
+        summary = {m: v or 0.0 for m, v in entry.view("all").summary.items()}
         assert abs(summary["map"] - LUCENE_MAP) <= TOLERANCE, (name, summary["map"])
         assert abs(summary["ndcg@10"] - LUCENE_NDCG10) <= TOLERANCE, (name, summary["ndcg@10"])
         assert summary["recall@100"] > 0.6
-        assert entry["latency"]["count"] == 225
+        assert entry.view("all").latency.num_queries == 225
 
 
 def test_lucene_reference_scores_as_documented(tmp_path: Path) -> None:
@@ -112,8 +113,8 @@ def test_cranfield_bm25_engines_near_lucene(tmp_path: Path, request: pytest.Fixt
     if dsn is not None:
         # PostgreSQL ranks with ts_rank_cd, not BM25: it must run and find relevant documents
         postgres = result.config("postgres")
-        assert postgres["status"] == "ok", postgres["error"]
-        assert postgres["summary"]["ndcg@10"] > 0.15
+        assert postgres.status == "ok", postgres.error
+        assert (postgres.view("all").summary["ndcg@10"] or 0.0) > 0.15
     run_file = tmp_path / "out" / "runs" / "sqlite.trec"
     assert len({line.split()[0] for line in run_file.read_text().splitlines()}) == 225
 
@@ -130,6 +131,6 @@ def test_cranfield_dense_vector_engine(tmp_path: Path) -> None:
     result = run_benchmark(suite, tmp_path / "out")
     report(result)
     entry = result.config("vector")
-    assert entry["status"] == "ok", entry["error"]
+    assert entry.status == "ok", entry.error
     # MiniLM is not trained on aeronautics, but it must beat chance by far
-    assert entry["summary"]["ndcg@10"] > 0.2
+    assert (entry.view("all").summary["ndcg@10"] or 0.0) > 0.2

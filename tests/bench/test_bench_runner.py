@@ -4,118 +4,23 @@ from __future__ import annotations
 
 import io
 import json
-import textwrap
-import threading
-from collections.abc import Iterable
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
+from bench_suites import Interrupting, Overlap, make_suite
 from rich.console import Console
 
-from rankscope.bench import latency_stats, recommend, run_benchmark
+from rankscope.bench import (
+    BenchmarkResult,
+    ChunkHit,
+    ConfigRecord,
+    run_benchmark,
+)
 from rankscope.bench.runner import _rankings
-from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.base import Document, Hit
+from rankscope.errors import ConfigError
 from rankscope.report import render_table, to_json, to_markdown
 from rankscope.suite import load_suite
-
-DOCS = [
-    {"_id": "py", "title": "Python", "text": "python is a programming language with json support"},
-    {"_id": "js", "title": "JavaScript", "text": "javascript runs in the browser and parses json"},
-    {
-        "_id": "sql",
-        "title": "SQLite",
-        "text": "sqlite is an embedded database engine with full text",
-    },
-    {
-        "_id": "long",
-        "title": "Long",
-        "text": " ".join(["filler"] * 40) + " the rare zebra term appears only near the end",
-    },
-    {"_id": "pg", "title": "PostgreSQL", "text": "postgresql is a database server with tsvector"},
-]
-
-
-class Overlap(Engine):
-    """Scores documents by how many query words they contain (deterministic, tiny)."""
-
-    name = "benchtest-overlap"
-    supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
-    thread_safe = True
-    index_calls: ClassVar[int] = 0
-
-    def __init__(self, **options: object) -> None:
-        self.docs: list[Document] = []
-
-    def index(self, docs: Iterable[Document]) -> None:
-        type(self).index_calls += 1
-        self.docs = list(docs)
-
-    def _search(self, query: Query, k: int) -> list[Hit]:
-        words = set(query.text.lower().split())
-        scored = []
-        for doc in self.docs:
-            overlap = len(words & set(f"{doc.title} {doc.text}".lower().split()))
-            if overlap:
-                scored.append(Hit(doc.id, float(overlap)))
-        scored.sort(key=lambda h: (-h.score, h.doc_id))
-        return scored[:k]
-
-
-class Interrupting(Overlap):
-    """Simulates Ctrl-C while indexing, while ``armed``."""
-
-    name = "benchtest-interrupt"
-    armed: ClassVar[bool] = True
-
-    def index(self, docs: Iterable[Document]) -> None:
-        if type(self).armed:
-            raise KeyboardInterrupt
-        super().index(docs)
-
-
-class Broken(Overlap):
-    """Raises on its second query, like a server that goes away mid-run."""
-
-    name = "benchtest-broken"
-    thread_safe = False
-
-    def __init__(self, **options: object) -> None:
-        super().__init__()
-        self.calls = 0
-        self.lock = threading.Lock()
-
-    def _search(self, query: Query, k: int) -> list[Hit]:
-        self.calls += 1
-        if self.calls == 2:
-            raise RuntimeError("connection reset by peer")
-        return super()._search(query, k)
-
-
-register_engine("benchtest-overlap")(Overlap)
-register_engine("benchtest-interrupt")(Interrupting)
-register_engine("benchtest-broken")(Broken)
-
-
-def make_suite(tmp_path: Path, engines: str, extra: str = "", settings: str = "") -> Path:
-    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in DOCS))
-    head = textwrap.dedent(
-        f"""
-        name: tiny-bench
-        corpus: {{type: jsonl, path: docs.jsonl}}
-        settings: {{k: [1, 3], max_k: 4, warmup: 1, repeats: 2{settings}}}
-        queries:
-          - {{id: q1, text: json language, category: lang, judgments: {{py: 3, js: 1}}}}
-          - {{id: q2, text: database engine, category: db, judgments: {{sql: 2, pg: 2}}}}
-          - {{id: q3, text: zebra, category: db, judgments: {{long: 3}}}}
-          - {{id: q4, text: nothing matches this, judgments: {{pg: 1}}}}
-          - {{id: q5, text: unjudged query about json}}
-        """
-    )
-    body = head + extra + "\nengines:\n" + textwrap.indent(textwrap.dedent(engines).strip(), "  ")
-    path = tmp_path / "suite.yaml"
-    path.write_text(body + "\n")
-    return path
 
 
 def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
@@ -129,14 +34,20 @@ def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
     parents = {"d1#0": "d1", "d1#2": "d1", "d2#0": "d2", "d2#1": "d2", "d3#4": "d3"}
     units = [Document(cid, f"text of {cid}", parent_id=p) for cid, p in parents.items()]
     docs, chunks = _rankings({"q": hits}, parents, 2, units, text_depth=1)
-    assert docs == {"q": [["d2", 9.0], ["d1", 8.0]]}
+    assert docs == {"q": [("d2", 9.0), ("d1", 8.0)]}
     # chunks are kept down to the one that brought in the last kept document; text for the top 1
-    assert chunks == {"q": [["d2#1", "d2", 9.0, "text of d2#1"], ["d1#0", "d1", 8.0, None]]}
+    assert chunks == {
+        "q": [
+            ChunkHit(chunk_id="d2#1", doc_id="d2", score=9.0, text="text of d2#1"),
+            ChunkHit(chunk_id="d1#0", doc_id="d1", score=8.0, text=None),
+        ]
+    }
     docs, chunks = _rankings({"q": hits}, parents, 10, units, text_depth=10)
-    assert docs == {"q": [["d2", 9.0], ["d1", 8.0], ["d3", 6.0]]}
-    assert chunks is not None and [c[0] for c in chunks["q"]] == ["d2#1", "d1#0", "d2#0", "d3#4"]
+    assert docs == {"q": [("d2", 9.0), ("d1", 8.0), ("d3", 6.0)]}
+    assert chunks is not None
+    assert [c.chunk_id for c in chunks["q"]] == ["d2#1", "d1#0", "d2#0", "d3#4"]
     whole, none = _rankings({"q": [Hit("a", 2.0), Hit("b", 1.0)]}, None, 1, [], text_depth=1)
-    assert whole == {"q": [["a", 2.0]]} and none is None
+    assert whole == {"q": [("a", 2.0)]} and none is None
 
 
 def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
@@ -154,43 +65,64 @@ def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
 
     assert (out / "suite.resolved.yaml").is_file()
     assert load_suite(out / "suite.resolved.yaml").configs == suite.configs
+    # results.json and the checkpoints are the typed values, read back as such
+    assert BenchmarkResult.read(out / "results.json") == result
+    record = ConfigRecord.model_validate_json((out / "configs" / "whole.json").read_text())
+    assert (
+        record.name == "whole"
+        and record.ok
+        and set(record.rankings) == {f"q{i}" for i in range(1, 6)}
+    )
     data = json.loads((out / "results.json").read_text())
-    assert data == result.data
-    assert data["schema_version"] == 1
-    assert data["suite"]["num_queries"] == 5 and data["suite"]["num_judged_queries"] == 4
-    assert data["measures"][:3] == ["ndcg@10", "map", "mrr"]
-    assert {"P@1", "recall@3", "hit@1", "recall@4"} <= set(data["measures"])
-    assert data["failures"] == []
-    for entry in data["configurations"]:
-        assert entry["status"] == "ok" and entry["error"] is None
-        assert entry["latency"]["count"] == 5 * 2  # queries x measured runs
-        assert (
-            entry["latency"]["p50_ms"] <= entry["latency"]["p95_ms"] <= entry["latency"]["p99_ms"]
-        )
-        assert entry["index_time_s"] >= 0
-        assert set(entry["per_query"]) == {"q1", "q2", "q3", "q4", "q5"}
-        assert entry["per_query"]["q5"]["judged"] is False
-        assert "map" not in entry["per_query"]["q5"]
-        assert set(entry["per_category"]) == {"lang", "db", "(none)"}
-        assert entry["per_category"]["db"]["num_queries"] == 2
-        run_lines = (out / entry["run_file"]).read_text().splitlines()
+    assert data["schema_version"] == 2
+    assert result.suite.num_queries == 5 and result.suite.num_judged_queries == 4
+    assert result.measures[:3] == ["ndcg@10", "map", "mrr"]
+    assert {"P@1", "recall@3", "hit@1", "recall@4"} <= set(result.measures)
+    assert result.failures == []
+    assert result.query_ids == ["q1", "q2", "q3", "q4", "q5"]
+    assert result.judged == [True, True, True, True, False]
+    for entry in result.configurations:
+        assert entry.status == "ok" and entry.error is None
+        scores = entry.view("answered")
+        # judged queries x measured runs: the unjudged q5 is timed but not compared
+        assert scores.latency.num_queries == 4 and scores.latency.repeats == 2
+        assert entry.view("all").latency.num_queries == 5
+        assert len(scores.latency.p50_by_pass_ms) == 2 and scores.latency.p50_iqr_ms is not None
+        latency = scores.latency
+        assert latency.p50_ms is not None and latency.p95_ms is not None
+        assert latency.p99_ms is not None
+        assert latency.p50_ms <= latency.p95_ms <= latency.p99_ms
+        assert entry.index_time_s is not None and entry.index_time_s >= 0
+        assert entry.per_query is not None
+        assert entry.per_query.status == ["answered"] * 5
+        assert len(entry.per_query.values["map"]) == 5
+        assert entry.per_query.values["map"][4] is None  # q5 has no judgments
+        assert set(scores.per_category) == {"lang", "db", "(none)"}
+        assert scores.per_category["db"].num_queries == 2
+        assert entry.run_file is not None
+        run_lines = (out / entry.run_file).read_text().splitlines()
         assert run_lines, entry["name"]
         for line in run_lines:
             _, q0, doc, rank, _, _ = line.split()
             assert q0 == "Q0" and "#" not in doc and int(rank) >= 1
         # q1 finds python first on whole documents and on chunks alike
         assert run_lines[0].split()[:3] == ["q1", "Q0", "py"]
-    whole, chunked = data["configurations"]
-    assert whole["num_units"] == 5 and chunked["num_units"] > 5
-    assert whole["summary"]["mrr"] > 0.5
+    whole, chunked = result.configurations
+    assert whole.num_units == 5 and chunked.num_units is not None and chunked.num_units > 5
+    assert (whole.view("answered").summary["mrr"] or 0) > 0.5
     # chunked: the long document is found through its last chunk, at document level
-    assert chunked["per_query"]["q3"]["mrr"] == 1.0
-    chunk_rows = [json.loads(x) for x in (out / chunked["chunks_file"]).read_text().splitlines()]
+    assert chunked.per_query is not None and chunked.per_query.values["mrr"][2] == 1.0
+    assert chunked.chunks_file is not None
+    chunk_rows = [json.loads(x) for x in (out / chunked.chunks_file).read_text().splitlines()]
     zebra = [r for r in chunk_rows if r["query_id"] == "q3"]
     assert zebra[0]["doc_id"] == "long" and zebra[0]["chunk_id"].startswith("long#")
     assert zebra[0]["chunk_id"] != "long#0" and "zebra" in zebra[0]["text"]
-    assert whole["chunks_file"] is None
-    assert set(data["recommendations"]) == {"best_quality", "fastest", "best_balance"}
+    assert whole.chunks_file is None
+    assert [key for key, _ in result.recommended().items()] == [
+        "best_quality",
+        "fastest",
+        "best_balance",
+    ]
 
     console = Console(file=io.StringIO(), width=200, color_system=None)
     render_table(result, console, by_category=True)
@@ -200,6 +132,10 @@ def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
     markdown = to_markdown(result, by_category=True)
     assert markdown.count("| whole |") == 4 and "**" in markdown  # main + 3 categories
     assert json.loads(to_json(result))["suite"]["name"] == "tiny-bench"
+    # per-query arrays for paired comparisons: judged queries, one array per configuration
+    ids, values = result.per_query_values("mrr")
+    assert ids == ["q1", "q2", "q3", "q4"]
+    assert set(values) == {"whole", "chunked"} and values["chunked"][2] == 1.0
 
 
 def test_failing_configuration_is_reported_and_the_others_complete(tmp_path: Path) -> None:
@@ -215,13 +151,14 @@ def test_failing_configuration_is_reported_and_the_others_complete(tmp_path: Pat
     )
     result = run_benchmark(suite, tmp_path / "out")
     broken = result.config("broken")
-    assert broken["status"] == "failed" and broken["stage"] == "search"
-    assert "connection reset by peer" in broken["error"] and "RuntimeError" in broken["error"]
-    assert "query 'q2'" in broken["error"]
-    assert result.config("bad-option")["stage"] == "build"
-    assert result.config("fine")["status"] == "ok"
-    assert [f["name"] for f in result.failures] == ["broken", "bad-option"]
-    assert result.recommendations["best_quality"]["config"] == "fine"
+    assert broken.status == "failed" and broken.stage == "search" and broken.error is not None
+    assert "connection reset by peer" in broken.error and "RuntimeError" in broken.error
+    assert "query 'q2'" in broken.error
+    assert result.config("bad-option").stage == "build"
+    assert result.config("fine").status == "ok"
+    assert [f.name for f in result.failures] == ["broken", "bad-option"]
+    best = result.recommended().best_quality
+    assert best is not None and best.config == "fine"
     assert not (tmp_path / "out" / "runs" / "broken.trec").exists()
     console = Console(file=io.StringIO(), width=200, color_system=None)
     render_table(result, console)
@@ -234,7 +171,7 @@ def test_unsupported_query_kind_fails_or_is_skipped(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("judgments: {pg: 1}}", "judgments: {pg: 1}}" + phrase))
     result = run_benchmark(load_suite(path), tmp_path / "out1")
     entry = result.config("overlap")
-    assert entry["status"] == "failed" and "does not support 'phrase'" in entry["error"]
+    assert entry.status == "failed" and "does not support 'phrase'" in (entry.error or "")
 
     skip = make_suite(
         tmp_path,
@@ -242,11 +179,15 @@ def test_unsupported_query_kind_fails_or_is_skipped(tmp_path: Path) -> None:
         settings=", unsupported_queries: skip",
     )
     skip.write_text(skip.read_text().replace("judgments: {pg: 1}}", "judgments: {pg: 1}}" + phrase))
-    entry = run_benchmark(load_suite(skip), tmp_path / "out2").config("overlap")
-    assert entry["status"] == "ok"
-    assert list(entry["skipped_queries"]) == ["p1"]
-    assert entry["per_query"]["p1"]["ndcg@10"] == 0.0  # counted, as a miss
-    assert entry["latency"]["count"] == 5 * 2
+    skipped = run_benchmark(load_suite(skip), tmp_path / "out2")
+    entry = skipped.config("overlap")
+    assert entry.status == "ok"
+    assert list(entry.skipped_queries) == ["p1"]
+    assert entry.per_query is not None
+    at = skipped.query_ids.index("p1")
+    assert entry.per_query.status[at] == "skipped"
+    assert entry.per_query.values["ndcg@10"][at] == 0.0  # counted as a miss in the "all" view
+    assert entry.view("all").latency.num_queries == 5  # every query it ran
 
 
 def test_interrupted_benchmark_resumes_without_redoing_finished_configs(tmp_path: Path) -> None:
@@ -274,10 +215,13 @@ def test_interrupted_benchmark_resumes_without_redoing_finished_configs(tmp_path
     # only the interrupted configuration indexed again
     assert Overlap.index_calls == 1
     assert Interrupting.index_calls == 1
-    assert result.config("first")["resumed"] is True
-    assert result.config("second")["resumed"] is False
-    assert result.config("second")["status"] == "ok"
-    assert result.config("first")["summary"] == result.config("second")["summary"]
+    assert result.config("first").resumed is True
+    assert result.config("second").resumed is False
+    assert result.config("second").status == "ok"
+    assert (
+        result.config("first").view("answered").summary
+        == result.config("second").view("answered").summary
+    )
 
     (out / "runs" / "first.trec").unlink()  # a resumed configuration rewrites a lost run file
     run_benchmark(load_suite(path), out)
@@ -304,37 +248,15 @@ def test_thread_pool_gives_the_same_rankings(tmp_path: Path) -> None:
     pooled = run_benchmark(
         load_suite(make_suite(tmp_path, engines, settings=", concurrency: 4")), tmp_path / "b"
     )
-    assert pooled.config("first")["concurrency"] == 4
-    assert serial.config("first")["concurrency"] == 1
+    assert pooled.config("first").concurrency == 4
+    assert serial.config("first").concurrency == 1
     assert (tmp_path / "a" / "runs" / "first.trec").read_text() == (
         tmp_path / "b" / "runs" / "first.trec"
     ).read_text()
-    assert pooled.config("first")["summary"] == serial.config("first")["summary"]
-
-
-def test_latency_stats_percentiles() -> None:
-    stats = latency_stats([0.001, 0.002, 0.003, 0.004])
-    assert stats.count == 4
-    assert stats.mean_ms == pytest.approx(2.5)
-    assert stats.p50_ms == pytest.approx(2.5)
-    assert stats.p95_ms == pytest.approx(3.85)
-    assert stats.min_ms == pytest.approx(1.0) and stats.max_ms == pytest.approx(4.0)
-    assert latency_stats([]).count == 0
-
-
-def test_recommendations() -> None:
-    rows = [
-        {"name": "slow-best", "quality": 0.60, "p50_ms": 20.0},
-        {"name": "fast-worse", "quality": 0.40, "p50_ms": 0.5},
-        {"name": "middle", "quality": 0.57, "p50_ms": 1.0},
-    ]
-    recs = recommend(rows)
-    assert recs["best_quality"].config == "slow-best"
-    assert recs["fastest"].config == "fast-worse"
-    # middle: (2 * 0.95 + 0.5) / 3 = 0.8 beats fast-worse (2 * 0.667 + 1) / 3 = 0.778
-    assert recs["best_balance"].config == "middle"
-    assert recs["best_balance"].value == pytest.approx((2 * 0.57 / 0.60 + 0.5) / 3)
-    assert recommend([]) == {}
+    assert (
+        pooled.config("first").view("answered").summary
+        == serial.config("first").view("answered").summary
+    )
 
 
 def test_reranker_wraps_the_engine(tmp_path: Path) -> None:
@@ -350,9 +272,9 @@ def test_reranker_wraps_the_engine(tmp_path: Path) -> None:
     )
     result = run_benchmark(suite, tmp_path / "out")
     entry = result.config("reranked")
-    assert entry["status"] == "ok", entry["error"]
-    assert entry["config"]["reranker"] == "embedding:hashing"
-    assert entry["per_query"]["q1"]["num_results"] > 0
+    assert entry.status == "ok", entry.error
+    assert entry.config.reranker == "embedding:hashing"
+    assert entry.per_query is not None and entry.per_query.num_results[0] > 0
 
 
 def test_engine_options_for_embedding_and_hybrid_configs() -> None:
@@ -397,3 +319,19 @@ def test_progress_bar_reports_every_configuration(tmp_path: Path) -> None:
     with RichReporter(console) as reporter:
         run_benchmark(suite, tmp_path / "out", reporter=reporter)
     assert "first (checkpoint)" in {t.description for t in reporter.progress.tasks}
+
+
+def test_configuration_names_that_share_files_are_refused(tmp_path: Path) -> None:
+    engines = """
+    - {name: "a b", engine: benchtest-overlap}
+    - {name: "a/b", engine: benchtest-overlap}
+    """
+    suite = load_suite(make_suite(tmp_path, engines))
+    with pytest.raises(ConfigError, match=r"configurations 'a b' and 'a/b' would write the same"):
+        run_benchmark(suite, tmp_path / "out")
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+    cased = load_suite(
+        make_suite(tmp_path, "- {name: Lex, engine: sqlite}\n- {name: lex, engine: sqlite}")
+    )
+    with pytest.raises(ConfigError, match="case is ignored"):
+        run_benchmark(cased, tmp_path / "out")

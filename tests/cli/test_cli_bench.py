@@ -121,3 +121,29 @@ def test_demo_lexical_only_when_embeddings_are_missing(
     chunkings = {json.dumps(c["config"]["chunking"]) for c in data["configurations"]}
     assert len(chunkings) >= 2  # whole documents and chunks
     assert data["suite"]["num_judged_queries"] >= 50
+
+
+def test_bench_exits_3_when_a_configuration_failed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    suite.write_text(
+        suite.read_text().replace(
+            "- {name: lite, engine: sqlite}",
+            "- {name: lite, engine: sqlite}\n  - {name: broken, engine: sqlite, "
+            'options: {tokenizer: ""}}',
+        )
+    )
+    out = tmp_path / "out"
+    assert main(["bench", str(suite), "--out", str(out), "--quiet"]) == 3
+    printed = capsys.readouterr().out
+    assert "FAILED broken" in printed and "lite-chunks" in printed  # the others are reported
+    assert json.loads((out / "results.json").read_text())["failures"][0]["name"] == "broken"
+
+
+def test_bench_help_shows_the_out_default(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main(["bench", "--help"]) == 0
+    assert "[default: rankscope-out/<suite name>]" in capsys.readouterr().out

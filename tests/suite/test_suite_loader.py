@@ -362,3 +362,84 @@ def test_resolved_suite_has_absolute_paths_and_expanded_sweep(tmp_path: Path) ->
     assert "sweep" not in resolved
     assert [e["name"] for e in resolved["engines"]] == ["sqlite", "sqlite-c16o4"]
     assert load_suite_text(suite.resolved_yaml(), base_dir=tmp_path).configs == suite.configs
+
+
+def test_engine_option_paths_are_relative_to_the_suite_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "models" / "mini").mkdir(parents=True)
+    path = write_suite(
+        tmp_path,
+        """
+        name: paths
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [{id: q1, text: json, judgments: {d1: 1}}]
+        engines:
+          - {name: prior, engine: run_file, options: {path: runs/prior.trec}}
+          - {name: db, engine: sqlite, options: {path: ":memory:"}}
+          - name: mixed
+            engine: hybrid
+            options:
+              engines:
+                - {engine: sqlite, path: index/lexical.db}
+                - {engine: vector, model: models/mini, cache_dir: ~/embeddings}
+          - name: reranked
+            engine: rerank
+            options: {engine: {engine: tantivy, path: ../shared-index}, model: cross-encoder/x}
+        """,
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    configs = {c.name: c.options for c in load_suite(Path("..") / path.name).configs}
+    root = tmp_path.resolve()
+    assert configs["prior"]["path"] == str(root / "runs" / "prior.trec")
+    assert configs["db"]["path"] == ":memory:"
+    lexical, dense = configs["mixed"]["engines"]
+    assert lexical["path"] == str(root / "index" / "lexical.db")
+    assert dense["model"] == str(root / "models" / "mini")  # a local folder
+    assert dense["cache_dir"] == str(Path("~/embeddings").expanduser())
+    assert configs["reranked"]["engine"]["path"] == str(tmp_path.parent.resolve() / "shared-index")
+    assert configs["reranked"]["model"] == "cross-encoder/x"  # a model name, not a file
+
+
+@pytest.mark.parametrize(
+    ("body", "marker", "problem"),
+    [
+        (
+            """
+            queries:
+              - {id: q1, text: one, judgments: {d1: 1}}
+              - {id: q2, text: two}
+              - {id: q1, text: three}
+            engines: [{name: lite, engine: sqlite}]
+            """,
+            "id: q1",
+            "queries[2].id: two queries have the id 'q1' (the first is queries[0], line {first})",
+        ),
+        (
+            """
+            queries: [{id: q1, text: one, judgments: {d1: 1}}]
+            engines:
+              - {name: lite, engine: sqlite}
+              - name: other
+                engine: sqlite
+              - name: lite
+                engine: sqlite
+            """,
+            "name: lite",
+            "engines[2].name: two engine configurations are named 'lite' (the first is "
+            "engines[0], line {first})",
+        ),
+    ],
+)
+def test_duplicate_ids_and_names_point_at_the_duplicate(
+    tmp_path: Path, body: str, marker: str, problem: str
+) -> None:
+    header = "name: dup\ncorpus: {type: jsonl, path: docs.jsonl}\n"
+    error = error_of(tmp_path, header + textwrap.dedent(body))
+    path = tmp_path / "suite.yaml"
+    found = [n for n, line in enumerate(path.read_text().splitlines(), 1) if marker in line]
+    first, duplicate = found[0], found[-1]
+    assert duplicate > 1
+    assert str(error).startswith(f"{path}:{duplicate}: {problem.format(first=first)}")

@@ -1,16 +1,40 @@
 """Benchmarks: run a suite's configurations, time them, evaluate and compare them."""
 
 from rankscope.bench.latency import LatencyStats, latency_stats
-from rankscope.bench.recommend import BALANCE_FORMULA, recommend
-from rankscope.bench.results import BenchmarkResult
+from rankscope.bench.recommend import (
+    BALANCE_FORMULA,
+    Candidate,
+    Recommendation,
+    Recommendations,
+    recommend,
+)
+from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache
+from rankscope.bench.results import (
+    BenchmarkResult,
+    CategoryScores,
+    ConfigResult,
+    QueryArrays,
+    ViewScores,
+)
 from rankscope.bench.runner import NullReporter, Reporter, run_benchmark, run_config
 
 __all__ = [
     "BALANCE_FORMULA",
     "BenchmarkResult",
+    "Candidate",
+    "CategoryScores",
+    "ChunkHit",
+    "ConfigRecord",
+    "ConfigResult",
+    "ConfigSpec",
+    "IndexCache",
     "LatencyStats",
     "NullReporter",
+    "QueryArrays",
+    "Recommendation",
+    "Recommendations",
     "Reporter",
+    "ViewScores",
     "latency_stats",
     "recommend",
     "run_benchmark",

@@ -13,16 +13,40 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from rankscope.bench.records import ConfigRecord
+from rankscope.errors import ConfigError
+
 MANIFEST = "manifest.json"
+#: 2: typed records (:class:`~rankscope.bench.records.ConfigRecord`); older entries are redone
+MANIFEST_VERSION = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 
 
 def safe_name(name: str) -> str:
     """A file-name-safe form of a configuration name."""
     return _UNSAFE.sub("_", name).strip("._") or "config"
+
+
+def check_file_names(names: Sequence[str]) -> None:
+    """Refuse configuration names that would share files (``a b``, ``a/b`` and ``a_b`` all
+    become ``a_b``; ``A`` and ``a`` are one file on case-insensitive file systems)."""
+    seen: dict[str, str] = {}
+    for name in names:
+        key = safe_name(name).casefold()
+        if key in seen:
+            raise ConfigError(
+                f"configurations {seen[key]!r} and {name!r} would write the same files "
+                f"(runs/{safe_name(name)}.trec, configs/{safe_name(name)}.json)",
+                hint="rename one of them; in file names, characters other than letters, digits "
+                "and . _ + - become _, and case is ignored",
+            )
+        seen[key] = name
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -34,10 +58,25 @@ def atomic_write_text(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        # mkstemp creates 0600; give the file the mode a plain open() would (umask honoured)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def current_umask() -> int:
+    """The process umask (read without changing it where /proc tells it)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # elsewhere: set and restore (not atomic, but brief)
+    os.umask(mask)
+    return mask
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
@@ -55,39 +94,58 @@ class Checkpoints:
         if self.manifest_path.is_file():
             try:
                 data = json.loads(self.manifest_path.read_text(encoding="utf-8"))
-                self.entries = dict(data.get("configs", {}))
+                if data.get("version") == MANIFEST_VERSION:
+                    self.entries = dict(data.get("configs", {}))
             except (OSError, ValueError, AttributeError):
                 self.entries = {}  # a damaged manifest only costs recomputation
 
     def path_for(self, name: str) -> Path:
         return self.folder / f"{safe_name(name)}.json"
 
-    def load(self, name: str, key: str) -> dict[str, Any] | None:
+    def load(self, name: str, key: str) -> ConfigRecord | None:
         """The stored record of a finished configuration when its key still matches."""
         entry = self.entries.get(name)
         if not entry or entry.get("key") != key or entry.get("status") != "ok":
             return None
         path = self.out_dir / str(entry.get("file", ""))
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(record, dict) or record.get("key") != key:
+            record = ConfigRecord.model_validate_json(path.read_bytes())
+        except (OSError, ValidationError):
+            return None  # damaged, or written by another version: recompute
+        if record.key != key or record.name != name:
             return None
         return record
 
-    def save(self, record: dict[str, Any]) -> None:
+    def previous(self, name: str) -> ConfigRecord | None:
+        """The stored record of a configuration, whatever its key (``None`` when absent)."""
+        entry = self.entries.get(name)
+        if not entry:
+            return None
+        try:
+            return ConfigRecord.model_validate_json(
+                (self.out_dir / str(entry["file"])).read_bytes()
+            )
+        except (OSError, KeyError, ValidationError):
+            return None
+
+    def save(self, record: ConfigRecord) -> None:
         """Store a configuration's record, then point the manifest at it."""
-        name = str(record["name"])
-        path = self.path_for(name)
-        atomic_write_json(path, record)
-        self.entries[name] = {
-            "key": record["key"],
-            "status": record["status"],
+        path = self.path_for(record.name)
+        atomic_write_text(path, record.model_dump_json() + "\n")
+        self.entries[record.name] = {
+            "key": record.key,
+            "status": record.status,
             "file": path.relative_to(self.out_dir).as_posix(),
         }
-        atomic_write_json(self.manifest_path, {"version": 1, "configs": self.entries})
+        self._write_manifest()
 
     def clear(self) -> None:
+        """Forget every checkpoint (the manifest first, so none is ever half there)."""
         self.entries = {}
-        atomic_write_json(self.manifest_path, {"version": 1, "configs": {}})
+        self._write_manifest()
+        for path in self.folder.glob("*.json"):
+            path.unlink(missing_ok=True)
+
+    def _write_manifest(self) -> None:
+        manifest = {"version": MANIFEST_VERSION, "configs": self.entries}
+        atomic_write_json(self.manifest_path, manifest)

@@ -1,42 +1,79 @@
-"""Latency statistics over all measured executions of a configuration's queries."""
+"""Latency from repeated measurements: per-query medians, their percentiles, and the spread.
+
+Each query runs once per timed pass (``repeats``). A query's latency is the median of its
+passes, which discards a pass disturbed by something else on the machine; the percentiles
+(p50, p95, p99) are over those per-query medians. The spread says how stable the measurement
+was: the p50 over the queries computed separately for each pass (``p50_by_pass_ms``) and the
+interquartile range of those values (``p50_iqr_ms``; ``None`` with fewer than two passes).
+Percentiles interpolate linearly between values (numpy's default).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 
-@dataclass(frozen=True)
-class LatencyStats:
-    """Milliseconds; percentiles use linear interpolation between samples (numpy's default)."""
+class LatencyStats(BaseModel):
+    """Milliseconds; ``None`` when there is no measurement."""
 
-    count: int
-    mean_ms: float
-    p50_ms: float
-    p95_ms: float
-    p99_ms: float
-    min_ms: float
-    max_ms: float
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def to_dict(self) -> dict[str, float | int]:
-        return asdict(self)
+    num_queries: int
+    repeats: int
+    mean_ms: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
+    min_ms: float | None
+    max_ms: float | None
+    p50_by_pass_ms: list[float]
+    p50_iqr_ms: float | None
 
 
-def latency_stats(samples_s: Iterable[float]) -> LatencyStats:
-    """Summarise latency samples given in seconds."""
-    values = np.asarray(list(samples_s), dtype=np.float64) * 1000.0
-    if values.size == 0:
-        nan = float("nan")
-        return LatencyStats(0, nan, nan, nan, nan, nan, nan)
-    p50, p95, p99 = np.percentile(values, [50, 95, 99]).tolist()
+def query_latency_ms(samples_s: Sequence[float]) -> float | None:
+    """One query's latency: the median of its timed passes, in milliseconds."""
+    return float(np.median(samples_s)) * 1000.0 if len(samples_s) else None
+
+
+def latency_stats(per_query_s: Sequence[Sequence[float]]) -> LatencyStats:
+    """Summarise latency samples in seconds, one sequence (one sample per pass) per query."""
+    measured = [s for s in per_query_s if len(s)]
+    medians = np.asarray([np.median(s) for s in measured], dtype=np.float64) * 1000.0
+    repeats = max((len(s) for s in measured), default=0)
+    if medians.size == 0:
+        return LatencyStats(
+            num_queries=0,
+            repeats=0,
+            mean_ms=None,
+            p50_ms=None,
+            p95_ms=None,
+            p99_ms=None,
+            min_ms=None,
+            max_ms=None,
+            p50_by_pass_ms=[],
+            p50_iqr_ms=None,
+        )
+    p50, p95, p99 = np.percentile(medians, [50, 95, 99]).tolist()
+    by_pass = [
+        float(np.percentile([s[r] for s in measured if len(s) > r], 50)) * 1000.0
+        for r in range(repeats)
+    ]
+    iqr = None
+    if len(by_pass) >= 2:
+        q1, q3 = np.percentile(by_pass, [25, 75]).tolist()
+        iqr = float(q3 - q1)
     return LatencyStats(
-        count=int(values.size),
-        mean_ms=float(values.mean()),
+        num_queries=int(medians.size),
+        repeats=repeats,
+        mean_ms=float(medians.mean()),
         p50_ms=float(p50),
         p95_ms=float(p95),
         p99_ms=float(p99),
-        min_ms=float(values.min()),
-        max_ms=float(values.max()),
+        min_ms=float(medians.min()),
+        max_ms=float(medians.max()),
+        p50_by_pass_ms=by_pass,
+        p50_iqr_ms=iqr,
     )

@@ -1,205 +1,226 @@
-"""Assemble ``results.json`` (documented in docs/results-schema.md) from configuration records."""
+"""The benchmark's outcome as typed values; ``results.json`` is :class:`BenchmarkResult` as JSON.
+
+The shape is documented in docs/results-schema.md. Per-query values are arrays aligned on one
+query order (:attr:`BenchmarkResult.query_ids`), so that comparison statistics can pair
+configurations query by query (:meth:`BenchmarkResult.per_query_values`).
+"""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from rankscope.bench.evaluation import benchmark_measures, evaluate_runs
-from rankscope.bench.latency import latency_stats
-from rankscope.bench.recommend import BALANCE_FORMULA, QUALITY_MEASURE, recommend
-from rankscope.data.qrels import Qrels
-from rankscope.suite.model import Suite
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+from rankscope.bench.latency import LatencyStats
+from rankscope.bench.recommend import Recommendations
+from rankscope.bench.records import ConfigSpec, IndexCache, Stage, Status
+from rankscope.errors import RankscopeError
+from rankscope.suite.schema import Settings
+
+SCHEMA_VERSION = 2
 NO_CATEGORY = "(none)"
 
+#: which queries a comparison is made on (see :mod:`rankscope.bench.assemble`)
+ViewName = Literal["answered", "all"]
+VIEW_NAMES: tuple[ViewName, ...] = ("answered", "all")
+DEFAULT_VIEW: ViewName = "answered"
+#: what a configuration did with a query: ran it, ran its text as a plain query, skipped it
+QueryStatus = Literal["answered", "as_text", "skipped"]
 
-@dataclass(frozen=True)
-class BenchmarkResult:
-    """The outcome of a benchmark; ``data`` is exactly what ``results.json`` holds."""
 
-    data: dict[str, Any]
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SuiteInfo(_Model):
+    name: str
+    description: str
+    file: str | None
+    num_documents: int
+    num_queries: int
+    num_judged_queries: int
+    categories: list[str]
+
+
+class CategoryScores(_Model):
+    """Means over one category's judged queries."""
+
+    num_queries: int
+    means: dict[str, float | None]
+
+
+class QuerySet(_Model):
+    """The judged queries a view compares configurations on (suite order), and the file holding
+    their judgments."""
+
+    description: str
+    query_ids: list[str]
+    qrels_file: str
+
+
+class ViewScores(_Model):
+    """A configuration's scores over one query set: measure means, latency, per category."""
+
+    num_queries: int
+    summary: dict[str, float | None]
+    latency: LatencyStats
+    per_category: dict[str, CategoryScores] = Field(default_factory=dict)
+
+
+class QueryArrays(_Model):
+    """Per-query values of one configuration, aligned on :attr:`BenchmarkResult.query_ids`.
+
+    ``values[measure][i]`` is ``None`` for a query without judgments; a skipped query scores 0
+    (what an empty ranking scores). ``latency_ms[i]`` is the mean over the timed passes
+    (``None`` when skipped).
+    """
+
+    status: list[QueryStatus]
+    num_results: list[int]
+    latency_ms: list[float | None]
+    values: dict[str, list[float | None]]
+
+
+class ConfigResult(_Model):
+    """One configuration in results.json; the measured fields are ``None`` when it failed."""
+
+    name: str
+    status: Status
+    config: ConfigSpec
+    key: str | None = None
+    resumed: bool = False
+    rerun_reason: str | None = None
+    error: str | None = None
+    stage: Stage | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    index_time_s: float | None = None
+    index_cache: IndexCache | None = None
+    index_stats: dict[str, float] = Field(default_factory=dict)
+    num_documents: int | None = None
+    num_units: int | None = None
+    fetch_k: int | None = None
+    warmup: int | None = None
+    repeats: int | None = None
+    concurrency: int | None = None
+    qps: float | None = None
+    skipped_queries: dict[str, str] = Field(default_factory=dict)
+    as_text_queries: dict[str, str] = Field(default_factory=dict)
+    views: dict[ViewName, ViewScores] = Field(default_factory=dict)
+    per_query: QueryArrays | None = None
+    run_file: str | None = None
+    chunks_file: str | None = None
 
     @property
-    def configurations(self) -> list[dict[str, Any]]:
-        return list(self.data["configurations"])
+    def ok(self) -> bool:
+        return self.status == "ok"
 
-    @property
-    def measures(self) -> list[str]:
-        return list(self.data["measures"])
+    def view(self, name: ViewName) -> ViewScores:
+        try:
+            return self.views[name]
+        except KeyError:
+            raise RankscopeError(
+                f"configuration {self.name!r} has no scores ({self.status}: {self.error})"
+            ) from None
 
-    def config(self, name: str) -> dict[str, Any]:
-        for entry in self.data["configurations"]:
-            if entry["name"] == name:
-                return dict(entry)
+
+class EvaluationInfo(_Model):
+    """How the runs were evaluated: ``rankscope eval QRELS_FILE RUN_FILE -c -M DEPTH -l LEVEL
+    -m MEASURE ...`` (with a view's ``qrels_file``) reproduces every value of that view."""
+
+    depth: int
+    rel_level: int
+    average_over_qrels: bool
+
+    def eval_args(self, qrels_file: str, run_file: str, measures: list[str]) -> list[str]:
+        """``rankscope eval`` arguments that recompute ``measures`` for one run file."""
+        args = [qrels_file, run_file, "-M", str(self.depth), "-l", str(self.rel_level)]
+        if self.average_over_qrels:
+            args.append("-c")
+        for measure in measures:
+            args += ["-m", measure]
+        return args
+
+
+class Failure(_Model):
+    name: str
+    stage: Stage | None
+    error: str | None
+
+
+class BenchmarkResult(_Model):
+    """Everything a benchmark found; exactly what ``results.json`` holds."""
+
+    schema_version: int = SCHEMA_VERSION
+    rankscope_version: str
+    timestamp: str
+    suite: SuiteInfo
+    settings: Settings
+    measures: list[str]
+    headline: str
+    #: every query of the suite, in suite order: the order of all per-query arrays
+    query_ids: list[str]
+    judged: list[bool]
+    query_categories: list[str | None]
+    query_sets: dict[ViewName, QuerySet]
+    default_view: ViewName = DEFAULT_VIEW
+    averaging: str
+    evaluation: EvaluationInfo
+    configurations: list[ConfigResult]
+    failures: list[Failure]
+    recommendations: dict[ViewName, Recommendations]
+    balance_formula: str
+    #: problems found in the judgments or the rankings (judged documents missing from the
+    #: corpus, nothing relevant retrieved...), with counts
+    warnings: list[str] = Field(default_factory=list)
+
+    def config(self, name: str) -> ConfigResult:
+        for entry in self.configurations:
+            if entry.name == name:
+                return entry
         raise KeyError(name)
 
     @property
-    def failures(self) -> list[dict[str, Any]]:
-        return list(self.data["failures"])
+    def successful(self) -> list[ConfigResult]:
+        return [c for c in self.configurations if c.ok]
 
-    @property
-    def recommendations(self) -> dict[str, Any]:
-        return dict(self.data["recommendations"])
+    def recommended(self, view: ViewName | None = None) -> Recommendations:
+        return self.recommendations[view or self.default_view]
 
-
-def assemble_results(
-    suite: Suite, records: Sequence[dict[str, Any]], qrels: Qrels
-) -> BenchmarkResult:
-    settings = suite.settings
-    measures = benchmark_measures(settings.k, settings.max_k)
-    ok = [r for r in records if r["status"] == "ok"]
-    runs = {
-        r["name"]: {
-            qid: {doc: score for doc, score in ranked} for qid, ranked in r["rankings"].items()
-        }
-        for r in ok
-    }
-    evaluations = evaluate_runs(
-        qrels, runs, measures, depth=settings.max_k, rel_level=settings.relevance_threshold
-    )
-    categories = {q.id: q.category or NO_CATEGORY for q in suite.queries}
-    has_categories = any(q.category for q in suite.queries)
-    judged = set(qrels.query_ids) & {q.id for q in suite.queries}
-
-    configurations: list[dict[str, Any]] = []
-    for record in records:
-        entry: dict[str, Any] = {
-            "name": record["name"],
-            "status": record["status"],
-            "config": record["config"],
-            "key": record.get("key"),
-            "resumed": bool(record.get("resumed", False)),
-            "error": record.get("error"),
-            "stage": record.get("stage"),
-            "started_at": record.get("started_at"),
-            "finished_at": record.get("finished_at"),
-        }
-        if record["status"] == "ok":
-            evaluation = evaluations[record["name"]]
-            samples = record["latency_samples_s"]
-            stats = latency_stats(s for values in samples.values() for s in values)
-            entry.update(
-                {
-                    "index_time_s": record["index_time_s"],
-                    "num_documents": record["num_documents"],
-                    "num_units": record["num_units"],
-                    "fetch_k": record["fetch_k"],
-                    "warmup": record["warmup"],
-                    "repeats": record["repeats"],
-                    "concurrency": record.get("concurrency", 1),
-                    "qps": record.get("qps"),
-                    "latency": stats.to_dict(),
-                    "summary": {m: evaluation.mean.get(m) for m in measures},
-                    "per_category": (
-                        _per_category(evaluation.per_query, categories, measures)
-                        if has_categories
-                        else {}
-                    ),
-                    "per_query": _per_query(
-                        record, evaluation.per_query, categories, measures, judged
-                    ),
-                    "skipped_queries": dict(record.get("skipped_queries") or {}),
-                    "run_file": record.get("run_file"),
-                    "chunks_file": record.get("chunks_file"),
-                }
+    def per_query_values(
+        self, measure: str | None = None, view: ViewName | None = None
+    ) -> tuple[list[str], dict[str, NDArray[np.float64]]]:
+        """The query ids of a view (default: the queries every configuration answered) and,
+        per successful configuration, the values of ``measure`` (default: the headline) on
+        them, aligned: the input of paired comparisons."""
+        wanted = measure or self.headline
+        if wanted not in self.measures:
+            raise RankscopeError(
+                f"{wanted!r} was not measured; measured: {', '.join(self.measures)}"
             )
-        configurations.append(entry)
+        ids = list(self.query_sets[view or self.default_view].query_ids)
+        position = {q: i for i, q in enumerate(self.query_ids)}
+        rows = [position[q] for q in ids]
+        out: dict[str, NDArray[np.float64]] = {}
+        for config in self.successful:
+            assert config.per_query is not None
+            column = config.per_query.values[wanted]
+            out[config.name] = np.asarray(
+                [np.nan if column[i] is None else column[i] for i in rows], dtype=np.float64
+            )
+        return ids, out
 
-    rows = [
-        {
-            "name": c["name"],
-            "quality": c["summary"].get(QUALITY_MEASURE),
-            "p50_ms": c["latency"]["p50_ms"],
-        }
-        for c in configurations
-        if c["status"] == "ok"
-    ]
-    recommendations = {k: v.to_dict() for k, v in recommend(rows).items()}
-    from rankscope import __version__
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=2) + "\n"
 
-    data = {
-        "schema_version": SCHEMA_VERSION,
-        "rankscope_version": __version__,
-        "timestamp": datetime.now(UTC).isoformat(timespec="seconds"),
-        "suite": {
-            "name": suite.name,
-            "description": suite.description,
-            "file": None if suite.path is None else str(suite.path),
-            "num_documents": len(suite.documents()),
-            "num_queries": len(suite.queries),
-            "num_judged_queries": len(judged),
-            "categories": sorted({c for c in categories.values()}) if has_categories else [],
-        },
-        "settings": settings.model_dump(mode="json"),
-        "measures": measures,
-        "averaging": "mean over all judged queries (trec_eval -c); unretrieved queries score 0",
-        "configurations": configurations,
-        "failures": [
-            {"name": c["name"], "stage": c["stage"], "error": c["error"]}
-            for c in configurations
-            if c["status"] != "ok"
-        ],
-        "recommendations": recommendations,
-        "balance_formula": BALANCE_FORMULA,
-    }
-    return BenchmarkResult(_clean(data))
+    @classmethod
+    def read(cls, path: str | Path) -> BenchmarkResult:
+        """Read a results.json written by this version of rankscope."""
+        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
 
-
-def _per_category(
-    per_query: dict[str, dict[str, float]], categories: dict[str, str], measures: list[str]
-) -> dict[str, dict[str, float]]:
-    groups: dict[str, list[dict[str, float]]] = {}
-    for qid, values in per_query.items():
-        groups.setdefault(categories.get(qid, NO_CATEGORY), []).append(values)
-    out: dict[str, dict[str, float]] = {}
-    for category in sorted(groups):
-        rows = groups[category]
-        out[category] = {m: sum(r.get(m, 0.0) for r in rows) / len(rows) for m in measures}
-        out[category]["num_queries"] = len(rows)
-    return out
-
-
-def _per_query(
-    record: dict[str, Any],
-    per_query: dict[str, dict[str, float]],
-    categories: dict[str, str],
-    measures: list[str],
-    judged: set[str],
-) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for qid, samples in record["latency_samples_s"].items():
-        values = per_query.get(qid, {})
-        row: dict[str, Any] = {m: values.get(m) for m in measures} if qid in judged else {}
-        row["judged"] = qid in judged
-        row["category"] = categories.get(qid, NO_CATEGORY)
-        row["num_results"] = len(record["rankings"].get(qid, []))
-        row["latency_ms"] = 1000.0 * sum(samples) / len(samples) if samples else None
-        out[qid] = row
-    for qid, reason in (record.get("skipped_queries") or {}).items():
-        values = per_query.get(qid, {})
-        row = {m: values.get(m, 0.0) for m in measures} if qid in judged else {}
-        row.update(
-            judged=qid in judged,
-            category=categories.get(qid, NO_CATEGORY),
-            num_results=0,
-            latency_ms=None,
-            skipped=reason,
-        )
-        out[qid] = row
-    return out
-
-
-def _clean(value: Any) -> Any:
-    """NaN and infinities become null so results.json is strict JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
+    def to_data(self) -> dict[str, Any]:
+        """The JSON-ready dictionary (what ``json.loads(results.json)`` gives)."""
+        return self.model_dump(mode="json")

@@ -18,23 +18,41 @@ Measures are computed at the end from all rankings, by :mod:`rankscope.bench.eva
 
 from __future__ import annotations
 
-import json
+import importlib
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from rankscope.bench.build import build_engine
-from rankscope.bench.checkpoint import (
-    Checkpoints,
-    atomic_write_json,
-    atomic_write_text,
-    safe_name,
+from rankscope.bench.assemble import (
+    QRELS_STEMS,
+    assemble_results,
+    comparison_sets,
+    restrict,
+    result_qrels,
 )
-from rankscope.bench.results import BenchmarkResult, assemble_results
+from rankscope.bench.build import build_engine
+from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
+from rankscope.bench.checks import check_judgments, retrieval_warnings
+from rankscope.bench.code import Unlocatable, code_fingerprint
+from rankscope.bench.lock import FolderLock
+from rankscope.bench.outputs import (
+    FileFormat,
+    file_format,
+    remove_results,
+    remove_run_files,
+    run_files_intact,
+    write_qrels_file,
+    write_run_files,
+)
+from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache, Stage
+from rankscope.bench.results import BenchmarkResult
+from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Engine, Hit, Query
 from rankscope.engines.chunking import chunk_documents, collapse_to_documents
 from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
@@ -79,46 +97,120 @@ def run_benchmark(
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
 ) -> BenchmarkResult:
     """Run every configuration of ``suite``, writing results under ``out_dir``."""
+    check_file_names([c.name for c in suite.configs])
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    report = reporter or NullReporter()
-    atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
+    with FolderLock(out):
+        return _run_locked(suite, out, resume, reporter or NullReporter(), engine_factory)
 
+
+def _run_locked(
+    suite: Suite,
+    out: Path,
+    resume: bool,
+    report: Reporter,
+    engine_factory: Callable[[BenchConfig], Engine],
+) -> BenchmarkResult:
     docs = suite.documents()
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
-    if len(qrels) == 0:
+    judgments = result_qrels(suite, qrels)
+    if len(judgments) == 0:
         raise ConfigError(
-            f"suite {suite.name!r} has no judgments, so no quality measure can be computed",
+            f"suite {suite.name!r} has no judgments for its queries, so no quality measure can "
+            "be computed",
             hint="give queries `judgments`, a `needle_doc_id` or `expected_files`/"
             "`expected_symbols`, or the suite a `qrels` file",
         )
+    threshold = suite.settings.relevance_threshold
+    warnings = check_judgments(docs, judgments, qrels, threshold, suite.path)
+    fmt = file_format(_ids(docs, suite, judgments))
     context = _checkpoint_context(suite)
+
+    # The folder stays consistent at every moment: results.json (and the judgments beside it)
+    # go first, as they will not match once anything runs; --fresh then forgets the
+    # checkpoints before deleting their files. An interruption leaves finished
+    # configurations and no results.json; results.json comes back when the run completes.
+    remove_results(out)
     checkpoints = Checkpoints(out)
     if not resume:
         checkpoints.clear()
+        remove_run_files(out)
+    atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
 
-    records: list[dict[str, Any]] = []
-    for config in suite.configs:
-        key = config.key(*context)
-        record = checkpoints.load(config.name, key) if resume else None
-        if record is not None:
-            record["resumed"] = True
-            if not (out / str(record.get("run_file", ""))).is_file():
-                _write_outputs(out, record)  # the run file was removed since: write it again
-            report.finish(config, "ok", resumed=True)
-        else:
-            record = run_config(config, docs, suite.queries, suite.settings, report, engine_factory)
-            record["key"] = key
-            if record["status"] == "ok":
-                _write_outputs(out, record)
-            checkpoints.save(record)
-            record["resumed"] = False
-            report.finish(config, str(record["status"]), resumed=False)
-        records.append(record)
+    records: list[ConfigRecord] = []
+    with suite_modules(suite.base_dir):
+        for config in suite.configs:
+            records.append(
+                _one_config(
+                    config, suite, out, fmt, context, checkpoints, resume, report, engine_factory
+                )
+            )
 
-    result = assemble_results(suite, records, qrels)
-    atomic_write_json(out / "results.json", result.data)
+    qrels_files = {
+        view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
+        for view, ids in comparison_sets(suite, judgments, records).items()
+    }
+    warnings += retrieval_warnings(records, judgments, threshold)
+    result = assemble_results(suite, records, judgments, qrels_files, warnings)
+    atomic_write_text(out / "results.json", result.to_json())
     return result
+
+
+def _one_config(
+    config: BenchConfig,
+    suite: Suite,
+    out: Path,
+    fmt: FileFormat,
+    context: tuple[object, ...],
+    checkpoints: Checkpoints,
+    resume: bool,
+    report: Reporter,
+    engine_factory: Callable[[BenchConfig], Engine],
+) -> ConfigRecord:
+    """A configuration's record: from its checkpoint when still valid, else run now."""
+    rerun_reason = None
+    try:
+        code = code_fingerprint(config)
+        key = config.key(*context, code) if code else config.key(*context)
+    except Unlocatable as error:
+        code, key = {}, f"unresumable-{time.time_ns()}"
+        rerun_reason = f"not resumable: {error} cannot be fingerprinted"
+    record = checkpoints.load(config.name, key) if resume else None
+    if resume and record is None and code:
+        previous = checkpoints.previous(config.name)
+        changed = [m for m, h in code.items() if previous and previous.code.get(m) != h]
+        if previous is not None and previous.ok and changed:
+            rerun_reason = f"python code changed since the checkpoint: {', '.join(changed)}"
+    if record is not None:
+        record.resumed = True
+        if not run_files_intact(out, record):
+            write_run_files(out, record, fmt)  # removed or changed since: write it again
+        report.finish(config, "ok", resumed=True)
+        return record
+    record = run_config(
+        config, suite.documents(), suite.queries, suite.settings, report, engine_factory
+    )
+    record.key = key
+    record.code = code
+    record.rerun_reason = rerun_reason
+    if record.ok:
+        write_run_files(out, record, fmt)
+    checkpoints.save(record)
+    report.finish(config, record.status, resumed=False)
+    return record
+
+
+@contextmanager
+def suite_modules(base_dir: Path) -> Iterator[None]:
+    """Python modules next to the suite file import while the suite runs (python engine
+    ``search: my_module:search``), as paths in a suite are relative to it."""
+    folder = str(base_dir.resolve())
+    sys.path.insert(0, folder)
+    importlib.invalidate_caches()
+    try:
+        yield
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
 
 
 def run_config(
@@ -128,7 +220,7 @@ def run_config(
     settings: Settings,
     reporter: Reporter | None = None,
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
-) -> dict[str, Any]:
+) -> ConfigRecord:
     """Benchmark one configuration; failures are returned as a record, never raised.
 
     ``KeyboardInterrupt`` (and other non-``Exception`` exits) propagate.
@@ -136,17 +228,14 @@ def run_config(
     report = reporter or NullReporter()
     passes = settings.warmup + settings.repeats
     report.start(config, total=1 + passes * len(queries))
-    record: dict[str, Any] = {
-        "name": config.name,
-        "config": config.to_dict(),
-        "status": "ok",
-        "error": None,
-        "stage": None,
-        "started_at": _now(),
-        "warmup": settings.warmup,
-        "repeats": settings.repeats,
-    }
-    stage = "chunk"
+    record = ConfigRecord(
+        name=config.name,
+        config=ConfigSpec.of(config),
+        started_at=_now(),
+        warmup=settings.warmup,
+        repeats=settings.repeats,
+    )
+    stage: Stage = "chunk"
     try:
         units: Sequence[Document] = docs
         parents: dict[str, str] | None = None
@@ -154,26 +243,28 @@ def run_config(
             c = config.chunking
             units = chunk_documents(docs, c.size, c.overlap, c.unit)
             parents = {u.id: u.parent_id or u.id for u in units}
-        record["num_documents"] = len(docs)
-        record["num_units"] = len(units)
+        record.num_documents = len(docs)
+        record.num_units = len(units)
         fetch_k = settings.max_k * (settings.chunk_fetch_factor if parents is not None else 1)
-        record["fetch_k"] = fetch_k
+        record.fetch_k = fetch_k
 
         stage = "build"
         with engine_factory(config) as engine:
             # refuse (or skip) unsupported kinds before spending time on indexing
-            queries, skipped = _supported(engine, queries, settings.unsupported_queries)
-            record["skipped_queries"] = skipped
+            queries, skipped, as_text = _supported(engine, queries, settings.unsupported_queries)
+            record.skipped_queries = skipped
+            record.as_text_queries = as_text
             report.advance(len(skipped) * passes)
             stage = "index"
             started = time.perf_counter()
             engine.index(units)
-            record["index_time_s"] = time.perf_counter() - started
+            record.index_time_s = time.perf_counter() - started
+            record.index_stats, record.index_cache = read_index_stats(engine)
             report.advance(1)
 
             stage = "search"
             workers = settings.concurrency if engine.thread_safe else 1
-            record["concurrency"] = workers
+            record.concurrency = workers
             samples: dict[str, list[float]] = {q.id: [] for q in queries}
             first: dict[str, list[Hit]] | None = None
             wall = 0.0
@@ -188,46 +279,84 @@ def run_config(
                     if first is None:
                         first = hits
         assert first is not None  # repeats >= 1 is enforced by the schema
-        record["latency_samples_s"] = samples
-        record["measured_wall_s"] = wall
+        record.latency_samples_s = samples
+        record.measured_wall_s = wall
         executions = settings.repeats * len(queries)
-        record["qps"] = executions / wall if wall > 0 else None
-        record["rankings"], record["chunk_rankings"] = _rankings(
+        record.qps = executions / wall if wall > 0 else None
+        record.rankings, record.chunk_rankings = _rankings(
             first, parents, settings.max_k, units, text_depth=max(settings.k)
         )
     except _QueryFailure as failure:
         _fail(record, stage, failure.error, f"query {failure.query_id!r}: ")
     except Exception as error:
         _fail(record, stage, error, "")
-    record["finished_at"] = _now()
+    record.finished_at = _now()
     return record
 
 
 def _supported(
     engine: Engine, queries: Sequence[Query], policy: str
-) -> tuple[list[Query], dict[str, str]]:
-    """The queries the engine will run, and ``{query_id: reason}`` for skipped ones."""
+) -> tuple[list[Query], dict[str, str], dict[str, str]]:
+    """The queries the engine will run, ``{query_id: reason}`` for skipped ones, and
+    ``{query_id: note}`` for those sent as plain text (``unsupported_queries``)."""
     runnable: list[Query] = []
     skipped: dict[str, str] = {}
+    as_text: dict[str, str] = {}
     for query in queries:
         try:
             engine.check_kind(query)
         except UnsupportedQueryError:
-            if policy != "skip":
+            if policy == "skip":
+                skipped[query.id] = f"{query.kind} queries are not supported by {engine.name}"
+                continue
+            if policy != "as_text":
                 raise
-            skipped[query.id] = f"{query.kind} queries are not supported by {engine.name}"
-            continue
+            plain = plain_text_query(query)
+            engine.check_kind(plain)  # an engine without plain queries fails as before
+            as_text[query.id] = f"{query.kind} query sent as plain text to {engine.name}"
+            query = plain
         runnable.append(query)
-    return runnable, skipped
+    return runnable, skipped, as_text
 
 
-def _fail(record: dict[str, Any], stage: str, error: Exception, prefix: str) -> None:
-    record["status"] = "failed"
-    record["stage"] = stage
+def plain_text_query(query: Query) -> Query:
+    """The query as a ``query_string`` query over its text (a boolean query's text, or its
+    must/should terms when it has none)."""
+    text = query.text.strip() or " ".join((*query.must, *query.should))
+    return Query(id=query.id, text=text, kind="query_string", category=query.category)
+
+
+def read_index_stats(engine: Engine) -> tuple[dict[str, float], IndexCache | None]:
+    """What the engine reports about its indexing (``engine.index_stats()``, a mapping of
+    counts; engines without it report nothing), and the embedding-cache hits and misses in it
+    (``embedding_cache_hits`` / ``embedding_cache_misses``)."""
+    hook = getattr(engine, "index_stats", None)
+    try:
+        found = hook() if callable(hook) else hook
+    except Exception:  # a report, not the benchmark: never fail a configuration over it
+        return {}, None
+    if not isinstance(found, Mapping):
+        return {}, None
+    stats = {
+        str(k): float(v)
+        for k, v in found.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+    hits = stats.get("embedding_cache_hits", stats.get("cache_hits"))
+    misses = stats.get("embedding_cache_misses", stats.get("cache_misses"))
+    if hits is None or misses is None:
+        return stats, None
+    return stats, IndexCache(hits=int(hits), misses=int(misses))
+
+
+def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> None:
+    record.status = "failed"
+    record.stage = stage
     kind = "" if isinstance(error, RankscopeError) else f"{type(error).__name__}: "
-    record["error"] = f"{stage} failed: {prefix}{kind}{error}"
-    for key in ("rankings", "chunk_rankings", "latency_samples_s"):
-        record.pop(key, None)
+    record.error = f"{stage} failed: {prefix}{kind}{error}"
+    record.rankings = {}
+    record.chunk_rankings = None
+    record.latency_samples_s = {}
 
 
 class _NoPool:
@@ -270,69 +399,42 @@ def _rankings(
     max_k: int,
     units: Sequence[Document],
     text_depth: int,
-) -> tuple[dict[str, list[list[Any]]], dict[str, list[list[Any]]] | None]:
-    """Document rankings (``[[doc, score], ...]``) and, when chunked, the chunk rankings.
+) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[ChunkHit]] | None]:
+    """Document rankings (``[(doc, score), ...]``) and, when chunked, the chunk rankings.
 
-    Chunk rows are ``[chunk_id, doc_id, score, text]``; the text (for graders) is kept for the
-    first ``text_depth`` chunks of each query and None below.
+    Chunk rows keep the text (for graders) for the first ``text_depth`` chunks of each query.
     """
-    docs: dict[str, list[list[Any]]] = {}
-    chunks: dict[str, list[list[Any]]] | None = None if parents is None else {}
+    docs: dict[str, list[tuple[str, float]]] = {}
+    chunks: dict[str, list[ChunkHit]] | None = None if parents is None else {}
     texts = {u.id: u.text for u in units} if parents is not None else {}
     for qid, ranked in hits.items():
         if parents is None:
-            docs[qid] = [[h.doc_id, float(h.score)] for h in ranked[:max_k]]
+            docs[qid] = [(h.doc_id, float(h.score)) for h in ranked[:max_k]]
             continue
         collapsed = collapse_to_documents(ranked, max_k, parents)
-        docs[qid] = [[h.doc_id, float(h.score)] for h in collapsed]
+        docs[qid] = [(h.doc_id, float(h.score)) for h in collapsed]
         assert chunks is not None
         # keep the chunks up to the one that contributed the last kept document
         wanted = {h.doc_id for h in collapsed}
-        kept: list[list[Any]] = []
+        kept: list[ChunkHit] = []
         for h in ranked:
             if not wanted:
                 break
             parent = parents.get(h.doc_id, h.doc_id)
             text = texts.get(h.doc_id) if len(kept) < text_depth else None
-            kept.append([h.doc_id, parent, float(h.score), text])
+            kept.append(ChunkHit(chunk_id=h.doc_id, doc_id=parent, score=float(h.score), text=text))
             wanted.discard(parent)
         chunks[qid] = kept
     return docs, chunks
 
 
-def _write_outputs(out: Path, record: dict[str, Any]) -> None:
-    """The TREC run file and, for chunked configurations, the chunk-level results."""
-    name = str(record["name"])
-    base = safe_name(name)
-    lines = []
-    for qid in sorted(record["rankings"]):
-        for rank, (doc, score) in enumerate(record["rankings"][qid], start=1):
-            lines.append(f"{qid} Q0 {doc} {rank} {score:.6f} {base}\n")
-    run_path = out / "runs" / f"{base}.trec"
-    atomic_write_text(run_path, "".join(lines))
-    record["run_file"] = run_path.relative_to(out).as_posix()
-    chunks = record.get("chunk_rankings")
-    if chunks:
-        rows = []
-        for qid in sorted(chunks):
-            for rank, (chunk_id, doc_id, score, text) in enumerate(chunks[qid], start=1):
-                rows.append(
-                    json.dumps(
-                        {
-                            "query_id": qid,
-                            "rank": rank,
-                            "chunk_id": chunk_id,
-                            "doc_id": doc_id,
-                            "score": score,
-                            "text": text,
-                        },
-                        ensure_ascii=False,
-                    )
-                    + "\n"
-                )
-        chunk_path = out / "chunks" / f"{base}.jsonl"
-        atomic_write_text(chunk_path, "".join(rows))
-        record["chunks_file"] = chunk_path.relative_to(out).as_posix()
+def _ids(docs: Sequence[Document], suite: Suite, qrels: Qrels) -> Iterator[str]:
+    """Every id a run or judgment file will hold."""
+    yield from (d.id for d in docs)
+    yield from (q.id for q in suite.queries)
+    for qid, doc, _ in qrels:
+        yield qid
+        yield doc
 
 
 def _checkpoint_context(suite: Suite) -> tuple[object, ...]:

@@ -20,6 +20,21 @@ class OutputFormat(StrEnum):
 
 
 DEMO_SUITE = "stdlib-docs.yaml"
+#: exit status when the benchmark ran but one or more configurations failed (results written);
+#: 2 is bad input (nothing run), 130 an interruption
+EXIT_CONFIG_FAILED = 3
+
+
+# options bench and demo share
+_QUIET = typer.Option(False, "--quiet", "-q", help="No progress bar.")
+_FORMAT = typer.Option(OutputFormat.table, "--format", "-f", help="How to print the comparison.")
+_BY_CATEGORY = typer.Option(False, "--by-category", help="Also show measures per query category.")
+_ALL_QUERIES = typer.Option(
+    False,
+    "--all-queries",
+    help="Compare over every judged query, a skipped one scoring 0, instead of over the "
+    "queries every configuration answered (results.json holds both).",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -30,7 +45,12 @@ def register(app: typer.Typer) -> None:
 def bench(
     suite_file: Path = typer.Argument(..., help="The suite YAML file.", show_default=False),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Output folder [default: rankscope-out/<suite name>]."
+        None,
+        "--out",
+        "-o",
+        # escaped: rich markup takes an unescaped "[default: ...]" for a style tag and drops it
+        help=r"Output folder \[default: rankscope-out/<suite name>].",
+        show_default=False,
     ),
     config: list[str] = typer.Option(
         [], "--config", "-c", help="Run only this configuration (repeatable)."
@@ -41,37 +61,43 @@ def bench(
         help="Run a preset sweep instead of the suite's configurations: quick, "
         "chunk_comparison, embedding_comparison, comprehensive.",
     ),
-    by_category: bool = typer.Option(
-        False, "--by-category", help="Also show measures per query category."
-    ),
+    by_category: bool = _BY_CATEGORY,
+    all_queries: bool = _ALL_QUERIES,
     fresh: bool = typer.Option(
         False,
         "--fresh/--resume",
         help="Redo every configuration instead of reusing finished ones from the output folder.",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="How to print the comparison."
-    ),
+    quiet: bool = _QUIET,
+    output_format: OutputFormat = _FORMAT,
 ) -> None:
-    """Benchmark a suite's engine configurations: quality, latency, index time."""
+    """Benchmark a suite's engine configurations: quality, latency, index time.
+
+    Exit status: 0 all configurations ran, 3 one or more failed (the others are reported and
+    results.json is written), 2 bad input, 130 interrupted.
+    """
     from rankscope.suite import load_suite
 
     suite = load_suite(suite_file)
     if config or preset:
         suite = suite.select(config, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)
-    _run_and_print(suite, target, fresh, quiet, output_format, by_category)
+    again = "run the command again without --fresh" if fresh else "run the same command again"
+    hint = f"Finished configurations are saved in {target}; {again} to resume from there."
+    _run_and_print(suite, target, fresh, quiet, output_format, by_category, all_queries, hint)
 
 
 def demo(
     out: Path = typer.Option(Path("rankscope-out") / "demo", "--out", "-o", help="Output folder."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="How to print the comparison."
-    ),
-    by_category: bool = typer.Option(
-        False, "--by-category", help="Also show measures per query category."
+    quiet: bool = _QUIET,
+    output_format: OutputFormat = _FORMAT,
+    by_category: bool = _BY_CATEGORY,
+    all_queries: bool = _ALL_QUERIES,
+    fresh: bool = typer.Option(
+        True,
+        "--fresh/--resume",
+        help="Run everything (the default, so index times are measured), or reuse the "
+        "configurations an interrupted demo finished.",
     ),
 ) -> None:
     """Run the shipped demo: Python standard-library docs search, fully offline."""
@@ -84,7 +110,8 @@ def demo(
         suite = load_suite(path)
     err = Console(stderr=True, soft_wrap=True)
     # Dense engines cannot run the suite's phrase/boolean/multi-field queries: they skip them
-    # (scored 0, and the table says so) rather than fail the whole configuration.
+    # (the comparison is then over the queries every configuration answered, and the table
+    # says so) rather than fail the whole configuration.
     suite.settings = suite.settings.model_copy(update={"unsupported_queries": "skip"})
     if not embeddings_available():
         lexical = [c.name for c in suite.configs if not c.needs_embeddings]
@@ -98,7 +125,11 @@ def demo(
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
     started = time.perf_counter()
-    _run_and_print(suite, out, True, quiet, output_format, by_category)
+    hint = (
+        f"Finished configurations are saved in {out}; `rankscope demo --resume --out {out}` "
+        "resumes from there."
+    )
+    _run_and_print(suite, out, fresh, quiet, output_format, by_category, all_queries, hint)
     err.print(f"Demo finished in {time.perf_counter() - started:.1f} s.", markup=False)
 
 
@@ -109,9 +140,12 @@ def _run_and_print(
     quiet: bool,
     output_format: OutputFormat,
     by_category: bool,
+    all_queries: bool = False,
+    resume_hint: str = "",
 ) -> None:
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
+    from rankscope.bench.results import ViewName
     from rankscope.report import render_table, to_json, to_markdown
     from rankscope.suite import Suite
 
@@ -125,26 +159,23 @@ def _run_and_print(
         else:
             result = run_benchmark(suite, out, resume=not fresh)
     except KeyboardInterrupt:
-        err.print(
-            f"Interrupted. Finished configurations are saved in {out}; run the same command "
-            "again to resume from there.",
-            markup=False,
-        )
+        err.print(f"Interrupted. {resume_hint}", markup=False, soft_wrap=True)
         raise
+    view: ViewName = "all" if all_queries else result.default_view
     if output_format is OutputFormat.json:
         typer.echo(to_json(result), nl=False)
     elif output_format is OutputFormat.markdown:
-        typer.echo(to_markdown(result, by_category=by_category), nl=False)
+        typer.echo(to_markdown(result, by_category=by_category, view=view), nl=False)
     else:
         # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns.
         console = Console(width=None if sys.stdout.isatty() else 250)
-        render_table(result, console, by_category=by_category)
+        render_table(result, console, by_category=by_category, view=view)
     if not quiet:
         err.print(
             f"Results, run files and the resolved suite are in {out}", style="dim", markup=False
         )
-    if result.failures and len(result.failures) == len(result.configurations):
-        raise typer.Exit(1)
+    if result.failures:
+        raise typer.Exit(EXIT_CONFIG_FAILED)
 
 
 def _slug(name: str) -> str:

@@ -1,26 +1,27 @@
 """Render a benchmark comparison: a terminal table (rich), Markdown, or JSON.
 
 One row per configuration, measures as columns, the best value of each column highlighted
-(highest for quality, lowest for latency and index time), failed configurations listed with their
-error, then the three recommendations.
+(highest for quality, lowest for latency and index time), over one query set whose size the
+title states: by default the judged queries every configuration answered (``view="all"``: every
+judged query, a skipped one scoring 0). Below the table: queries skipped or sent as plain text,
+failed configurations with their error, then the recommendations.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from rankscope.bench.results import BenchmarkResult
+from rankscope.bench.evaluation import GAIN_NOTE, has_gain_label, measure_label
+from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 
-Better = Literal["max", "min"]
+Better = Literal["max", "min", "none"]
 
-_LABELS = {"ndcg": "nDCG", "map": "MAP", "mrr": "MRR", "P": "P", "recall": "R", "hit": "Hit"}
 _RECOMMENDATION_TITLES = {
     "best_quality": "Best quality",
     "fastest": "Fastest",
@@ -28,132 +29,218 @@ _RECOMMENDATION_TITLES = {
 }
 
 
+CACHE_HEADER = "emb. cache"
+
+
 @dataclass(frozen=True)
 class Column:
     header: str
-    value: Callable[[Mapping[str, Any]], float | None]
+    value: Callable[[ConfigResult], float | None]
     better: Better
     digits: int
+    #: how a value is shown, when not as a number with ``digits`` decimals
+    show: Callable[[float], str] | None = None
+
+    def text(self, value: float | None) -> str:
+        if value is not None and self.show is not None:
+            return self.show(value)
+        return _fmt(value, self.digits)
 
 
-def measure_label(measure: str) -> str:
-    name, _, k = measure.partition("@")
-    label = _LABELS.get(name, name)
-    return f"{label}@{k}" if k else label
+@dataclass(frozen=True)
+class Note:
+    """A line under the table: what it says and how it is shown (a rich style)."""
+
+    text: str
+    style: str = ""
 
 
-def columns(result: BenchmarkResult) -> list[Column]:
-    """The table's measure columns for this result's cut-offs."""
-    settings = result.data["settings"]
-    ks = sorted(set(settings["k"]))
-    ref = 10 if 10 in ks else ks[0]
-    wanted = ["ndcg@10", "map", "mrr", f"P@{ref}"]
-    wanted += [f"recall@{k}" for k in ks]
-    wanted += [f"recall@{settings['max_k']}", f"hit@{ref}"]
-    measures = [m for m in dict.fromkeys(wanted) if m in result.measures]
-    cols = [Column(measure_label(m), _summary(m), "max", 4) for m in measures]
+__all__ = ["measure_label", "render_table", "to_json", "to_markdown"]
+
+
+def table_measures(result: BenchmarkResult) -> list[str]:
+    """The measures shown as columns: the headline first, then the suite's ``measures`` when it
+    names them, else a selection for its cut-offs."""
+    settings = result.settings
+    if settings.measures:
+        wanted = list(result.measures)
+    else:
+        ks = sorted(set(settings.k))
+        ref = 10 if 10 in ks else ks[0]
+        wanted = ["ndcg@10", "map", "mrr", f"P@{ref}"]
+        wanted += [f"recall@{k}" for k in ks]
+        wanted += [f"recall@{settings.max_k}", f"hit@{ref}"]
+    return [m for m in dict.fromkeys([result.headline, *wanted]) if m in result.measures]
+
+
+def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Column]:
+    """The table's columns: measures, latency percentiles, index time."""
+    chosen = view or result.default_view
+    cols = [Column(measure_label(m), _summary(chosen, m), "max", 4) for m in table_measures(result)]
     cols += [
-        Column("p50 ms", _latency("p50_ms"), "min", 3),
-        Column("p95 ms", _latency("p95_ms"), "min", 3),
-        Column("index s", lambda c: c.get("index_time_s"), "min", 2),
+        Column("p50 ms", _latency(chosen, "p50_ms"), "min", 3),
+        Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3),
+        Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3),
+        Column("index s", lambda c: c.index_time_s, "min", 2),
     ]
+    if any(c.index_cache is not None for c in result.successful):
+        cols.append(Column(CACHE_HEADER, _cache_rate, "none", 0, show=lambda v: f"{v:.0%}"))
     return cols
 
 
-def category_columns(result: BenchmarkResult, category: str) -> list[Column]:
-    cols = []
-    for col in columns(result)[:-3]:
-        measure = _measure_of(result, col.header)
-        cols.append(Column(col.header, _category(category, measure), "max", col.digits))
-    return cols
+def category_columns(
+    result: BenchmarkResult, category: str, view: ViewName | None = None
+) -> list[Column]:
+    chosen = view or result.default_view
+    return [
+        Column(measure_label(m), _category(chosen, category, m), "max", 4)
+        for m in table_measures(result)
+    ]
 
 
-def render_table(result: BenchmarkResult, console: Console, *, by_category: bool = False) -> None:
-    """Print the comparison table, failures and recommendations to ``console``."""
-    suite = result.data["suite"]
-    ok = [c for c in result.configurations if c["status"] == "ok"]
-    title = (
-        f"{suite['name']}: {suite['num_judged_queries']} judged queries, "
-        f"{suite['num_documents']} documents"
+def title(result: BenchmarkResult, view: ViewName | None = None) -> str:
+    """What the table compares: the suite, the query set and its size, the corpus size."""
+    chosen = view or result.default_view
+    suite = result.suite
+    n = len(result.query_sets[chosen].query_ids)
+    total = suite.num_judged_queries
+    docs = f"{suite.num_documents} documents"
+    if chosen == "all":
+        skipping = any(c.skipped_queries for c in result.successful)
+        scored = "; a skipped query scores 0" if skipping else ""
+        return f"{suite.name}: all {total} judged {_queries(total)}{scored}, {docs}"
+    if n == total:
+        return f"{suite.name}: {total} judged {_queries(total)}, {docs}"
+    return (
+        f"{suite.name}: the {n} judged {_queries(n)} every configuration answered "
+        f"({total - n} of {total} skipped by some configuration are left out), {docs}"
     )
-    if ok:
-        console.print(_rich_table(title, ok, columns(result)))
-    if by_category and ok:
-        for category in suite.get("categories", []):
-            n = ok[0]["per_category"].get(category, {}).get("num_queries", 0)
-            console.print(
-                _rich_table(
-                    f"category {category} ({n} queries)", ok, category_columns(result, category)
-                )
-            )
+
+
+def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
+    """Everything printed under the table, in order."""
+    chosen = view or result.default_view
+    ok = result.successful
+    out = [Note(f"warning: {w}", "bold yellow") for w in result.warnings]
     for c in ok:
-        if c.get("skipped_queries"):
-            console.print(Text(_skipped_note(c), style="yellow"))
-    resumed = [c["name"] for c in ok if c.get("resumed")]
+        if c.skipped_queries:
+            out.append(Note(_skipped_note(c, chosen), "yellow"))
+        if c.as_text_queries:
+            out.append(Note(_as_text_note(c), "yellow"))
+    for c in result.configurations:
+        if c.rerun_reason:
+            out.append(Note(f"{c.name}: run again, {c.rerun_reason}", "dim"))
+    resumed = [c.name for c in ok if c.resumed]
     if resumed:
-        console.print(
-            Text(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", style="dim")
-        )
+        out.append(Note(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", "dim"))
     for failure in result.failures:
-        console.print(Text(f"FAILED {failure['name']}: {failure['error']}", style="bold red"))
-    for key, rec in result.recommendations.items():
+        out.append(Note(f"FAILED {failure.name}: {failure.error}", "bold red"))
+    if any(c.index_cache is not None for c in ok):
+        out.append(
+            Note(
+                f"{CACHE_HEADER}: share of the document embeddings read from the embedding "
+                "cache while indexing; at 100% index s measured reading the cache, not "
+                "embedding",
+                "dim",
+            )
+        )
+    if has_gain_label(table_measures(result)):
+        out.append(Note(GAIN_NOTE, "dim"))
+    repeats = result.settings.repeats
+    out.append(
+        Note(
+            f"latency: each query's median over {repeats} timed "
+            f"{'pass' if repeats == 1 else 'passes'}, percentiles over queries; p50 IQR: "
+            "interquartile range of the p50 across passes",
+            "dim",
+        )
+    )
+    recommendations = result.recommended(chosen)
+    if recommendations.note:
+        out.append(Note(recommendations.note, "bold yellow"))
+    elif recommendations.left_out:
+        why = "; ".join(f"{name}: {reason}" for name, reason in recommendations.left_out.items())
+        out.append(Note(f"not recommended: {why}", "yellow"))
+    return out
+
+
+def render_table(
+    result: BenchmarkResult,
+    console: Console,
+    *,
+    by_category: bool = False,
+    view: ViewName | None = None,
+) -> None:
+    """Print the comparison table, notes and recommendations to ``console``."""
+    chosen = view or result.default_view
+    ok = result.successful
+    if ok:
+        console.print(_rich_table(title(result, chosen), ok, columns(result, chosen)))
+    if by_category and ok:
+        for category in result.suite.categories:
+            scores = ok[0].view(chosen).per_category.get(category)
+            n = 0 if scores is None else scores.num_queries
+            cols = category_columns(result, category, chosen)
+            console.print(_rich_table(f"category {category} ({n} {_queries(n)})", ok, cols))
+    for note in notes(result, chosen):
+        console.print(Text(note.text, style=note.style))
+    for key, rec in result.recommended(chosen).items():
         console.print(
             Text.assemble(
                 (f"{_RECOMMENDATION_TITLES.get(key, key)}: ", "bold"),
-                (rec["config"], "bold cyan"),
-                f"  ({rec['reason']})",
+                (rec.config, "bold cyan"),
+                f"  ({rec.reason})",
             )
         )
 
 
-def _rich_table(title: str, rows: Sequence[Mapping[str, Any]], cols: Sequence[Column]) -> Table:
+def _rich_table(title: str, rows: Sequence[ConfigResult], cols: Sequence[Column]) -> Table:
     table = Table(title=Text(title), title_justify="left")
     table.add_column("configuration", no_wrap=True)
     for col in cols:
         table.add_column(col.header, justify="right")
     bests = [_best(col, rows) for col in cols]
     for row in rows:
-        cells: list[Text | str] = [row["name"]]
+        cells: list[Text | str] = [row.name]
         for col, best in zip(cols, bests, strict=True):
             value = col.value(row)
-            text = _fmt(value, col.digits)
+            text = col.text(value)
             style = "bold green" if value is not None and best is not None and value == best else ""
             cells.append(Text(text, style=style))
         table.add_row(*cells)
     return table
 
 
-def to_markdown(result: BenchmarkResult, *, by_category: bool = False) -> str:
+def to_markdown(
+    result: BenchmarkResult, *, by_category: bool = False, view: ViewName | None = None
+) -> str:
     """The comparison as Markdown; the best value of each column in bold."""
-    ok = [c for c in result.configurations if c["status"] == "ok"]
-    suite = result.data["suite"]
-    parts = [f"## {suite['name']}\n"]
-    if suite.get("description"):
-        parts.append(f"{suite['description']}\n")
-    parts.append(
-        f"{suite['num_judged_queries']} judged queries, {suite['num_documents']} documents.\n"
-    )
+    chosen = view or result.default_view
+    ok = result.successful
+    suite = result.suite
+    parts = [f"## {suite.name}\n"]
+    if suite.description:
+        parts.append(f"{suite.description}\n")
+    parts.append(f"{title(result, chosen)}.\n")
     if ok:
-        parts.append(_md_table(ok, columns(result)))
+        parts.append(_md_table(ok, columns(result, chosen)))
     if by_category and ok:
-        for category in suite.get("categories", []):
+        for category in suite.categories:
             parts.append(f"\n### Category `{category}`\n")
-            parts.append(_md_table(ok, category_columns(result, category)))
-    notes = [_skipped_note(c) for c in ok if c.get("skipped_queries")]
-    if notes:
-        parts.append("\n" + "".join(f"- {n}\n" for n in notes))
-    if result.failures:
-        parts.append("\n### Failed configurations\n")
-        parts.extend(f"- `{f['name']}`: {f['error']}\n" for f in result.failures)
-    if result.recommendations:
+            parts.append(_md_table(ok, category_columns(result, category, chosen)))
+    lines = notes(result, chosen)
+    if lines:
+        parts.append("\n" + "".join(f"- {n.text}\n" for n in lines))
+    picks = result.recommended(chosen).items()
+    if picks:
         parts.append("\n### Recommendations\n")
-        for key, rec in result.recommendations.items():
-            title = _RECOMMENDATION_TITLES.get(key, key)
-            parts.append(f"- **{title}**: `{rec['config']}` ({rec['reason']})\n")
+        for key, rec in picks:
+            heading = _RECOMMENDATION_TITLES.get(key, key)
+            parts.append(f"- **{heading}**: `{rec.config}` ({rec.reason})\n")
     return "".join(parts)
 
 
-def _md_table(rows: Sequence[Mapping[str, Any]], cols: Sequence[Column]) -> str:
+def _md_table(rows: Sequence[ConfigResult], cols: Sequence[Column]) -> str:
     header = "| configuration | " + " | ".join(c.header for c in cols) + " |\n"
     rule = "|---|" + "|".join("---:" for _ in cols) + "|\n"
     bests = [_best(col, rows) for col in cols]
@@ -162,25 +249,46 @@ def _md_table(rows: Sequence[Mapping[str, Any]], cols: Sequence[Column]) -> str:
         cells = []
         for col, best in zip(cols, bests, strict=True):
             value = col.value(row)
-            text = _fmt(value, col.digits)
+            text = col.text(value)
             cells.append(f"**{text}**" if value is not None and value == best else text)
-        body += f"| {row['name']} | " + " | ".join(cells) + " |\n"
+        body += f"| {row.name} | " + " | ".join(cells) + " |\n"
     return header + rule + body
 
 
 def to_json(result: BenchmarkResult) -> str:
-    return json.dumps(result.data, indent=2, ensure_ascii=False) + "\n"
+    return result.to_json()
 
 
-def _skipped_note(config: Mapping[str, Any]) -> str:
-    skipped = config["skipped_queries"]
-    reasons = sorted(set(skipped.values()))
-    return f"{config['name']}: {len(skipped)} queries skipped and scored 0 ({'; '.join(reasons)})"
+def _skipped_note(config: ConfigResult, view: ViewName) -> str:
+    skipped = config.skipped_queries
+    reasons = "; ".join(sorted(set(skipped.values())))
+    n = len(skipped)
+    if view == "all":
+        return f"{config.name}: {n} {_queries(n)} skipped and scored 0 ({reasons})"
+    return f"{config.name}: {n} {_queries(n)} skipped, left out of the comparison ({reasons})"
 
 
-def _best(col: Column, rows: Sequence[Mapping[str, Any]]) -> float | None:
+def _as_text_note(config: ConfigResult) -> str:
+    sent = config.as_text_queries
+    kinds = sorted({note.split(" ", 1)[0] for note in sent.values()})
+    n = len(sent)
+    return (
+        f"{config.name}: {n} {', '.join(kinds)} {_queries(n)} sent as plain text "
+        f"(unsupported_queries: as_text)"
+    )
+
+
+def _cache_rate(config: ConfigResult) -> float | None:
+    return None if config.index_cache is None else config.index_cache.hit_rate
+
+
+def _queries(n: int) -> str:
+    return "query" if n == 1 else "queries"
+
+
+def _best(col: Column, rows: Sequence[ConfigResult]) -> float | None:
     values = [v for v in (col.value(r) for r in rows) if v is not None]
-    if not values:
+    if not values or col.better == "none":
         return None
     return max(values) if col.better == "max" else min(values)
 
@@ -189,20 +297,23 @@ def _fmt(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _summary(measure: str) -> Callable[[Mapping[str, Any]], float | None]:
-    return lambda c: c.get("summary", {}).get(measure)
+def _summary(view: ViewName, measure: str) -> Callable[[ConfigResult], float | None]:
+    return lambda c: c.view(view).summary.get(measure)
 
 
-def _latency(key: str) -> Callable[[Mapping[str, Any]], float | None]:
-    return lambda c: c.get("latency", {}).get(key)
+def _latency(view: ViewName, key: str) -> Callable[[ConfigResult], float | None]:
+    def value(c: ConfigResult) -> float | None:
+        found = getattr(c.view(view).latency, key)
+        return None if found is None else float(found)
+
+    return value
 
 
-def _category(category: str, measure: str) -> Callable[[Mapping[str, Any]], float | None]:
-    return lambda c: c.get("per_category", {}).get(category, {}).get(measure)
+def _category(
+    view: ViewName, category: str, measure: str
+) -> Callable[[ConfigResult], float | None]:
+    def value(c: ConfigResult) -> float | None:
+        scores = c.view(view).per_category.get(category)
+        return None if scores is None else scores.means.get(measure)
 
-
-def _measure_of(result: BenchmarkResult, header: str) -> str:
-    for m in result.measures:
-        if measure_label(m) == header:
-            return m
-    raise KeyError(header)
+    return value

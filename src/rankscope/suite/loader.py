@@ -7,6 +7,7 @@ the path inside the YAML (``queries[3].kind``), what was found and what was expe
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +50,43 @@ def load_suite_text(
             line=1,
             value=type(data).__name__,
         )
+    _check_unique(data, lines, source)
     try:
         spec = SuiteSpec.model_validate(data)
     except ValidationError as error:
         raise _config_error(error, data, lines, source) from None
     return _resolve(spec, lines, source, base_dir or Path.cwd(), path)
+
+
+def _check_unique(data: Mapping[str, Any], lines: dict[PathKey, int], source: str) -> None:
+    """Duplicate query ids and configuration names, reported at the duplicate's line."""
+    checks = [
+        ("queries", "id", "two queries have the id"),
+        ("engines", "name", "two engine configurations are named"),
+    ]
+    for section, key, problem in checks:
+        items = data.get(section)
+        if not isinstance(items, list):
+            continue
+        first: dict[str, int] = {}
+        for i, item in enumerate(items):
+            if isinstance(item, Mapping) and key in item:
+                value = str(item[key])
+                where: PathKey = (section, i, key)
+            elif section == "queries" and isinstance(item, str):
+                value, where = f"q{i + 1}", (section, i)  # a bare text query: numbered
+            else:
+                continue
+            if value in first:
+                earlier = first[value]
+                raise ConfigError(
+                    f"{format_path(where)}: {problem} {value!r} (the first is "
+                    f"{section}[{earlier}], line {line_of((section, earlier), lines)})",
+                    path=source,
+                    line=line_of(where, lines),
+                    hint=f"give each one its own {key}",
+                )
+            first[value] = i
 
 
 def _resolve(
@@ -88,6 +121,9 @@ def _resolve(
         for config in swept:
             if config.name not in named:
                 configs.append(config)
+
+    # engine options that name files are relative to the suite file, like every suite path
+    configs = [replace(c, options=suite_relative(c.options, base_dir)) for c in configs]
 
     judgments = JudgmentSet()
     if isinstance(spec.queries, list):
@@ -140,6 +176,43 @@ def _resolve(
         configs=configs,
         path=path,
     )
+
+
+#: engine options naming a file or folder
+_PATH_OPTIONS = frozenset({"path", "cache_dir"})
+
+
+def suite_relative(options: Mapping[str, Any], base_dir: Path) -> dict[str, Any]:
+    """Engine options with relative paths made absolute against the suite's folder: ``path``
+    and ``cache_dir`` always (but ``:memory:``), ``model`` when it names a local folder
+    (``./models/x``, or one that exists there), in nested engine specs too (hybrid
+    ``engines``, rerank ``engine``)."""
+    out: dict[str, Any] = {}
+    for key, value in options.items():
+        if isinstance(value, str) and _names_a_file(key, value, base_dir):
+            out[key] = _absolute(value, base_dir)
+        elif key == "engines" and isinstance(value, list):
+            out[key] = [suite_relative(m, base_dir) if isinstance(m, Mapping) else m for m in value]
+        elif key == "engine" and isinstance(value, Mapping):
+            out[key] = suite_relative(value, base_dir)
+        else:
+            out[key] = value
+    return out
+
+
+def _names_a_file(key: str, value: str, base_dir: Path) -> bool:
+    if key in _PATH_OPTIONS:
+        return bool(value) and value != ":memory:"
+    return key == "model" and _local(value, base_dir)
+
+
+def _absolute(value: str, base_dir: Path) -> str:
+    path = Path(value).expanduser()
+    return str(path if path.is_absolute() else (base_dir / path).resolve())
+
+
+def _local(value: str, base_dir: Path) -> bool:
+    return value.startswith(("./", "../", "~")) or (base_dir / value).exists()
 
 
 def _qrels_files(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -108,5 +109,6 @@ class Suite:
 
 
 def _config_yaml(config: BenchConfig) -> dict[str, Any]:
-    out = {k: v for k, v in config.to_dict().items() if v not in (None, {})}
-    return out
+    # options given from Python may hold objects (a search function): written as their repr
+    plain: dict[str, Any] = json.loads(json.dumps(config.to_dict(), default=repr))
+    return {k: v for k, v in plain.items() if v not in (None, {})}

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from rankscope.engines.base import QueryKind
+from rankscope.errors import MeasureError
 
 CorpusType = Literal["beir", "jsonl", "files", "ir_datasets", "python_docstrings"]
 ChunkUnit = Literal["tokens", "chars"]
@@ -152,6 +160,23 @@ def parse_boosted_field(item: str) -> tuple[str, float]:
     return name.strip(), value
 
 
+def canonical_measure(name: str) -> str:
+    """The canonical spelling of one measure name (any accepted spelling)."""
+    from rankscope.metrics.names import parse_measures
+
+    try:
+        found = parse_measures(name)
+    except MeasureError as error:
+        raise ValueError(str(error)) from None
+    if len(found) != 1:
+        listed = ", ".join(str(m) for m in found[:5])
+        raise ValueError(f"{name!r} names {len(found)} measures ({listed}); list each one")
+    return str(found[0])
+
+
+MeasureName = Annotated[str, AfterValidator(canonical_measure)]
+
+
 class QueriesFile(_Strict):
     """Queries read from a file: JSONL (``_id``/``id``, ``text`` and any query field) or BEIR."""
 
@@ -171,10 +196,21 @@ class Settings(_Strict):
     concurrency: Annotated[int, Field(ge=1)] = 1
     #: chunks fetched per wanted document when an engine indexes chunks (see runner)
     chunk_fetch_factor: Annotated[int, Field(ge=1)] = 5
-    #: a query kind an engine does not support: ``fail`` the configuration, or ``skip`` the
-    #: query for that configuration (it is listed as skipped and scores 0, like a query that
-    #: found nothing, so configurations stay comparable on the same judged queries)
-    unsupported_queries: Literal["fail", "skip"] = "fail"
+    #: a query kind an engine does not support: ``fail`` the configuration; ``skip`` the query
+    #: for that configuration (the default comparison then leaves it out for every
+    #: configuration; the all-queries view scores it 0); or ``as_text``: send the query's text
+    #: as a plain ``query_string`` query (dense engines embed it), reported as such
+    unsupported_queries: Literal["fail", "skip", "as_text"] = "fail"
+    #: the measures reported (any name rankscope knows, e.g. ndcg_exp@10); default: nDCG@10,
+    #: MAP, MRR, and nDCG/P/recall/hit at each k, recall at max_k
+    measures: Annotated[list[MeasureName], Field(min_length=1)] | None = None
+    #: the measure the table leads with and the recommendations use; default: the first of
+    #: ``measures`` when given, else ndcg@10
+    headline: MeasureName | None = None
+    #: how "best balance" weighs quality against speed: ``minmax`` (quality + speed) / 2 with
+    #: speed scaled between the fastest and the slowest configuration, or ``ratio``
+    #: (2·quality + best p50 / p50) / 3 (see rankscope.bench.recommend)
+    balance: Literal["minmax", "ratio"] = "minmax"
 
     @field_validator("k", mode="before")
     @classmethod

@@ -1,0 +1,346 @@
+"""Build the :class:`~rankscope.bench.results.BenchmarkResult` from configuration records.
+
+Every comparison is made on one query set, evaluated with :func:`rankscope.evaluate`:
+
+- ``answered`` (the default view): the judged queries that every successful configuration
+  answered (ran, natively or as plain text). Quality means, category means, latency
+  percentiles and recommendations are all over this set.
+- ``all``: every judged query of the suite; a query a configuration skipped scores 0 (what an
+  empty ranking scores), and latency is over every query the configuration ran.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+
+from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
+from rankscope.bench.latency import latency_stats, query_latency_ms
+from rankscope.bench.recommend import (
+    BALANCE_FORMULAS,
+    BalanceFormula,
+    Candidate,
+    Recommendations,
+    recommend,
+)
+from rankscope.bench.records import ConfigRecord
+from rankscope.bench.results import (
+    NO_CATEGORY,
+    VIEW_NAMES,
+    BenchmarkResult,
+    CategoryScores,
+    ConfigResult,
+    EvaluationInfo,
+    Failure,
+    QueryArrays,
+    QuerySet,
+    QueryStatus,
+    SuiteInfo,
+    ViewName,
+    ViewScores,
+)
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.metrics.results import Results
+from rankscope.suite.model import Suite
+
+AVERAGING = (
+    "mean over the view's judged queries (trec_eval -c): a query a configuration skipped or "
+    "found nothing for scores 0"
+)
+_DESCRIPTIONS: dict[ViewName, str] = {
+    "answered": "judged queries every successful configuration answered",
+    "all": "every judged query; a query a configuration skipped scores 0",
+}
+QRELS_STEMS: dict[ViewName, str] = {"answered": "qrels-answered", "all": "qrels"}
+
+
+def result_qrels(suite: Suite, qrels: Qrels) -> Qrels:
+    """The judgments results are computed from: only the suite's queries count, whatever else
+    a qrels file judges."""
+    return restrict(qrels, {q.id for q in suite.queries})
+
+
+def comparison_sets(
+    suite: Suite, qrels: Qrels, records: Sequence[ConfigRecord]
+) -> dict[ViewName, list[str]]:
+    """The judged queries of each view, in suite order."""
+    judged = set(qrels.query_ids)
+    everything = [q.id for q in suite.queries if q.id in judged]
+    skipped = {q for r in records if r.ok for q in r.skipped_queries}
+    return {"answered": [q for q in everything if q not in skipped], "all": everything}
+
+
+def restrict(qrels: Qrels, query_ids: set[str]) -> Qrels:
+    return Qrels.from_dict(
+        {q: j for q, j in qrels.to_dict().items() if q in query_ids}, source=qrels.source
+    )
+
+
+def assemble_results(
+    suite: Suite,
+    records: Sequence[ConfigRecord],
+    qrels: Qrels,
+    qrels_files: Mapping[ViewName, str],
+    warnings: Sequence[str] = (),
+) -> BenchmarkResult:
+    """Evaluate the records' rankings against ``qrels`` (the suite's judgments, as
+    :func:`result_qrels` gives them); ``qrels_files`` name where each view's judgments were
+    written (see :func:`comparison_sets`)."""
+    settings = suite.settings
+    measures, headline = suite_measures(settings)
+    qrels = result_qrels(suite, qrels)  # already so when called by the runner
+    sets = comparison_sets(suite, qrels, records)
+    query_ids = [q.id for q in suite.queries]
+    categories = {q.id: q.category or NO_CATEGORY for q in suite.queries}
+    has_categories = any(q.category for q in suite.queries)
+    ok = [r for r in records if r.ok]
+    runs = {r.name: ranking_run(r.rankings, r.name) for r in ok}
+
+    evaluator = _Evaluator(qrels, runs, measures, settings.max_k, settings.relevance_threshold)
+    views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
+    judged = [q in set(qrels.query_ids) for q in query_ids]
+    configurations = [_config_result(r, views, sets, measures, query_ids, judged) for r in records]
+    from rankscope import __version__
+
+    return BenchmarkResult(
+        rankscope_version=__version__,
+        timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
+        suite=SuiteInfo(
+            name=suite.name,
+            description=suite.description,
+            file=None if suite.path is None else str(suite.path),
+            num_documents=len(suite.documents()),
+            num_queries=len(suite.queries),
+            num_judged_queries=len(qrels.query_ids),
+            categories=sorted(set(categories.values())) if has_categories else [],
+        ),
+        settings=settings,
+        measures=measures,
+        headline=headline,
+        query_ids=query_ids,
+        judged=judged,
+        query_categories=[q.category for q in suite.queries],
+        query_sets={
+            view: QuerySet(
+                description=_DESCRIPTIONS[view],
+                query_ids=sets[view],
+                qrels_file=qrels_files[view],
+            )
+            for view in VIEW_NAMES
+        },
+        averaging=AVERAGING,
+        evaluation=EvaluationInfo(
+            depth=settings.max_k,
+            rel_level=settings.relevance_threshold,
+            average_over_qrels=True,
+        ),
+        configurations=configurations,
+        failures=[
+            Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
+        ],
+        recommendations={
+            view: _recommendations(
+                configurations, view, headline, settings.balance, sets, query_ids
+            )
+            for view in VIEW_NAMES
+        },
+        balance_formula=BALANCE_FORMULAS[settings.balance],
+        warnings=list(warnings),
+    )
+
+
+class _ViewEvaluation:
+    """The evaluations of one view: over its query set and over each category in it."""
+
+    def __init__(self, overall: Results | None, by_category: dict[str, Results]) -> None:
+        self.overall = overall
+        self.by_category = by_category
+
+
+class _Evaluator:
+    def __init__(
+        self,
+        qrels: Qrels,
+        runs: dict[str, Run],
+        measures: list[str],
+        depth: int,
+        rel_level: int,
+    ) -> None:
+        self.qrels = qrels
+        self.runs = runs
+        self.measures = measures
+        self.depth = depth
+        self.rel_level = rel_level
+
+    def evaluate(self, query_ids: set[str]) -> Results | None:
+        if not self.runs or not query_ids:
+            return None
+        return evaluate_runs(
+            restrict(self.qrels, query_ids),
+            self.runs,
+            self.measures,
+            depth=self.depth,
+            rel_level=self.rel_level,
+        )
+
+    def view(
+        self, query_ids: list[str], categories: dict[str, str], has_categories: bool
+    ) -> _ViewEvaluation:
+        chosen = set(query_ids)
+        by_category: dict[str, Results] = {}
+        if has_categories:
+            for category in sorted(set(categories.values())):
+                found = self.evaluate({q for q in chosen if categories[q] == category})
+                if found is not None:
+                    by_category[category] = found
+        return _ViewEvaluation(self.evaluate(chosen), by_category)
+
+
+def _config_result(
+    record: ConfigRecord,
+    views: dict[ViewName, _ViewEvaluation],
+    sets: dict[ViewName, list[str]],
+    measures: list[str],
+    query_ids: list[str],
+    judged: list[bool],
+) -> ConfigResult:
+    base = ConfigResult(
+        name=record.name,
+        status=record.status,
+        config=record.config,
+        key=record.key,
+        resumed=record.resumed,
+        rerun_reason=record.rerun_reason,
+        error=record.error,
+        stage=record.stage,
+        started_at=record.started_at,
+        finished_at=record.finished_at,
+    )
+    if not record.ok:
+        return base
+    samples = record.latency_samples_s
+    timed: dict[ViewName, list[str]] = {
+        "answered": sets["answered"],
+        "all": [q for q in query_ids if q in samples],
+    }
+    scores = {
+        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]])
+        for view, evaluation in views.items()
+    }
+    overall = views["all"].overall
+    assert overall is not None  # there is a judged query (the runner refuses a suite without)
+    per_query = overall.per_query(record.name)
+    status: list[QueryStatus] = [
+        "skipped"
+        if q in record.skipped_queries
+        else "as_text"
+        if q in record.as_text_queries
+        else "answered"
+        for q in query_ids
+    ]
+    return ConfigResult(
+        **base.model_dump(exclude_unset=True),
+        index_time_s=record.index_time_s,
+        index_cache=record.index_cache,
+        index_stats=dict(record.index_stats),
+        num_documents=record.num_documents,
+        num_units=record.num_units,
+        fetch_k=record.fetch_k,
+        warmup=record.warmup,
+        repeats=record.repeats,
+        concurrency=record.concurrency,
+        qps=record.qps,
+        skipped_queries=dict(record.skipped_queries),
+        as_text_queries=dict(record.as_text_queries),
+        views=scores,
+        per_query=QueryArrays(
+            status=status,
+            num_results=[len(record.rankings.get(q, ())) for q in query_ids],
+            latency_ms=[query_latency_ms(samples.get(q, [])) for q in query_ids],
+            values={
+                m: [
+                    _finite(per_query[q][m]) if is_judged else None
+                    for q, is_judged in zip(query_ids, judged, strict=True)
+                ]
+                for m in measures
+            },
+        ),
+        run_file=record.run_file,
+        chunks_file=record.chunks_file,
+    )
+
+
+def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[float]]) -> ViewScores:
+    overall = evaluation.overall
+    return ViewScores(
+        num_queries=0 if overall is None else len(overall.query_ids(name)),
+        summary={} if overall is None else _means(overall, name),
+        latency=latency_stats(samples),
+        per_category={
+            category: CategoryScores(
+                num_queries=len(results.query_ids(name)), means=_means(results, name)
+            )
+            for category, results in evaluation.by_category.items()
+        },
+    )
+
+
+def _recommendations(
+    configurations: Sequence[ConfigResult],
+    view: ViewName,
+    headline: str,
+    balance: BalanceFormula,
+    sets: dict[ViewName, list[str]],
+    query_ids: list[str],
+) -> Recommendations:
+    chosen = sets[view]
+    position = {q: i for i, q in enumerate(query_ids)}
+    rows = [position[q] for q in chosen]
+    candidates = []
+    for c in configurations:
+        if not c.ok or c.per_query is None:
+            continue
+        values = c.per_query.values.get(headline, [])
+        latencies = c.per_query.latency_ms
+        candidates.append(
+            Candidate(
+                c.name,
+                c.view(view).summary.get(headline),
+                c.view(view).latency.p50_ms,
+                values=np.asarray([_nan(values[i]) for i in rows], dtype=np.float64),
+                latencies_ms=np.asarray([_nan(latencies[i]) for i in rows], dtype=np.float64),
+            )
+        )
+    return recommend(
+        candidates,
+        headline,
+        measure_label(headline),
+        balance=balance,
+        num_queries=len(chosen),
+        query_set=_describe(view, len(chosen), len(sets["all"])),
+    )
+
+
+def _describe(view: ViewName, n: int, total: int) -> str:
+    if view == "answered" and n < total:
+        return f"the {n} queries every configuration answered ({total - n} skipped left out)"
+    if view == "all" and n:
+        return f"all {n} judged queries"
+    return f"{n} judged queries"
+
+
+def _nan(value: float | None) -> float:
+    return math.nan if value is None else value
+
+
+def _means(results: Results, name: str) -> dict[str, float | None]:
+    """Aggregates of one run; NaN (no value) becomes None."""
+    return {m: _finite(v) for m, v in results.mean(name).items()}
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None

@@ -1,0 +1,114 @@
+"""The files a benchmark writes from its records: run files, chunk rankings, judgments.
+
+Run files are written with :func:`rankscope.data.write_run` (scores in the shortest form that
+reads back to the same double), from the same :class:`~rankscope.data.Run` values that are
+evaluated, so ``rankscope eval`` on a written run reproduces ``results.json`` exactly. Each file
+is written atomically and its SHA-256 kept in the record, so a resumed benchmark notices a file
+that was truncated or edited since and writes it again from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Literal
+
+from rankscope.bench.checkpoint import atomic_write_text, safe_name
+from rankscope.bench.evaluation import ranking_run
+from rankscope.bench.records import ConfigRecord
+from rankscope.data import Qrels, write_qrels, write_run
+
+#: TREC unless an id holds whitespace (TREC separates fields by whitespace): then JSONL
+FileFormat = Literal["trec", "jsonl"]
+_SUFFIX: dict[FileFormat, str] = {"trec": ".trec", "jsonl": ".jsonl"}
+
+
+def file_format(ids: Iterable[str]) -> FileFormat:
+    """The format every run and judgment file of a benchmark is written in."""
+    for value in ids:
+        if not value or any(c.isspace() for c in value):
+            return "jsonl"
+    return "trec"
+
+
+def write_run_files(out: Path, record: ConfigRecord, fmt: FileFormat) -> None:
+    """The run file and, for chunked configurations, the chunk rankings; sets their paths and
+    hashes on ``record``."""
+    base = safe_name(record.name)
+    run_path = out / "runs" / f"{base}{_SUFFIX[fmt]}"
+    _atomic(run_path, lambda tmp: write_run(ranking_run(record.rankings, base), tmp, format=fmt))
+    record.run_file = run_path.relative_to(out).as_posix()
+    record.run_sha256 = file_sha256(run_path)
+    chunks = record.chunk_rankings
+    if chunks:
+        rows = []
+        for qid in sorted(chunks):
+            for rank, hit in enumerate(chunks[qid], start=1):
+                row = {"query_id": qid, "rank": rank, **hit.model_dump()}
+                rows.append(json.dumps(row, ensure_ascii=False) + "\n")
+        chunk_path = out / "chunks" / f"{base}.jsonl"
+        atomic_write_text(chunk_path, "".join(rows))
+        record.chunks_file = chunk_path.relative_to(out).as_posix()
+        record.chunks_sha256 = file_sha256(chunk_path)
+
+
+def run_files_intact(out: Path, record: ConfigRecord) -> bool:
+    """Whether the record's files are there with the content it wrote."""
+    pairs = [(record.run_file, record.run_sha256), (record.chunks_file, record.chunks_sha256)]
+    if record.run_file is None:
+        return False
+    for rel, digest in pairs:
+        if rel is None:
+            continue
+        path = out / rel
+        if digest is None or not path.is_file() or file_sha256(path) != digest:
+            return False
+    return True
+
+
+def write_qrels_file(out: Path, qrels: Qrels, stem: str, fmt: FileFormat) -> str:
+    """Judgments as ``rankscope eval`` reads them; returns the path relative to ``out``."""
+    path = out / f"{stem}{'.txt' if fmt == 'trec' else '.jsonl'}"
+    _atomic(path, lambda tmp: write_qrels(qrels, tmp, format=fmt))
+    return path.relative_to(out).as_posix()
+
+
+RESULTS = "results.json"
+
+
+def remove_results(out: Path) -> None:
+    """Delete results.json and the judgment files written with it."""
+    (out / RESULTS).unlink(missing_ok=True)
+    for pattern in ("qrels.txt", "qrels.jsonl", "qrels-*.txt", "qrels-*.jsonl"):
+        for path in out.glob(pattern):
+            path.unlink(missing_ok=True)
+
+
+def remove_run_files(out: Path) -> None:
+    """Delete the run and chunk files a benchmark wrote (``--fresh``)."""
+    for pattern in ("runs/*.trec", "runs/*.jsonl", "chunks/*.jsonl"):
+        for path in out.glob(pattern):
+            path.unlink(missing_ok=True)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _atomic(path: Path, write: Callable[[Path], object]) -> None:
+    """Have ``write(tmp_path)`` write a temporary file next to ``path``, then rename it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,118 @@
+"""What the runner measures for one configuration: a typed record, also its checkpoint file.
+
+:class:`ConfigRecord` is what :func:`~rankscope.bench.runner.run_config` returns and what
+``configs/<name>.json`` holds (its JSON form is the model's own), so a resumed configuration is
+read back into exactly the value a fresh run produces. Measures are not part of it: they are
+computed from ``rankings`` when the results are assembled, so changed judgments never need a
+rerun.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rankscope.suite.sweep import BenchConfig
+
+Stage = Literal["chunk", "build", "index", "search"]
+Status = Literal["ok", "failed"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkingInfo(_Model):
+    size: int
+    overlap: int
+    unit: str
+
+
+class ConfigSpec(_Model):
+    """The configuration as it ran (name, engine, options, chunking, model, reranker)."""
+
+    name: str
+    engine: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    chunking: ChunkingInfo | None = None
+    embedding_model: str | None = None
+    reranker: str | None = None
+
+    @classmethod
+    def of(cls, config: BenchConfig) -> ConfigSpec:
+        # options given from Python may hold objects (a search function): kept as their repr
+        return cls.model_validate(json.loads(json.dumps(config.to_dict(), default=repr)))
+
+
+class ChunkHit(_Model):
+    """One row of a chunk-level ranking; ``text`` is kept for the top chunks only."""
+
+    chunk_id: str
+    doc_id: str
+    score: float
+    text: str | None = None
+
+
+class IndexCache(_Model):
+    """Embedding-cache use while indexing, as the engine reports it (see the runner): documents
+    whose embedding was read from the cache (``hits``) or computed (``misses``)."""
+
+    hits: int
+    misses: int
+
+    @property
+    def hit_rate(self) -> float | None:
+        total = self.hits + self.misses
+        return self.hits / total if total else None
+
+
+class ConfigRecord(_Model):
+    """One configuration's run: status, timings, rankings, and the files written from them.
+
+    ``latency_samples_s`` holds, per query, one sample per timed pass (in pass order);
+    ``rankings`` the document ranking ``[(doc_id, score), ...]`` of the first timed pass.
+    ``skipped_queries`` / ``as_text_queries`` map query ids to why they were skipped or sent
+    as plain text (``unsupported_queries``).
+    """
+
+    name: str
+    config: ConfigSpec
+    status: Status = "ok"
+    error: str | None = None
+    stage: Stage | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+    warmup: int = 0
+    repeats: int = 1
+    key: str | None = None
+    #: python modules the configuration runs, with the hash of their source (checkpoint key)
+    code: dict[str, str] = Field(default_factory=dict)
+    #: why a finished checkpoint of this configuration was not reused
+    rerun_reason: str | None = None
+    num_documents: int | None = None
+    num_units: int | None = None
+    fetch_k: int | None = None
+    concurrency: int = 1
+    index_time_s: float | None = None
+    index_cache: IndexCache | None = None
+    #: everything the engine reported about its indexing (``index_stats()``)
+    index_stats: dict[str, float] = Field(default_factory=dict)
+    skipped_queries: dict[str, str] = Field(default_factory=dict)
+    as_text_queries: dict[str, str] = Field(default_factory=dict)
+    latency_samples_s: dict[str, list[float]] = Field(default_factory=dict)
+    measured_wall_s: float | None = None
+    qps: float | None = None
+    rankings: dict[str, list[tuple[str, float]]] = Field(default_factory=dict)
+    chunk_rankings: dict[str, list[ChunkHit]] | None = None
+    run_file: str | None = None
+    run_sha256: str | None = None
+    chunks_file: str | None = None
+    chunks_sha256: str | None = None
+    #: set when read back from a checkpoint instead of run now (not stored)
+    resumed: bool = Field(default=False, exclude=True)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
