@@ -12,6 +12,7 @@ systems of one matrix.
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,8 +145,9 @@ class Comparison:
       ``resamples`` (None when the test draws nothing).
     - ``queries`` (n, the same for every comparison), ``query_set``, and per system
       ``filled`` (queries it lacked, scored 0) and ``dropped`` (its queries outside the set).
-    - ``effect_size``: how effect sizes are defined; ``delta_interval``: how the interval of a
-      difference is computed; ``mean_interval``: how the interval of a mean is computed.
+    - ``effect_size``: how effect sizes are defined (``mean(d)/sd(d)``, d the per-query
+      differences, or ``delta/sqrt(V_E)``, V_E the residual variance of the two-way ANOVA);
+      ``delta_interval`` and ``mean_interval``: how the intervals are computed.
     - ``warnings``: what deserves caution (few queries, zero variance, constant measures).
     """
 
@@ -596,11 +598,7 @@ def compare(
         query_set=scores.query_set,
         filled=scores.filled,
         dropped=scores.dropped,
-        effect_size=(
-            "delta / sqrt(V_E) (V_E: residual variance of the two-way ANOVA)"
-            if test in ("tukey", "rtukey")
-            else "mean(d) / sd(d) (d: per-query differences)"
-        ),
+        effect_size=("delta/sqrt(V_E)" if test in ("tukey", "rtukey") else "mean(d)/sd(d)"),
         delta_interval=_delta_interval_text(test),
         mean_interval="t" if mean_interval == "t" else "bootstrap (BCa)",
         exact=exact_used,
@@ -610,12 +608,12 @@ def compare(
 
 def _delta_interval_text(test: str) -> str:
     if test == "tukey":
-        return "Tukey simultaneous interval (all pairs)"
+        return "Tukey, simultaneous over all pairs"
     if test == "rtukey":
-        return "randomised Tukey simultaneous interval (all pairs)"
+        return "randomised Tukey, simultaneous over all pairs"
     if test == "bootstrap":
-        return "bootstrap BCa interval"
-    return "paired t interval"
+        return "bootstrap BCa"
+    return "paired t"
 
 
 def _correct(
@@ -677,17 +675,21 @@ def _warn_filled(scores: ScoreMatrix, notes: list[str]) -> None:
 
 # ---------------------------------------------------------------------------- from files
 def compare_runs(
-    qrels: Qrels | str | Any,
-    runs: Sequence[Run | str | Any],
+    qrels: Qrels | str | os.PathLike[str] | Any,
+    runs: Sequence[Run | str | os.PathLike[str] | Any],
     measures: Sequence[str | Measure] = ("ndcg@10",),
     *,
+    baseline: str | None = None,
     depth: int | None = None,
     rel_level: int = 1,
     judged_only: bool = False,
     **options: Any,
 ) -> Comparison:
     """Score ``runs`` against ``qrels`` on every qrels query
-    (:meth:`ScoreMatrix.from_runs`) and :func:`compare` them (``options`` go to compare)."""
+    (:meth:`ScoreMatrix.from_runs`) and :func:`compare` them (``options`` go to compare).
+
+    ``baseline`` names a run by its name, or by the file name, stem or path it was given as.
+    """
     if len(runs) < 2:
         raise InputError(
             "a comparison needs at least two runs", value=len(runs), hint="give two or more runs"
@@ -695,7 +697,27 @@ def compare_runs(
     scores = ScoreMatrix.from_runs(
         qrels, runs, measures, depth=depth, rel_level=rel_level, judged_only=judged_only
     )
-    return compare(scores, **options)
+    if baseline is not None and baseline not in scores.systems:
+        baseline = _baseline_from_paths(baseline, runs, scores.systems)
+    return compare(scores, baseline=baseline, **options)
+
+
+def _baseline_from_paths(baseline: str, runs: Sequence[Any], systems: tuple[str, ...]) -> str:
+    from pathlib import Path
+
+    matches = []
+    for i, run in enumerate(runs):
+        if isinstance(run, str | os.PathLike):
+            path = Path(run)
+            if baseline in (str(run), path.name, path.stem):
+                matches.append(i)
+    if len(matches) > 1:
+        raise InputError(
+            f"the baseline {baseline!r} matches several runs",
+            value=[systems[i] for i in matches],
+            hint="name the run by its run name or full path",
+        )
+    return systems[matches[0]] if matches else baseline
 
 
 __all__ = [

@@ -166,7 +166,8 @@ def tukey_hsd(scores: Any, *, level: float = 0.95) -> Pairwise:
 
     ``q = |delta| / sqrt(V_E / n)`` against the studentized range distribution with ``m``
     groups and ``(m - 1)(n - 1)`` degrees of freedom; simultaneous intervals
-    ``delta ± q_crit * sqrt(V_E / n)``; effect size ``delta / sqrt(V_E)``.
+    ``delta ± q_crit * sqrt(V_E / n)``; effect size ``delta / sqrt(V_E)``. The reported
+    statistic is q with the sign of delta.
     """
     from scipy import stats
 
@@ -183,11 +184,13 @@ def tukey_hsd(scores: Any, *, level: float = 0.95) -> Pairwise:
         delta = float(means[i] - means[j])
         if abs(delta) <= TOLERANCE * float(np.abs(means).max()):
             delta = 0.0
-        q = safe_ratio(abs(delta), se)
+        q = safe_ratio(delta, se)  # signed; the test uses |q|
         if math.isinf(q):
             p = 0.0
+        elif q == 0:
+            p = 1.0
         else:
-            p = float(min(1.0, stats.studentized_range.sf(q, m, anova.df_residual))) if q else 1.0
+            p = float(min(1.0, stats.studentized_range.sf(abs(q), m, anova.df_residual)))
         half = q_crit * se
         interval = Interval(delta - half, delta + half, level, "tukey")
         es = safe_ratio(delta, math.sqrt(v_e))
