@@ -64,7 +64,7 @@ def header_lines(comparison: Comparison) -> list[str]:
     c = comparison
     test = TEST_NAMES[c.test]
     if c.test == "randomization":
-        test += ", exact (all 2^n sign flips)" if c.exact else f", B = {c.resamples:,}"
+        test += f", exact (all 2^{c.queries} sign flips)" if c.exact else f", B = {c.resamples:,}"
     elif c.test in ("bootstrap", "rtukey"):
         test += f", B = {c.resamples:,}"
     if c.test in ("randomization", "bootstrap", "rtukey") and not c.exact:
