@@ -25,6 +25,7 @@ from rankscope.errors import InputError
 from rankscope.stats._checks import (
     TOLERANCE,
     StatsWarning,
+    as_matrix,
     check_alpha,
     check_resamples,
     sd,
@@ -47,9 +48,11 @@ from rankscope.stats.paired import (
     PairedTest,
     ZeroMethod,
     bootstrap_pvalues,
+    from_differences,
     paired_t,
     randomization_pvalues,
     sign_test,
+    t_statistic,
     wilcoxon_test,
 )
 from rankscope.stats.planning import PowerPlan, power_plan
@@ -309,8 +312,6 @@ def pairwise(
     are family-wise over all pairs already (``correction`` is not applied; the result says
     ``tukey``). The randomization and bootstrap tests vectorise over pairs and share their draws.
     """
-    from rankscope.stats._checks import as_matrix
-
     _check_test(test)
     _check_correction(correction)
     x = as_matrix(scores)
@@ -351,8 +352,6 @@ def _paired_tests(
     zero_method: ZeroMethod,
 ) -> list[PairedTest]:
     """One paired test per column of ``d`` (queries × pairs), ``d = a - b``."""
-    from rankscope.stats.paired import from_differences, t_statistic
-
     zeros = np.zeros(d.shape[0])
     k = d.shape[1]
     if test == "t":
