@@ -1,0 +1,179 @@
+"""``rankscope compare``: is a difference between runs real? Intervals, paired tests, corrections.
+
+Parses options, makes one library call (:func:`rankscope.stats.compare_runs`), renders with
+:mod:`rankscope.report.compare`. Output formats: ``table`` (default), ``json``
+(:meth:`rankscope.stats.Comparison.to_dict`), ``csv`` (one row per measure and system),
+``markdown`` and ``latex``. Warnings (few queries, zero variance, constant measures, runs lacking
+many queries) go to stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from rankscope.errors import InputError
+
+_MEASURE_HELP = (
+    "Measure to compare; repeat for several (default: ndcg@10 and map). Any name rankscope "
+    "eval accepts (ndcg@10, map, P@10, recall@100, mrr, ...)."
+)
+
+
+class TestChoice(StrEnum):
+    t = "t"
+    randomization = "randomization"
+    bootstrap = "bootstrap"
+    wilcoxon = "wilcoxon"
+    sign = "sign"
+    tukey = "tukey"
+    rtukey = "rtukey"
+
+
+class CorrectionChoice(StrEnum):
+    holm = "holm"
+    bonferroni = "bonferroni"
+    bh = "bh"
+    none = "none"
+
+
+class FamilyChoice(StrEnum):
+    measure = "measure"
+    all = "all"
+
+
+class CompareFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+    latex = "latex"
+
+
+def compare_command(
+    qrels: Path = typer.Argument(..., help="Relevance judgments (TREC qrels, BEIR TSV, ...)."),
+    runs: list[Path] = typer.Argument(None, help="Two or more run files (TREC, JSONL, CSV, ...)."),
+    measure: list[str] = typer.Option([], "--measure", "-m", help=_MEASURE_HELP),
+    baseline: str | None = typer.Option(
+        None,
+        "--baseline",
+        "-b",
+        help="The run the others are compared with: its name, file name or path "
+        "(default: the first run).",
+    ),
+    test: TestChoice = typer.Option(
+        TestChoice.t,
+        "--test",
+        "-t",
+        help="t: paired t-test; randomization: Fisher's sign-flip test (exact for n <= 30); "
+        "bootstrap: studentized paired bootstrap; wilcoxon: signed-rank; sign: sign test; "
+        "tukey: Tukey HSD with queries as blocks; rtukey: randomised Tukey HSD.",
+    ),
+    correction: CorrectionChoice = typer.Option(
+        CorrectionChoice.holm,
+        "--correction",
+        help="Multiple-comparison correction of the comparisons with the baseline "
+        "(not applied to tukey/rtukey, which control all pairs themselves).",
+    ),
+    family: FamilyChoice = typer.Option(
+        FamilyChoice.measure,
+        "--family",
+        help="Which p-values are corrected together: each measure's comparisons (measure) "
+        "or every system × measure (all).",
+    ),
+    alpha: float = typer.Option(
+        0.05, "--alpha", help="Significance level; intervals are at 1 - alpha."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed of the randomization/bootstrap draws."),
+    resamples: int = typer.Option(
+        10_000, "--resamples", "-B", help="Draws for randomization, bootstrap and rtukey."
+    ),
+    all_pairs: bool = typer.Option(
+        False, "--all-pairs", help="Also test every pair of runs (always shown for tukey/rtukey)."
+    ),
+    queries_needed: bool = typer.Option(
+        False,
+        "--queries-needed",
+        help="Print planning figures: queries needed to detect the difference with power 0.8, "
+        "and the smallest difference detectable with the queries you have.",
+    ),
+    delta: float | None = typer.Option(
+        None, "--delta", help="Difference to plan for with --queries-needed (default: observed)."
+    ),
+    power: float = typer.Option(0.8, "--power", help="Power to plan for (--queries-needed)."),
+    depth: int | None = typer.Option(
+        None, "--depth", "-M", help="Keep only the top N documents of each query (trec_eval -M)."
+    ),
+    rel_level: int = typer.Option(
+        1, "--rel-level", "-l", help="Lowest grade counted relevant (trec_eval -l)."
+    ),
+    judged_only: bool = typer.Option(
+        False, "--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J)."
+    ),
+    output_format: CompareFormat = typer.Option(
+        CompareFormat.table, "--format", "-f", help="table, json, csv, markdown or latex."
+    ),
+) -> None:
+    """Compare runs on the qrels' queries: means with confidence intervals, differences from a
+    baseline with intervals, effect sizes, corrected p-values, wins/ties/losses."""
+    from rankscope.metrics.names import parse_measures
+    from rankscope.report import compare as render
+    from rankscope.stats import StatsWarning, compare_runs
+
+    measures = parse_measures(measure or ["ndcg@10", "map"])  # fail fast on a bad name
+    runs = list(runs or [])
+    for path in (qrels, *runs):
+        if not path.exists():
+            raise InputError("file not found", path=path, hint="Check the path and try again")
+        if path.is_dir():
+            raise InputError(
+                "expected a file, got a directory",
+                path=path,
+                hint="usage: rankscope compare QRELS RUN RUN [RUN...]",
+            )
+    if len(runs) < 2:
+        raise InputError(
+            "compare needs at least two runs",
+            value=[str(r) for r in runs],
+            hint="usage: rankscope compare QRELS RUN RUN [RUN...]",
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)  # printed below from the result
+        comparison = compare_runs(
+            qrels,
+            runs,
+            measures,
+            depth=depth,
+            rel_level=rel_level,
+            judged_only=judged_only,
+            baseline=baseline,
+            test=test.value,
+            correction=correction.value,
+            family=family.value,
+            alpha=alpha,
+            seed=seed,
+            resamples=resamples,
+            all_pairs=all_pairs,
+            power=power,
+            delta=delta,
+        )
+    if output_format is CompareFormat.json:
+        sys.stdout.write(render.to_json(comparison) + "\n")
+    elif output_format is CompareFormat.csv:
+        sys.stdout.write(render.to_csv(comparison))
+    elif output_format is CompareFormat.markdown:
+        sys.stdout.write(render.to_markdown(comparison, plan=queries_needed, delta=delta))
+    elif output_format is CompareFormat.latex:
+        sys.stdout.write(render.to_latex(comparison))
+    else:
+        render.print_table(comparison, plan=queries_needed, delta=delta)
+    for note in comparison.warnings:
+        print(f"rankscope: warning: {note}", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_command)

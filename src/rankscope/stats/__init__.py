@@ -1,0 +1,107 @@
+"""Statistics for comparing retrieval systems: is a difference real, and how large is it?
+
+Pure functions on per-query score arrays (numpy, float64), randomness only through an explicit
+``seed``; results are frozen dataclasses. See ``docs/statistics.md`` for the formulas and
+conventions.
+
+- One query set: :class:`ScoreMatrix` (systems × queries per measure, aligned to the qrels'
+  queries: missing queries score 0 and are counted, queries outside are dropped and counted),
+  :func:`align_scores`.
+- The entry point: :func:`compare` (:class:`Comparison`) and :func:`compare_runs` (files in).
+- Two systems: :func:`paired_t`, :func:`randomization_test`, :func:`bootstrap_test`,
+  :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
+- Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
+  :func:`pairwise`, :func:`adjust_pvalues` (Holm, Bonferroni, Benjamini-Hochberg).
+- One system's mean: :func:`t_interval`, :func:`bootstrap_interval` (:class:`Interval`).
+- Planning: :func:`queries_needed`, :func:`min_detectable_delta`, :func:`paired_t_power`,
+  :func:`power_plan`.
+- Agreement: :func:`cohen_kappa`, :func:`kendall_tau_b`, :func:`confusion_matrix`.
+"""
+
+from rankscope.stats._checks import StatsWarning
+from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau_b
+from rankscope.stats.compare import (
+    TESTS,
+    Comparison,
+    MeasureComparison,
+    SystemRow,
+    compare,
+    compare_runs,
+    pairwise,
+)
+from rankscope.stats.intervals import (
+    Interval,
+    bootstrap_interval,
+    interval_from_bootstrap,
+    t_interval,
+)
+from rankscope.stats.matrix import Aligned, ScoreMatrix, align_scores
+from rankscope.stats.multiple import (
+    CORRECTIONS,
+    Anova,
+    PairResult,
+    Pairwise,
+    adjust_pvalues,
+    anova_two_way,
+    randomized_tukey_hsd,
+    tukey_hsd,
+)
+from rankscope.stats.paired import (
+    PairedTest,
+    WinsTiesLosses,
+    bootstrap_test,
+    paired_t,
+    randomization_test,
+    sign_test,
+    wilcoxon_test,
+    wins_ties_losses,
+)
+from rankscope.stats.planning import (
+    PowerPlan,
+    min_detectable_delta,
+    paired_t_power,
+    power_plan,
+    queries_needed,
+)
+
+__all__ = [
+    "CORRECTIONS",
+    "TESTS",
+    "Aligned",
+    "Anova",
+    "Comparison",
+    "Interval",
+    "MeasureComparison",
+    "PairResult",
+    "PairedTest",
+    "Pairwise",
+    "PowerPlan",
+    "ScoreMatrix",
+    "StatsWarning",
+    "SystemRow",
+    "WinsTiesLosses",
+    "adjust_pvalues",
+    "align_scores",
+    "anova_two_way",
+    "bootstrap_interval",
+    "bootstrap_test",
+    "cohen_kappa",
+    "compare",
+    "compare_runs",
+    "confusion_matrix",
+    "interval_from_bootstrap",
+    "kendall_tau_b",
+    "min_detectable_delta",
+    "paired_t",
+    "paired_t_power",
+    "pairwise",
+    "power_plan",
+    "queries_needed",
+    "randomization_test",
+    "randomized_tukey_hsd",
+    "sign_test",
+    "t_interval",
+    "tukey_hsd",
+    "wilcoxon_test",
+    "wins_ties_losses",
+]

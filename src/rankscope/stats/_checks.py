@@ -1,0 +1,119 @@
+"""Input checks and numerical conventions shared by the statistics modules."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankscope.errors import InputError
+
+#: Relative tolerance for "theoretically equal" floats: a resampled statistic within
+#: ``TOLERANCE * scale`` of the observed one counts as equal (scipy.stats.permutation_test uses
+#: ``100 * eps``; rankscope uses the same factor, relative to the size of the summed terms).
+TOLERANCE = 100.0 * float(np.finfo(np.float64).eps)
+
+
+class StatsWarning(UserWarning):
+    """A comparison ran but its result deserves caution (few queries, zero variance, ...)."""
+
+
+def as_vector(values: Any, name: str = "scores") -> NDArray[np.float64]:
+    """A 1-D float64 copy of ``values``; refuses NaN and infinity."""
+    array = np.array(values, dtype=np.float64)
+    if array.ndim != 1:
+        raise InputError(f"{name} must be one value per query (a 1-D array)", value=array.shape)
+    check_finite(array, name)
+    return array
+
+
+def as_matrix(values: Any, name: str = "scores") -> NDArray[np.float64]:
+    """A 2-D float64 copy (systems × queries); refuses NaN and infinity."""
+    array = np.array(values, dtype=np.float64)
+    if array.ndim != 2:
+        raise InputError(
+            f"{name} must be a systems × queries matrix (a 2-D array)", value=array.shape
+        )
+    check_finite(array, name)
+    return array
+
+
+def check_finite(array: NDArray[np.float64], name: str) -> None:
+    bad = ~np.isfinite(array)
+    if bad.any():
+        where = np.argwhere(bad)[0].tolist()
+        raise InputError(
+            f"{name} hold a NaN or infinite value at position {where}",
+            value=float(array[tuple(where)]),
+            hint="per-query values must be finite numbers (aggregate-only measures such as "
+            "gm_map have no per-query values)",
+        )
+
+
+def paired(a: Any, b: Any) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Two per-query vectors over the same queries (same length, at least two queries)."""
+    x = as_vector(a, "first scores")
+    y = as_vector(b, "second scores")
+    if x.shape != y.shape:
+        raise InputError(
+            "paired scores must cover the same queries (equal lengths)",
+            value=(x.size, y.size),
+            hint="align both systems to one query set first (rankscope.stats.align_scores)",
+        )
+    check_queries(x.size)
+    return x, y
+
+
+def check_queries(n: int) -> None:
+    if n < 2:
+        raise InputError(
+            "a paired test needs at least 2 queries",
+            value=n,
+            hint="compare systems on more queries (with fewer than 5 no test is reliable)",
+        )
+
+
+def check_alpha(alpha: float) -> float:
+    if not 0.0 < alpha < 1.0:
+        raise InputError("alpha must lie strictly between 0 and 1", value=alpha)
+    return float(alpha)
+
+
+def check_resamples(resamples: int) -> int:
+    if resamples < 1:
+        raise InputError("the number of resamples must be at least 1", value=resamples)
+    return int(resamples)
+
+
+def sd(values: NDArray[np.float64]) -> float:
+    """Sample standard deviation (ddof 1), 0 when the values are equal up to rounding.
+
+    ``[0.1, 0.1, 0.1]`` has a computed mean that differs from 0.1 in the last bit, so numpy's
+    standard deviation is about 1e-17 instead of 0; a t statistic divided by it would be huge
+    instead of undefined. Values whose spread is within rounding of their size count as equal.
+    """
+    if values.size < 2:
+        return 0.0
+    spread = float(values.std(ddof=1))
+    scale = float(np.abs(values).max())
+    return 0.0 if spread <= TOLERANCE * scale else spread
+
+
+def safe_ratio(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` with 0/0 = 0 and x/0 = ±inf (never NaN)."""
+    if denominator == 0.0:
+        if numerator == 0.0:
+            return 0.0
+        return math.copysign(math.inf, numerator)
+    return numerator / denominator
+
+
+def two_sided_t_p(t: float, df: float) -> float:
+    """Two-sided p of a t statistic (1 for t = 0, 0 for an infinite t)."""
+    from scipy import stats
+
+    if math.isinf(t):
+        return 0.0
+    return float(min(1.0, 2.0 * stats.t.sf(abs(t), df)))

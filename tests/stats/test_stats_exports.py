@@ -1,0 +1,28 @@
+"""The public API of rankscope.stats: what other parts of rankscope and users import."""
+
+from __future__ import annotations
+
+import rankscope.stats as stats
+
+PUBLIC = {
+    # entry point and its values
+    "compare", "compare_runs", "Comparison", "MeasureComparison", "SystemRow", "TESTS",
+    "ScoreMatrix", "Aligned", "align_scores", "StatsWarning",
+    # two systems
+    "paired_t", "randomization_test", "bootstrap_test", "wilcoxon_test", "sign_test",
+    "wins_ties_losses", "PairedTest", "WinsTiesLosses",
+    # many systems
+    "anova_two_way", "tukey_hsd", "randomized_tukey_hsd", "pairwise", "adjust_pvalues",
+    "Anova", "PairResult", "Pairwise", "CORRECTIONS",
+    # intervals and planning
+    "t_interval", "bootstrap_interval", "interval_from_bootstrap", "Interval",
+    "queries_needed", "min_detectable_delta", "paired_t_power", "power_plan", "PowerPlan",
+    # agreement
+    "cohen_kappa", "kendall_tau_b", "confusion_matrix",
+}  # fmt: skip
+
+
+def test_public_names() -> None:
+    assert set(stats.__all__) == PUBLIC
+    for name in PUBLIC:
+        assert getattr(stats, name) is not None
