@@ -49,7 +49,12 @@ class PgDatabase:
     app_dsn: str  # rankscope_app: neither superuser nor BYPASSRLS
 
     def settings(self, **extra: object) -> ServiceSettings:
-        return load_settings(database_url=self.app_dsn, admin_database_url=self.admin_dsn, **extra)
+        given: dict[str, object] = {
+            "database_url": self.app_dsn,
+            "admin_database_url": self.admin_dsn,
+            **extra,
+        }
+        return load_settings(**given)
 
 
 def _with(dsn: str, **changes: str) -> str:

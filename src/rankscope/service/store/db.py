@@ -45,7 +45,15 @@ def to_url(database: str) -> tuple[URL, dict[str, Any]]:
         raise ConfigError("empty database URL", hint="Give sqlite:///file.sqlite or a DSN")
     if "://" not in raw:
         if "=" in raw:  # a libpq key/value DSN: host=... dbname=...
-            return make_url("postgresql+psycopg://"), {"conninfo": raw}
+            from psycopg.conninfo import conninfo_to_dict
+
+            try:
+                params = conninfo_to_dict(raw)
+            except Exception as exc:
+                raise ConfigError(
+                    "cannot read the PostgreSQL DSN", value=_hide_dsn(raw), hint=str(exc)
+                ) from exc
+            return make_url("postgresql+psycopg://"), {k: v for k, v in params.items()}
         return make_url(f"sqlite:///{raw}"), {}
     try:
         url = make_url(raw)
@@ -72,13 +80,16 @@ def _hide(raw: str) -> str:
     return raw
 
 
+def _hide_dsn(raw: str) -> str:
+    return " ".join(p if not p.startswith("password=") else "password=***" for p in raw.split())
+
+
 def describe(database: str) -> str:
     """The URL with its password hidden, for messages and logs."""
-    url, args = to_url(database)
-    if "conninfo" in args:
-        return " ".join(
-            p if not p.startswith("password=") else "password=***" for p in args["conninfo"].split()
-        )
+    raw = database.strip()
+    if "://" not in raw and "=" in raw:
+        return _hide_dsn(raw)
+    url, _ = to_url(database)
     return url.render_as_string(hide_password=True)
 
 
