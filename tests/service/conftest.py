@@ -14,10 +14,10 @@ pytest.importorskip("fastapi", reason="the service needs: pip install 'rankscope
 pytest.importorskip("sqlalchemy")
 
 from fastapi.testclient import TestClient
-from service_helpers import Keys, make_keys, sqlite_settings
 
 from rankscope.service.app import create_app
 from rankscope.service.settings import ServiceSettings, load_settings
+from serve_helpers import Keys, make_keys, sqlite_settings
 
 
 @dataclass

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 import yaml
 from fastapi.testclient import TestClient
-from service_helpers import BATCH, COLLECT, METRICS, bearer, doc, record, sqlite_settings
 
 from conftest import Service
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine
 from rankscope.service.store.repository import create_key
+from serve_helpers import BATCH, COLLECT, METRICS, bearer, doc, record, sqlite_settings
 
 pytestmark = pytest.mark.service
 

@@ -15,11 +15,11 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from fastapi.testclient import TestClient
-from service_helpers import COLLECT, METRICS, bearer, record, sqlite_settings
 
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine, migrate
 from rankscope.service.store.repository import create_key, hash_key, revoke_key
+from serve_helpers import COLLECT, METRICS, bearer, record, sqlite_settings
 
 pytestmark = pytest.mark.service
 SECRET = "a-long-test-secret-of-at-least-32-bytes!"

@@ -11,11 +11,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from service_helpers import BATCH, COLLECT, bearer, doc, record
 
 from conftest import Service
 from rankscope.cli.app import main
 from rankscope.service import measures
+from serve_helpers import BATCH, COLLECT, bearer, doc, record
 
 pytestmark = pytest.mark.service
 

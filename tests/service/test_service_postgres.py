@@ -7,12 +7,12 @@ import uuid
 
 import pytest
 from fastapi.testclient import TestClient
-from service_helpers import COLLECT, METRICS, bearer, make_keys, record
 
 from conftest import PgDatabase
 from rankscope.errors import ServiceError
 from rankscope.service.app import create_app
 from rankscope.service.store.db import head_revision
+from serve_helpers import COLLECT, METRICS, bearer, make_keys, record
 
 pytestmark = [pytest.mark.service, pytest.mark.postgres]
 psycopg = pytest.importorskip("psycopg")

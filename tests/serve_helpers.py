@@ -1,5 +1,5 @@
-"""Helpers for the service tests: settings, keys, a live uvicorn server on 127.0.0.1, and
-fresh PostgreSQL databases migrated as the owner and used as the app role."""
+"""Helpers for the service and client tests (tests/service, tests/collect): settings, keys,
+request bodies, and a live uvicorn server on 127.0.0.1."""
 
 from __future__ import annotations
 
