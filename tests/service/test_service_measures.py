@@ -190,3 +190,28 @@ def test_stored_values_equal_rankscope_eval_on_the_export(
     for qid, values in expected.items():
         for measure, field in names.items():
             assert got[qid][measure] == pytest.approx(values[field], abs=1e-12), (qid, field)
+
+
+def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values() -> None:
+    from rankscope import Qrels, Run
+
+    items = [
+        measures.Evaluable("é-2", ("z", "ä", "b"), {"b": 1, "Z": 0, "ä": 2, "z": 0}),
+        measures.Evaluable("a-1", ("x",), {"x": 0}),
+        measures.Evaluable("b-0", (), {"q": 3}),
+        measures.Evaluable("c-9", ("k",), {}),
+    ]
+    qrels = measures.build_qrels(items)
+    run = measures.build_run(items)
+    expected_qrels = Qrels.from_dict({it.key: dict(it.judgments) for it in items if it.judgments})
+    expected_run = Run.from_dict(
+        {it.key: measures.run_scores(it.ranking) for it in items if it.ranking}, name="collected"
+    )
+    assert qrels.query_ids == expected_qrels.query_ids
+    assert qrels.doc_ids.to_pylist() == expected_qrels.doc_ids.to_pylist()
+    assert qrels.grades.tolist() == expected_qrels.grades.tolist()
+    assert qrels.offsets.tolist() == expected_qrels.offsets.tolist()
+    assert run.query_ids == expected_run.query_ids
+    assert run.doc_ids.to_pylist() == expected_run.doc_ids.to_pylist()
+    assert run.scores.tolist() == expected_run.scores.tolist()
+    assert run.offsets.tolist() == expected_run.offsets.tolist()

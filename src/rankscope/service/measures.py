@@ -38,6 +38,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import pyarrow as pa
+
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
@@ -116,15 +119,59 @@ def run_scores(ranking: Sequence[str]) -> dict[str, float]:
     return {doc: float(n - i) for i, doc in enumerate(ranking)}
 
 
+def build_qrels(items: Sequence[Evaluable]) -> Qrels:
+    """The items' judgments as one Qrels (queries and documents in byte order, as
+    ``Qrels.from_dict`` orders them; Python orders str by code point, which is UTF-8 byte
+    order)."""
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list[int] = []
+    offsets = [0]
+    for it in sorted((it for it in items if it.judgments), key=lambda it: it.key):
+        qids.append(it.key)
+        for doc in sorted(it.judgments):
+            docs.append(doc)
+            grades.append(it.judgments[doc])
+        offsets.append(len(docs))
+    return Qrels(
+        query_ids=tuple(qids),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        doc_ids=pa.array(docs, type=pa.string()),
+        grades=np.asarray(grades, dtype=np.int64),
+    )
+
+
+def build_run(items: Sequence[Evaluable]) -> Run:
+    """The items' rankings as one Run, scored ``n .. 1`` (already in trec_eval order: score
+    descending, no ties)."""
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    offsets = [0]
+    for it in sorted((it for it in items if it.ranking), key=lambda it: it.key):
+        qids.append(it.key)
+        docs.extend(it.ranking)
+        n = len(it.ranking)
+        scores.extend(range(n, 0, -1))
+        offsets.append(len(docs))
+    return Run(
+        name="collected",
+        query_ids=tuple(qids),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        doc_ids=pa.array(docs, type=pa.string()),
+        scores=np.asarray(scores, dtype=np.float64),
+    )
+
+
 def score(items: Sequence[Evaluable]) -> list[QueryMeasures]:
     """Measures of every item, in one ``evaluate()`` call."""
-    qrels_data = {it.key: dict(it.judgments) for it in items if it.judgments}
-    if not qrels_data:
+    if len({it.key for it in items}) != len(items):
+        raise ValueError("two items share a key")
+    if not any(it.judgments for it in items):
         return [NOTHING] * len(items)
-    run_data = {it.key: run_scores(it.ranking) for it in items if it.ranking}
     results = evaluate(
-        Qrels.from_dict(qrels_data),
-        Run.from_dict(run_data, name="collected"),
+        build_qrels(items),
+        build_run(items),
         MEASURES,
         average_over_qrels=True,  # a record with nothing retrieved scores an empty ranking
     )

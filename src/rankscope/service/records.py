@@ -113,7 +113,7 @@ def build_rows(
                 "min_score": min(scores) if scores else None,
                 "max_score": max(scores) if scores else None,
                 "average_score": sum(scores) / len(scores) if scores else None,
-                "search_types": search_types.model_dump() if search_types else None,
+                "search_types": search_types.flags() if search_types else None,
                 "search_type": type_label,
                 "topic_id": opts.topic_id if opts else None,
                 "document_ids": list(opts.document_ids)
@@ -137,13 +137,11 @@ def build_rows(
 
 
 def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
+    """The shown list: position (from 1), document id, score, and chunk index and name when
+    given."""
     out = []
     for position, doc in enumerate(req.retrieved_documents, start=1):
-        item: dict[str, Any] = {
-            "position": position,
-            "document_id": doc.document_id,
-            "score": doc.score,
-        }
+        item = {"position": position, "document_id": doc.document_id, "score": doc.score}
         if doc.chunk_index is not None:
             item["chunk_index"] = doc.chunk_index
         if doc.document_name is not None:

@@ -10,11 +10,10 @@ compatibility.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import uuid
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=255)]
@@ -22,13 +21,7 @@ Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 JudgmentSource = Literal["provided", "heuristic", "feedback"]
 
 
-def _finite(value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError("must be a finite number")
-    return value
-
-
-Finite = Annotated[float, AfterValidator(_finite)]
+Finite = Annotated[float, Field(allow_inf_nan=False)]
 Grade = Annotated[int, Field(ge=-1_000_000, le=1_000_000)]
 
 
@@ -58,7 +51,21 @@ class SearchTypes(Camel):
     web: bool = False
 
     def names(self) -> list[str]:
-        return [name for name, on in self.model_dump().items() if on]
+        flags = (
+            ("semantic", self.semantic),
+            ("keyword", self.keyword),
+            ("hybrid", self.hybrid),
+            ("web", self.web),
+        )
+        return [name for name, on in flags if on]
+
+    def flags(self) -> dict[str, bool]:
+        return {
+            "semantic": self.semantic,
+            "keyword": self.keyword,
+            "hybrid": self.hybrid,
+            "web": self.web,
+        }
 
 
 class CollectOptions(Camel):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import orjson
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
@@ -102,6 +103,7 @@ def make_engine(database: str, *, pool_size: int = 10) -> Engine:
             Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url,
+            json_serializer=_json,
             connect_args={"check_same_thread": False, "timeout": 30},
             pool_size=pool_size,
             max_overflow=pool_size,
@@ -111,11 +113,16 @@ def make_engine(database: str, *, pool_size: int = 10) -> Engine:
         return engine
     return create_engine(
         url,
+        json_serializer=_json,
         connect_args=connect_args,
         pool_size=pool_size,
         max_overflow=pool_size,
         pool_pre_ping=True,
     )
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(value).decode()
 
 
 def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
