@@ -87,7 +87,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(database_url: str, port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def start_server(
+    database_url: str, port: int, env: dict[str, str], workers: int = 1
+) -> subprocess.Popen[bytes]:
     server = subprocess.Popen(
         [
             sys.executable,
@@ -98,6 +100,8 @@ def start_server(database_url: str, port: int, env: dict[str, str]) -> subproces
             database_url,
             "--port",
             str(port),
+            "--workers",
+            str(workers),
         ],
         env={**os.environ, "RANKSCOPE_SERVE_LOG_LEVEL": "warning", **env},
         stdout=subprocess.DEVNULL,
@@ -159,7 +163,7 @@ def run_backend(
     key = create_key(engine, "bench")[0]
     engine.dispose()
     port = free_port()
-    server = start_server(app_url, port, env)
+    server = start_server(app_url, port, env, args.workers)
     rows: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -225,6 +229,7 @@ def main() -> None:
         "--connections", type=int, default=16, help="concurrent collect connections"
     )
     parser.add_argument("--batch-connections", type=int, default=2)
+    parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
@@ -259,8 +264,8 @@ def main() -> None:
 
     print(
         f"nproc = {os.cpu_count()}, Python {platform.python_version()}, load average before/after: "
-        f"{load_before:.2f} / {os.getloadavg()[0]:.2f}; one uvicorn worker; wrk -t1 on the same "
-        "machine"
+        f"{load_before:.2f} / {os.getloadavg()[0]:.2f}; uvicorn workers: {args.workers}; wrk -t1 "
+        "on the same machine"
     )
     print()
     print(

@@ -41,6 +41,12 @@ def run(settings: ServiceSettings) -> None:
     """Serve until interrupted (uvicorn; ``settings.workers`` processes)."""
     import uvicorn
 
+    engine = make_engine(settings.database_url, pool_size=1)
+    try:
+        if not is_postgres(engine) and settings.auto_migrate:
+            migrate(engine)  # once, before the workers start
+    finally:
+        engine.dispose()
     export_settings(settings)
     uvicorn.run(
         FACTORY,

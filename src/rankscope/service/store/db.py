@@ -192,20 +192,30 @@ def head_revision() -> str:
 
 
 def current_revision(engine: Engine) -> str | None:
-    from alembic.runtime.migration import MigrationContext
-
     with engine.connect() as conn:
-        return MigrationContext.configure(conn).get_current_revision()
+        return _revision_on(conn)
 
 
 def migrate(engine: Engine, revision: str = "head") -> tuple[str | None, str | None]:
     """Upgrade the schema to ``revision``; returns the revisions before and after."""
     from alembic import command
 
-    before = current_revision(engine)
-    with engine.begin() as conn:
+    # IMMEDIATE: on SQLite the write lock is taken before alembic reads its version, so two
+    # processes starting together migrate one after the other instead of failing
+    with (
+        engine.connect().execution_options(sqlite_begin="IMMEDIATE") as conn,
+        conn.begin(),
+    ):
+        before = _revision_on(conn)
         command.upgrade(_alembic_config(conn), revision)
-    return before, current_revision(engine)
+        after = _revision_on(conn)
+    return before, after
+
+
+def _revision_on(conn: Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(conn).get_current_revision()
 
 
 def downgrade(engine: Engine, revision: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from typing import Annotated, Any, Literal
 
+import orjson
 from fastapi import APIRouter, Body, Path, Query, Response
 from fastapi.concurrency import run_in_threadpool
 
@@ -104,19 +105,23 @@ def check_documents(record: MetricCreate, limit: int, path: str) -> None:
     summary="Collect one retrieval",
     responses={200: {"description": "a record with this collectId was already stored"}},
 )
-async def collect(
-    record: MetricCreate, principal: CurrentPrincipal, state: State, response: Response
-) -> Envelope[MetricPublic]:
+async def collect(record: MetricCreate, principal: CurrentPrincipal, state: State) -> Response:
     check_documents(record, state.settings.max_documents_per_record, "body")
     owner = owner_of(principal, record.user_id)
     outcome = await state.batcher.submit(principal, NewRecord(record, owner))
-    if outcome.row is not None:
-        return Envelope(data=public(outcome.row))
-    row = await run_in_threadpool(state.store.get, principal, outcome.id)
-    if row is None:  # pragma: no cover - the stored record vanished between two statements
-        raise not_found("the record stored under this collectId is gone")
-    response.status_code = 200
-    return Envelope(data=public(row))
+    status, row = 201, outcome.row
+    if row is None:
+        row = await run_in_threadpool(state.store.get, principal, outcome.id)
+        if row is None:  # pragma: no cover - the stored record vanished between two statements
+            raise not_found("the record stored under this collectId is gone")
+        status = 200
+    # serialised once here (the busiest route); the model above documents the same body
+    data = public(row).model_dump(mode="json", by_alias=True)
+    return Response(
+        orjson.dumps({"success": True, "data": data}),
+        status_code=status,
+        media_type="application/json",
+    )
 
 
 @router.post(
