@@ -180,23 +180,17 @@ class MetricsStore:
 
     def write(self, groups: Sequence[WriteGroup]) -> list[list[WriteOutcome]]:
         """Store every group's records in one transaction; duplicates (same user and
-        ``collectId``) are not stored again and come back with the stored id."""
+        ``collectId``) are not stored again and come back with the stored id.
+
+        The measures are computed before the write transaction opens (one ``evaluate()`` for
+        all records), so SQLite's write lock is held only for the inserts."""
         if not groups:
             return []
+        lookup = with_user_thresholds(self._own_thresholds(groups), self._thresholds)
+        flat = [r for g in groups for r in g.records]
+        built = build_rows(flat, lookup)
+        out: list[list[WriteOutcome]] = []
         with self._begin(None, write=True) as conn:
-            own: dict[str, dict[str, float]] = {}
-            for group in groups:
-                self._as(conn, group.principal)
-                users = sorted({r.user_id for r in group.records})
-                rows = conn.execute(
-                    select(thresholds_table).where(thresholds_table.c.user_id.in_(users))
-                )
-                for row in rows:
-                    own.setdefault(row.user_id, {})[row.search_type] = row.threshold
-            lookup = with_user_thresholds(own, self._thresholds)
-            flat = [r for g in groups for r in g.records]
-            built = build_rows(flat, lookup)
-            out: list[list[WriteOutcome]] = []
             start = 0
             for group in groups:
                 rows_of_group = built[start : start + len(group.records)]
@@ -204,6 +198,18 @@ class MetricsStore:
                 self._as(conn, group.principal)
                 out.append(self._insert(conn, rows_of_group))
         return out
+
+    def _own_thresholds(self, groups: Sequence[WriteGroup]) -> dict[str, dict[str, float]]:
+        """The users' own thresholds, read as each group's principal."""
+        own: dict[str, dict[str, float]] = {}
+        t = thresholds_table
+        with self._begin(None) as conn:
+            for group in groups:
+                self._as(conn, group.principal)
+                users = sorted({r.user_id for r in group.records})
+                for row in conn.execute(select(t).where(t.c.user_id.in_(users))):
+                    own.setdefault(row.user_id, {})[row.search_type] = row.threshold
+        return own
 
     def _as(self, conn: Connection, principal: Principal) -> None:
         if self.postgres:
