@@ -25,6 +25,7 @@ from rankscope.service.auth import Authenticator
 from rankscope.service.batcher import WriteBatcher
 from rankscope.service.ratelimit import RateLimiter
 from rankscope.service.records import settings_thresholds
+from rankscope.service.schemas import BatchCreate, MetricCreate
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
 from rankscope.service.store.repository import MetricsStore
@@ -101,6 +102,11 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
         title=app.title, version=app.version, description=app.description, routes=app.routes
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
+    # bodies the collect routes parse themselves (metrics.parse_body)
+    for model in (MetricCreate, BatchCreate):
+        body = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
     envelope = components.get("ErrorEnvelope")
     for path in schema.get("paths", {}).values():
         for operation in path.values():
