@@ -215,3 +215,11 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values() -> None:
     assert run.doc_ids.to_pylist() == expected_run.doc_ids.to_pylist()
     assert run.scores.tolist() == expected_run.scores.tolist()
     assert run.offsets.tolist() == expected_run.offsets.tolist()
+
+
+def test_new_ids_are_distinct_version_4_uuids() -> None:
+    from rankscope.service.records import new_ids
+
+    ids = new_ids(1000)
+    assert len(set(ids)) == 1000
+    assert all(u.version == 4 and u.variant == "specified in RFC 4122" for u in ids)

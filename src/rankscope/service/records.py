@@ -7,6 +7,7 @@ the HTTP service and the client's local mode.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -72,7 +73,8 @@ def build_rows(
     now = now or dt.datetime.now(dt.UTC)
     rows: list[dict[str, Any]] = []
     items: list[measures.Evaluable] = []
-    for record in records:
+    keys = new_ids(len(records))
+    for key, record in zip(keys, records, strict=True):
         req = record.request
         opts = req.options
         docs = req.retrieved_documents
@@ -93,7 +95,6 @@ def build_rows(
         judgments = measures.complete_judgments(given, doc_ids)
         cutoff = opts.cutoff if opts and opts.cutoff else None
         ranking = measures.shown_ranking(doc_ids, cutoff)
-        key = uuid.uuid4()
         items.append(measures.Evaluable(str(key), ranking, judgments))
         scores = [d.score for d in docs]
         web = (opts.web_results_count if opts else None) or 0
@@ -134,6 +135,18 @@ def build_rows(
     for row, values in zip(rows, measures.score(items), strict=True):
         row.update(measure_columns(values))
     return rows
+
+
+def new_ids(n: int) -> list[uuid.UUID]:
+    """``n`` random (version 4) UUIDs from one read of the system's random source."""
+    raw = os.urandom(16 * n)
+    out = []
+    for i in range(n):
+        b = bytearray(raw[16 * i : 16 * i + 16])
+        b[6] = (b[6] & 0x0F) | 0x40  # version 4
+        b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+        out.append(uuid.UUID(bytes=bytes(b)))
+    return out
 
 
 def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:

@@ -453,11 +453,18 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
     def as_json(v: Any) -> Any:
         return None if v is None else orjson.dumps(v).decode()
 
+    last: list[Any] = [None, None]  # rows of one write share created_at: format it once
+
     def as_time(v: Any) -> Any:
         if v is None:
             return None
-        v = v.astimezone(dt.UTC)
-        return v if postgres else v.strftime("%Y-%m-%d %H:%M:%S.%f")
+        if v is last[0]:
+            return last[1]
+        out = v.astimezone(dt.UTC)
+        if not postgres:
+            out = out.strftime("%Y-%m-%d %H:%M:%S.%f")
+        last[0], last[1] = v, out
+        return out
 
     def as_id(v: Any) -> Any:
         return v if postgres else v.hex
