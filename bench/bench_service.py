@@ -36,7 +36,7 @@ COLLECT = "/api/metrics/retrieval/collect"
 BATCH = "/api/metrics/retrieval/collect/batch"
 
 LUA = r"""
-wrk.method = "POST"
+wrk.method = "__METHOD__"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer __KEY__"
 wrk.body = __BODY__
@@ -44,7 +44,7 @@ local threads = {}
 function setup(thread) table.insert(threads, thread) end
 function init(args) created = 0 end
 function response(status, headers, body)
-  if status == 201 then created = created + 1 end
+  if status == 201 or (wrk.method == "GET" and status == 200) then created = created + 1 end
 end
 function done(summary, latency, requests)
   local total = 0
@@ -130,10 +130,11 @@ def count_rows(admin_url: str) -> int:
 
 
 def wrk(
-    url: str, key: str, body: str, connections: int, duration: float, folder: Path
+    url: str, key: str, body: str | None, connections: int, duration: float, folder: Path
 ) -> dict[str, Any]:
     script = folder / "post.lua"
-    script.write_text(LUA.replace("__KEY__", key).replace("__BODY__", lua_string(body)))
+    lua = LUA.replace("__METHOD__", "GET" if body is None else "POST").replace("__KEY__", key)
+    script.write_text(lua.replace("__BODY__", "nil" if body is None else lua_string(body)))
     done = subprocess.run(
         [
             "wrk",
@@ -172,6 +173,25 @@ def run_backend(
             batch = json.dumps({"records": [one_record(i) for i in range(args.batch_size)]})
             base = f"http://127.0.0.1:{port}"
             wrk(base + COLLECT, key, collect, args.connections, 2, folder)  # warm-up
+            # the ceiling of the HTTP stack on this machine now: no body, no auth, no database
+            res = wrk(base + "/healthz", key, None, args.connections, args.duration, folder)
+            seconds = res["duration_us"] / 1e6
+            rows.append(
+                {
+                    "backend": name,
+                    "endpoint": "GET /healthz (baseline)",
+                    "connections": args.connections,
+                    "seconds": round(seconds, 2),
+                    "requests_per_s": round(res["requests"] / seconds, 1),
+                    "records_per_s": 0.0,
+                    "p50_ms": res["p50_us"] / 1000,
+                    "p99_ms": res["p99_us"] / 1000,
+                    "acknowledged": 0,
+                    "stored": 0,
+                    "non2xx": res["requests"] - res["created"],
+                    "socket_errors": res["socket_errors"],
+                }
+            )
             before = count_rows(admin_url)
             res = wrk(base + COLLECT, key, collect, args.connections, args.duration, folder)
             time.sleep(0.5)

@@ -45,7 +45,9 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     engine = make_engine(settings.database_url, pool_size=settings.pool_size)
     if not is_postgres(engine) and settings.auto_migrate:
         migrate(engine)
-    store = MetricsStore(engine, settings_thresholds(settings))
+    store = MetricsStore(
+        engine, settings_thresholds(settings), cache_seconds=settings.api_key_cache_seconds
+    )
     store.check_schema()
     problem = store.check_role()
     if problem is not None:

@@ -95,8 +95,9 @@ class ServiceSettings(BaseSettings):
     jwt_leeway_seconds: Annotated[float, Field(ge=0)] = 30.0
     api_key_cache_seconds: Annotated[float, Field(ge=0)] = Field(
         5.0,
-        description="how long a looked-up API key is trusted before the next lookup "
-        "(a revoked key stops working within this time)",
+        description="how long a looked-up API key, or a user's own thresholds, are kept before "
+        "the next lookup (a revoked key stops working, and another worker process sees a "
+        "changed threshold, within this time)",
     )
 
     # -- server

@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import secrets
 import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
@@ -126,10 +127,17 @@ def _kind() -> ColumnElement[str]:
 class MetricsStore:
     """The service's data access. Thread-safe: one engine, a transaction per call."""
 
-    def __init__(self, engine: Engine, thresholds: ThresholdLookup) -> None:
+    def __init__(
+        self, engine: Engine, thresholds: ThresholdLookup, *, cache_seconds: float = 5.0
+    ) -> None:
         self.engine = engine
         self.postgres = is_postgres(engine)
         self._thresholds = thresholds
+        # users' own thresholds, read once per cache_seconds (this process sees its own
+        # changes at once; other worker processes within cache_seconds)
+        self._cache_seconds = cache_seconds
+        self._own_cache: dict[str, tuple[dict[str, float], float]] = {}
+        self._cache_lock = threading.Lock()
         # SQLite allows one writer: writers of this process queue here instead of spinning on
         # the busy timeout (other processes still wait on it)
         self._write_lock = threading.Lock() if not self.postgres else None
@@ -200,16 +208,33 @@ class MetricsStore:
         return out
 
     def _own_thresholds(self, groups: Sequence[WriteGroup]) -> dict[str, dict[str, float]]:
-        """The users' own thresholds, read as each group's principal."""
+        """The users' own thresholds (cached), read as each group's principal."""
+        now = time.monotonic()
         own: dict[str, dict[str, float]] = {}
-        t = thresholds_table
-        with self._begin(None) as conn:
+        missing: dict[Principal, set[str]] = {}
+        with self._cache_lock:
             for group in groups:
-                self._as(conn, group.principal)
-                users = sorted({r.user_id for r in group.records})
-                for row in conn.execute(select(t).where(t.c.user_id.in_(users))):
-                    own.setdefault(row.user_id, {})[row.search_type] = row.threshold
-        return own
+                for record in group.records:
+                    hit = self._own_cache.get(record.user_id)
+                    if hit is not None and hit[1] > now:
+                        own[record.user_id] = hit[0]
+                    else:
+                        missing.setdefault(group.principal, set()).add(record.user_id)
+        if not missing:
+            return own
+        t = thresholds_table
+        read: dict[str, dict[str, float]] = {u: {} for users in missing.values() for u in users}
+        with self._begin(None) as conn:
+            for principal, users in missing.items():
+                self._as(conn, principal)
+                for row in conn.execute(select(t).where(t.c.user_id.in_(sorted(users)))):
+                    read[row.user_id][row.search_type] = row.threshold
+        with self._cache_lock:
+            if len(self._own_cache) > 100_000:
+                self._own_cache.clear()
+            for user, values in read.items():
+                self._own_cache[user] = (values, now + self._cache_seconds)
+        return {**own, **read}
 
     def _as(self, conn: Connection, principal: Principal) -> None:
         if self.postgres:
@@ -378,6 +403,8 @@ class MetricsStore:
     ) -> dict[str, float]:
         t = thresholds_table
         now = dt.datetime.now(dt.UTC)
+        with self._cache_lock:
+            self._own_cache.pop(user_id, None)
         with self._begin(principal, write=True) as conn:
             for search_type, value in values.items():
                 conn.execute(

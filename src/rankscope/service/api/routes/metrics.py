@@ -94,6 +94,8 @@ async def parse_body(request: Request, model: type[M]) -> M:
     collect routes). Errors become the usual 422 with ``body.``-prefixed field paths."""
     raw = await request.body()
     try:
+        if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
+            return model.model_validate_json(raw)
         return await run_in_threadpool(model.model_validate_json, raw)
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
