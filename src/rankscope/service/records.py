@@ -80,13 +80,13 @@ def build_rows(
         docs = req.retrieved_documents
         search_types = opts.search_types if opts and opts.search_types else None
         type_label = search_type_key(search_types.names() if search_types else [])
-        doc_ids = [d.document_id for d in docs]
+        doc_ids = [d["documentId"] for d in docs]
         given = judgments_of(req.judgments, req.relevant_document_ids)
         if given is None:
             threshold: float | None = thresholds(record.user_id, type_label)
             assert threshold is not None
             given = measures.heuristic_judgments(
-                ((d.document_id, d.score) for d in docs), threshold
+                ((d["documentId"], d["score"]) for d in docs), threshold
             )
             source = "heuristic"
         else:
@@ -96,7 +96,7 @@ def build_rows(
         cutoff = opts.cutoff if opts and opts.cutoff else None
         ranking = measures.shown_ranking(doc_ids, cutoff)
         items.append(measures.Evaluable(str(key), ranking, judgments))
-        scores = [d.score for d in docs]
+        scores = [d["score"] for d in docs]
         web = (opts.web_results_count if opts else None) or 0
         timestamp = req.timestamp or now
         if timestamp.tzinfo is None:
@@ -154,11 +154,13 @@ def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
     given."""
     out = []
     for position, doc in enumerate(req.retrieved_documents, start=1):
-        item = {"position": position, "document_id": doc.document_id, "score": doc.score}
-        if doc.chunk_index is not None:
-            item["chunk_index"] = doc.chunk_index
-        if doc.document_name is not None:
-            item["document_name"] = doc.document_name
+        item = {"position": position, "document_id": doc["documentId"], "score": doc["score"]}
+        chunk = doc.get("chunkIndex")
+        if chunk is not None:
+            item["chunk_index"] = chunk
+        name = doc.get("documentName")
+        if name is not None:
+            item["document_name"] = name
         out.append(item)
     return out
 
