@@ -9,7 +9,6 @@ policies created by the migrations read those; see ``migrations/versions/0001_in
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -146,18 +145,6 @@ def is_postgres(engine: Engine) -> bool:
     return engine.dialect.name == "postgresql"
 
 
-@contextlib.contextmanager
-def transaction(
-    engine: Engine, principal: Principal, *, write: bool = False
-) -> Iterator[Connection]:
-    """A transaction acting as ``principal`` (row-level security on PostgreSQL)."""
-    options = {"sqlite_begin": "IMMEDIATE"} if write else {}
-    with engine.connect().execution_options(**options) as conn, conn.begin():
-        if is_postgres(engine):
-            act_as(conn, principal)
-        yield conn
-
-
 def act_as(conn: Connection, principal: Principal) -> None:
     """Name the user (and role) for the rest of the current PostgreSQL transaction."""
     conn.execute(
@@ -238,5 +225,4 @@ __all__ = [
     "make_engine",
     "migrate",
     "to_url",
-    "transaction",
 ]

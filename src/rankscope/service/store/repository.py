@@ -6,13 +6,13 @@ users apart the same way); on PostgreSQL the row-level security policies enforce
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import secrets
 import threading
 import time
 import uuid
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -144,25 +144,21 @@ class MetricsStore:
 
     # -- transactions ------------------------------------------------------------------------
 
-    def _begin(self, principal: Principal | None, *, write: bool = False) -> Any:
-        import contextlib
-
-        @contextlib.contextmanager
-        def scope() -> Iterator[Connection]:
-            lock = self._write_lock if write else None
+    @contextlib.contextmanager
+    def _begin(self, principal: Principal | None, *, write: bool = False) -> Iterator[Connection]:
+        """A transaction (BEGIN IMMEDIATE for writes on SQLite) acting as ``principal``."""
+        lock = self._write_lock if write else None
+        if lock is not None:
+            lock.acquire()
+        try:
+            opts = {"sqlite_begin": "IMMEDIATE"} if write else {}
+            with self.engine.connect().execution_options(**opts) as conn, conn.begin():
+                if principal is not None and self.postgres:
+                    act_as(conn, principal)
+                yield conn
+        finally:
             if lock is not None:
-                lock.acquire()
-            try:
-                opts = {"sqlite_begin": "IMMEDIATE"} if write else {}
-                with self.engine.connect().execution_options(**opts) as conn, conn.begin():
-                    if principal is not None and self.postgres:
-                        act_as(conn, principal)
-                    yield conn
-            finally:
-                if lock is not None:
-                    lock.release()
-
-        return scope()
+                lock.release()
 
     def _user_filter(self, principal: Principal, filters: Filters) -> list[ColumnElement[bool]]:
         conds: list[ColumnElement[bool]] = []
@@ -275,9 +271,10 @@ class MetricsStore:
             query = select(metrics_table).where(*conds)
             if self.postgres:
                 query = query.with_for_update()
-            row = conn.execute(query).mappings().first()
-            if row is None:
+            found = conn.execute(query).mappings().first()
+            if found is None:
                 return None
+            row = dict(found)
             values = rescore(row, judgments)
             values.update(
                 judgments=judgments,
@@ -593,17 +590,6 @@ def lookup_key(engine: Engine, key: str) -> KeyInfo | None:
     return KeyInfo(row.id, row.user_id, row.role, row.name, row.created_at, row.revoked_at)
 
 
-def group_by_principal(items: Sequence[tuple[Principal, NewRecord]]) -> list[WriteGroup]:
-    groups: dict[Principal, WriteGroup] = defaultdict(lambda: WriteGroup(Principal("")))
-    order: list[Principal] = []
-    for principal, record in items:
-        if principal not in groups:
-            groups[principal] = WriteGroup(principal)
-            order.append(principal)
-        groups[principal].records.append(record)
-    return [groups[p] for p in order]
-
-
 __all__ = [
     "KEY_PREFIX",
     "MEASURE_COLUMNS",
@@ -614,7 +600,6 @@ __all__ = [
     "WriteGroup",
     "WriteOutcome",
     "create_key",
-    "group_by_principal",
     "hash_key",
     "key_id_of",
     "list_keys",
