@@ -120,6 +120,23 @@ def start_server(
         time.sleep(0.1)
 
 
+def tree_cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of a process and its children, from /proc (Linux)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
+        if int(entry.name) == pid or ppid == pid:
+            total += (utime + stime) / tick
+    return total
+
+
 def count_rows(admin_url: str) -> int:
     engine = make_engine(admin_url, pool_size=1)
     try:
@@ -174,7 +191,9 @@ def run_backend(
             base = f"http://127.0.0.1:{port}"
             wrk(base + COLLECT, key, collect, args.connections, 2, folder)  # warm-up
             # the ceiling of the HTTP stack on this machine now: no body, no auth, no database
+            cpu = tree_cpu_seconds(server.pid)
             res = wrk(base + "/healthz", key, None, args.connections, args.duration, folder)
+            cpu = tree_cpu_seconds(server.pid) - cpu
             seconds = res["duration_us"] / 1e6
             rows.append(
                 {
@@ -184,6 +203,7 @@ def run_backend(
                     "seconds": round(seconds, 2),
                     "requests_per_s": round(res["requests"] / seconds, 1),
                     "records_per_s": 0.0,
+                    "server_cpu_us_per_record": round(cpu / max(1, res["requests"]) * 1e6),
                     "p50_ms": res["p50_us"] / 1000,
                     "p99_ms": res["p99_us"] / 1000,
                     "acknowledged": 0,
@@ -193,7 +213,9 @@ def run_backend(
                 }
             )
             before = count_rows(admin_url)
+            cpu = tree_cpu_seconds(server.pid)
             res = wrk(base + COLLECT, key, collect, args.connections, args.duration, folder)
+            cpu = tree_cpu_seconds(server.pid) - cpu
             time.sleep(0.5)
             stored = count_rows(admin_url) - before
             seconds = res["duration_us"] / 1e6
@@ -205,6 +227,7 @@ def run_backend(
                     "seconds": round(seconds, 2),
                     "requests_per_s": round(res["requests"] / seconds, 1),
                     "records_per_s": round(res["created"] / seconds, 1),
+                    "server_cpu_us_per_record": round(cpu / max(1, res["created"]) * 1e6),
                     "p50_ms": res["p50_us"] / 1000,
                     "p99_ms": res["p99_us"] / 1000,
                     "acknowledged": res["created"],
@@ -214,7 +237,9 @@ def run_backend(
                 }
             )
             before = count_rows(admin_url)
+            cpu = tree_cpu_seconds(server.pid)
             res = wrk(base + BATCH, key, batch, args.batch_connections, args.duration, folder)
+            cpu = tree_cpu_seconds(server.pid) - cpu
             time.sleep(0.5)
             stored = count_rows(admin_url) - before
             seconds = res["duration_us"] / 1e6
@@ -226,6 +251,9 @@ def run_backend(
                     "seconds": round(seconds, 2),
                     "requests_per_s": round(res["requests"] / seconds, 1),
                     "records_per_s": round(res["created"] * args.batch_size / seconds, 1),
+                    "server_cpu_us_per_record": round(
+                        cpu / max(1, res["created"] * args.batch_size) * 1e6
+                    ),
                     "p50_ms": res["p50_us"] / 1000,
                     "p99_ms": res["p99_us"] / 1000,
                     "acknowledged": res["created"] * args.batch_size,
@@ -290,9 +318,9 @@ def main() -> None:
     print()
     print(
         "| backend | endpoint | connections | requests/s | records/s | p50 ms | p99 ms "
-        "| acknowledged | stored | non-2xx |"
+        "| server CPU µs per record | acknowledged | stored | non-2xx |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
         cells = [
             r["backend"],
@@ -302,6 +330,7 @@ def main() -> None:
             f"{r['records_per_s']:,.0f}",
             f"{r['p50_ms']:.1f}",
             f"{r['p99_ms']:.1f}",
+            f"{r['server_cpu_us_per_record']:,}",
             f"{r['acknowledged']:,}",
             f"{r['stored']:,}",
             str(r["non2xx"] + r["socket_errors"]),
