@@ -35,6 +35,7 @@ list every relevant document).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -44,6 +45,7 @@ import pyarrow as pa
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
+from rankscope.metrics.names import Measure, parse_measures
 
 MEASURES = (
     "set_P",
@@ -163,6 +165,11 @@ def build_run(items: Sequence[Evaluable]) -> Run:
     )
 
 
+@functools.cache
+def _parsed_measures() -> tuple[Measure, ...]:
+    return tuple(parse_measures(MEASURES))  # once: evaluate() is called per write
+
+
 def score(items: Sequence[Evaluable]) -> list[QueryMeasures]:
     """Measures of every item, in one ``evaluate()`` call."""
     if len({it.key for it in items}) != len(items):
@@ -172,7 +179,7 @@ def score(items: Sequence[Evaluable]) -> list[QueryMeasures]:
     results = evaluate(
         build_qrels(items),
         build_run(items),
-        MEASURES,
+        _parsed_measures(),
         average_over_qrels=True,  # a record with nothing retrieved scores an empty ranking
     )
     scores = results.run()
