@@ -60,7 +60,12 @@ def build_state(settings: ServiceSettings) -> ServiceState:
         settings=settings,
         store=store,
         auth=Authenticator(settings, engine),
-        batcher=WriteBatcher(store, max_batch=settings.write_batch_size, writers=writers),
+        batcher=WriteBatcher(
+            store,
+            max_batch=settings.write_batch_size,
+            writers=writers,
+            gather_seconds=settings.write_gather_ms / 1000,
+        ),
         limiter=RateLimiter(settings.rate_limit_per_second),
     )
 

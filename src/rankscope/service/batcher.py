@@ -39,8 +39,16 @@ def write_items(store: MetricsStore, items: Sequence[Item]) -> list[WriteOutcome
 
 
 class WriteBatcher:
-    def __init__(self, store: MetricsStore, *, max_batch: int = 512, writers: int = 1) -> None:
+    def __init__(
+        self,
+        store: MetricsStore,
+        *,
+        max_batch: int = 512,
+        writers: int = 1,
+        gather_seconds: float = 0.0,
+    ) -> None:
         self.store = store
+        self.gather_seconds = gather_seconds
         self.max_batch = max_batch
         self.writers = writers
         self._queue: asyncio.Queue[tuple[Item, asyncio.Future[WriteOutcome]]] | None = None
@@ -74,6 +82,10 @@ class WriteBatcher:
         loop = asyncio.get_running_loop()
         while True:
             batch = [await queue.get()]
+            if queue.empty() and self.gather_seconds > 0:
+                # a moment for concurrent requests to join: one evaluate() and one commit for
+                # many records costs far less CPU than one each
+                await asyncio.sleep(self.gather_seconds)
             while len(batch) < self.max_batch and not queue.empty():
                 batch.append(queue.get_nowait())
             items = [item for item, _ in batch]

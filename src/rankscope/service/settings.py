@@ -81,6 +81,11 @@ class ServiceSettings(BaseSettings):
         0.0, description="requests per second per user (0: no limit); a burst of 2 s is allowed"
     )
     write_batch_size: Annotated[int, Field(ge=1)] = 512
+    write_gather_ms: Annotated[float, Field(ge=0, le=100)] = Field(
+        2.0,
+        description="how long a lone single-record collect waits for others to share its "
+        "evaluate() call and commit (0: never waits)",
+    )
 
     # -- auth
     jwt_secret: SecretStr | None = Field(None, description="HS256 secret for JWTs")
