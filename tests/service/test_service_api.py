@@ -14,6 +14,7 @@ import yaml
 from fastapi.testclient import TestClient
 
 from conftest import Service
+from rankscope.cli.app import main
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine
 from rankscope.service.store.repository import create_key
@@ -402,7 +403,12 @@ def test_thresholds_per_user_and_search_type(tmp_path: Path) -> None:
         assert got == {"default": 0.7, "bySearchType": {"keyword": 0.95}, "own": {"*": 0.5}}
 
 
-def test_export_formats(service: Service, tmp_path: Path) -> None:
+def test_export_formats(
+    service: Service,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     post(
         service,
         record(
@@ -433,6 +439,16 @@ def test_export_formats(service: Service, tmp_path: Path) -> None:
     loaded = load_suite(folder / "suite.yaml")
     assert [q.text for q in loaded.queries] == ["judged q"]
     assert loaded.qrels().to_dict() == {str(query_id(get(service, METRICS))): {"a": 1, "b": 0}}
+    # rankscope bench runs it (from the unpacked folder: run_file paths are relative to it)
+    monkeypatch.chdir(folder)
+    assert main(["bench", "suite.yaml", "--out", str(tmp_path / "bench-out"), "-q"]) == 0
+    assert "collected" in capsys.readouterr().out
+    # and rankscope eval reads the JSONL export
+    jsonl = get(service, f"{METRICS}/export", format="jsonl")
+    zipfile.ZipFile(io.BytesIO(jsonl.content)).extractall(tmp_path / "jsonl")
+    qrels, run = tmp_path / "jsonl" / "qrels.jsonl", tmp_path / "jsonl" / "run.jsonl"
+    assert main(["eval", str(qrels), str(run), "-m", "mrr", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["runs"][0]["mean"]["mrr"] == 1.0
 
 
 def query_id(response: Any) -> str:
