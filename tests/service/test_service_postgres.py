@@ -85,16 +85,17 @@ def test_user_a_cannot_read_or_write_user_b_rows_with_hand_written_sql(
             conn.execute("DELETE FROM retrieval_metrics")
         conn.rollback()
         # cannot switch RLS off, become the owner, or keep the user past the transaction
-        for sql in (
-            "ALTER TABLE retrieval_metrics DISABLE ROW LEVEL SECURITY",
-            "SET ROLE postgres",
-            "SET row_security = off; SELECT * FROM retrieval_metrics",
+        for sql, message in (
+            ("ALTER TABLE retrieval_metrics DISABLE ROW LEVEL SECURITY", "must be owner"),
+            ("ALTER TABLE retrieval_metrics NO FORCE ROW LEVEL SECURITY", "must be owner"),
+            ("DROP POLICY retrieval_metrics_own_rows ON retrieval_metrics", "must be owner"),
+            ("SET ROLE postgres", "permission denied to set role"),
+            ("SELECT * FROM retrieval_metrics", "would be affected by row-level security"),
         ):
             _as_user(conn, "alice")
-            with pytest.raises(psycopg.Error):
+            conn.execute("SET LOCAL row_security = off")  # errors instead of filtering
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match=message):
                 conn.execute(sql)
-                # row_security=off raises only when a policy would filter a row
-                conn.execute("SELECT * FROM retrieval_metrics").fetchall()
             conn.rollback()
         _as_user(conn, "alice")
         conn.commit()
