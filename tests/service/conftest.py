@@ -77,11 +77,15 @@ def pg_database(postgres_dsn: str) -> PgDatabase:
         except psycopg.Error as exc:
             pytest.skip(f"cannot create a database for the service tests: {exc}")
     admin = _with(postgres_dsn, dbname=name)
+    from sqlalchemy.exc import ProgrammingError
+
     from rankscope.service.store.db import make_engine, migrate
 
     engine = make_engine(admin, pool_size=1)
     try:
         migrate(engine)
+    except ProgrammingError as exc:  # e.g. RANKSCOPE_TEST_PG_DSN without CREATEROLE
+        pytest.skip(f"cannot create the service's roles on this server: {exc}")
     finally:
         engine.dispose()
     return PgDatabase(admin, _with(admin, user="rankscope_app"))
