@@ -47,7 +47,16 @@ def register(app: typer.Typer) -> None:
 def _need_extra() -> None:
     missing = [
         m
-        for m in ("fastapi", "uvicorn", "sqlalchemy", "alembic", "pydantic_settings", "jwt")
+        for m in (
+            "fastapi",
+            "uvicorn",
+            "sqlalchemy",
+            "alembic",
+            "pydantic_settings",
+            "jwt",
+            "orjson",
+            "scipy",
+        )
         if importlib.util.find_spec(m) is None
     ]
     if missing:
