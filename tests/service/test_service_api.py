@@ -477,3 +477,20 @@ def test_health_and_openapi(service: Service) -> None:
         assert path in paths
     assert "HTTPValidationError" not in json.dumps(doc_)
     assert service.client.get("/docs").status_code == 200
+
+
+def test_an_unexpected_error_is_a_typed_500_without_trace(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = service.client.app.state.service  # type: ignore[attr-defined]
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(state.store, "page", broken)
+    err = error_of(get(service, METRICS), 500)
+    assert err == {
+        "code": "internal_error",
+        "message": "internal error; the server log has details",
+        "details": None,
+    }

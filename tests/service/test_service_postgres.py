@@ -177,3 +177,30 @@ def test_service_on_postgres_keeps_users_apart(pg_database: PgDatabase) -> None:
         )
         assert ts.status_code == 200 and ts.json()["data"]["points"]
         assert client.get("/readyz").json()["data"]["database"] == "postgresql"
+
+
+def test_database_outage_answers_503_and_recovers(pg_database: PgDatabase) -> None:
+    keys = make_keys(pg_database.admin_dsn)
+    dbname = pg_database.admin_dsn.split("dbname=")[1].split()[0]
+    with TestClient(create_app(pg_database.settings()), raise_server_exceptions=False) as client:
+        assert client.post(COLLECT, json=record(), headers=bearer(keys.alice)).status_code == 201
+        with psycopg.connect(pg_database.admin_dsn, autocommit=True) as admin:
+            admin.execute("ALTER ROLE rankscope_app CONNECTION LIMIT 0")
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE usename = 'rankscope_app' AND datname = %s",
+                (dbname,),
+            )
+            try:
+                r = client.get(METRICS, headers=bearer(keys.alice))
+                assert r.status_code == 503, r.text
+                assert r.json()["error"]["code"] == "unavailable"
+                assert r.headers["Retry-After"] == "1"
+                down = client.post(COLLECT, json=record(), headers=bearer(keys.alice))
+                assert down.status_code == 503 and "Traceback" not in down.text
+                assert client.get("/readyz").status_code == 503
+            finally:
+                admin.execute("ALTER ROLE rankscope_app CONNECTION LIMIT -1")
+        assert client.get("/readyz").status_code == 200
+        again = client.get(METRICS, headers=bearer(keys.alice)).json()["data"]
+        assert again["totalQueries"] == 1
