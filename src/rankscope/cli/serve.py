@@ -1,0 +1,193 @@
+"""``rankscope serve``: the online collection service and its administration commands."""
+
+from __future__ import annotations
+
+import importlib.util
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from rankscope.errors import RankscopeError
+
+
+class Role(StrEnum):
+    user = "user"
+    service = "service"
+
+
+DATABASE = typer.Option(
+    None,
+    "--database-url",
+    "-d",
+    help="sqlite:///file.sqlite, postgresql://... or a libpq DSN (default: "
+    "RANKSCOPE_SERVE_DATABASE_URL, else sqlite:///rankscope-metrics.sqlite).",
+    show_default=False,
+)
+CONFIG = typer.Option(
+    None,
+    "--config",
+    help="TOML or YAML settings file (or RANKSCOPE_SERVE_CONFIG).",
+    show_default=False,
+)
+
+serve_app = typer.Typer(
+    name="serve",
+    help="Collect retrieval metrics from production: the HTTP service and its administration.",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(serve_app, name="serve")
+
+
+def _need_extra() -> None:
+    missing = [
+        m
+        for m in (
+            "fastapi",
+            "uvicorn",
+            "sqlalchemy",
+            "alembic",
+            "pydantic_settings",
+            "jwt",
+            "orjson",
+            "scipy",
+        )
+        if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        raise RankscopeError(
+            f"rankscope serve needs {', '.join(missing)}: pip install 'rankscope[serve]'"
+        )
+
+
+def _settings(**given: Any) -> Any:
+    _need_extra()
+    from rankscope.service.settings import load_settings
+
+    return load_settings(**given)
+
+
+@serve_app.callback()
+def serve(
+    ctx: typer.Context,
+    database_url: str | None = DATABASE,
+    host: str | None = typer.Option(None, "--host", help="Address to listen on [127.0.0.1]."),
+    port: int | None = typer.Option(None, "--port", "-p", help="Port [8000]."),
+    workers: int | None = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
+    threshold: float | None = typer.Option(
+        None, "--threshold", help="Default relevance threshold of heuristic rows [0.7]."
+    ),
+    config: Path | None = CONFIG,
+) -> None:
+    """Start the service (SQLite by default: no set-up). OpenAPI at http://HOST:PORT/docs."""
+    if ctx.invoked_subcommand is not None:
+        return
+    settings = _settings(
+        database_url=database_url,
+        host=host,
+        port=port,
+        workers=workers,
+        default_threshold=threshold,
+        config_file=config,
+    )
+    from rankscope.service.server import run
+    from rankscope.service.store.db import describe
+
+    typer.echo(
+        f"rankscope serve: {describe(settings.database_url)} on "
+        f"http://{settings.host}:{settings.port} (API docs at /docs)",
+        err=True,
+    )
+    run(settings)
+
+
+@serve_app.command("migrate")
+def migrate_cmd(
+    database_url: str | None = typer.Option(
+        None,
+        "--database-url",
+        "-d",
+        help="The owner's URL [admin_database_url, else database_url].",
+        show_default=False,
+    ),
+    revision: str = typer.Option("head", "--revision", help="Target revision."),
+    config: Path | None = CONFIG,
+) -> None:
+    """Create or upgrade the tables (and, on PostgreSQL, the roles and row-level security)."""
+    settings = _settings(admin_database_url=database_url, config_file=config)
+    from rankscope.service.server import run_migrations
+    from rankscope.service.store.db import describe
+
+    before, after = run_migrations(settings, revision)
+    typer.echo(
+        f"{describe(settings.admin_url)}: schema {before or 'empty'} -> {after}"
+        + (" (already current)" if before == after else "")
+    )
+
+
+@serve_app.command("create-key")
+def create_key_cmd(
+    user: str = typer.Option(..., "--user", "-u", help="The user the key acts as."),
+    role: Role = typer.Option(Role.user, "--role", help="user, or service (every user's rows)."),
+    name: str | None = typer.Option(None, "--name", help="A label for the key."),
+    database_url: str | None = typer.Option(
+        None,
+        "--database-url",
+        "-d",
+        help="The owner's URL [admin_database_url].",
+        show_default=False,
+    ),
+    config: Path | None = CONFIG,
+) -> None:
+    """Create an API key and print it (only its hash is stored: it cannot be shown again)."""
+    settings = _settings(admin_database_url=database_url, config_file=config)
+    from rankscope.service.server import new_key
+
+    key, info = new_key(settings, user, role.value, name)
+    typer.echo(key)
+    typer.echo(f"key id {info.id} for user {info.user_id!r} (role {info.role})", err=True)
+
+
+@serve_app.command("revoke-key")
+def revoke_key_cmd(
+    key: str = typer.Argument(..., help="The key, or its id (the part after rsk_)."),
+    database_url: str | None = typer.Option(
+        None,
+        "--database-url",
+        "-d",
+        help="The owner's URL [admin_database_url].",
+        show_default=False,
+    ),
+    config: Path | None = CONFIG,
+) -> None:
+    """Revoke an API key (running services stop accepting it within api_key_cache_seconds)."""
+    settings = _settings(admin_database_url=database_url, config_file=config)
+    from rankscope.service.server import remove_key
+
+    info = remove_key(settings, key)
+    typer.echo(f"revoked key {info.id} of user {info.user_id!r}")
+
+
+@serve_app.command("list-keys")
+def list_keys_cmd(
+    database_url: str | None = typer.Option(
+        None,
+        "--database-url",
+        "-d",
+        help="The owner's URL [admin_database_url].",
+        show_default=False,
+    ),
+    config: Path | None = CONFIG,
+) -> None:
+    """List API keys (ids, users, roles; never the keys)."""
+    settings = _settings(admin_database_url=database_url, config_file=config)
+    from rankscope.service.server import keys
+
+    for info in keys(settings):
+        state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "active"
+        typer.echo(f"{info.id}\t{info.user_id}\t{info.role}\t{state}\t{info.name or ''}")

@@ -1,0 +1,151 @@
+"""What the threaded and the asyncio client share: the bounded queue with its counters, the
+answer to a send, and the backoff."""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import deque
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+log = logging.getLogger("rankscope.collect")
+
+
+class Outcome(Enum):
+    SENT = "sent"  # stored (or already stored: duplicates by collectId count as sent)
+    RETRY = "retry"  # server or network trouble: send the same records again later
+    REJECT = "reject"  # the server refuses these records (4xx): sending again cannot help
+    SPLIT = "split"  # too large: send in halves
+
+
+@dataclass(frozen=True)
+class SendResult:
+    outcome: Outcome
+    retry_after: float | None = None
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ClientStats:
+    """Counters of a client. ``collected`` = ``sent + dropped + rejected + pending`` once
+    nothing is in flight; ``retried`` counts send attempts that had to be repeated."""
+
+    collected: int
+    sent: int
+    retried: int
+    dropped: int
+    rejected: int
+    invalid: int
+    pending: int
+
+
+class Buffer:
+    """The bounded queue: full means the oldest record is dropped (and counted). Not locked:
+    the threaded client holds its lock around every call; the asyncio one runs in one loop."""
+
+    def __init__(self, max_queue: int) -> None:
+        self.queue: deque[dict[str, Any]] = deque()
+        self.max_queue = max_queue
+        self.in_flight = 0
+        self.collected = 0
+        self.sent = 0
+        self.retried = 0
+        self.dropped = 0
+        self.rejected = 0
+        self.invalid = 0
+        self.batch_limit: int | None = None
+        self.solo = 0  # records to send one at a time (to find the one the server refuses)
+
+    def add(self, record: dict[str, Any]) -> None:
+        if len(self.queue) >= self.max_queue:
+            self.queue.popleft()
+            self.dropped += 1
+        self.queue.append(record)
+        self.collected += 1
+
+    def take(self, n: int) -> list[dict[str, Any]]:
+        if self.batch_limit is not None:
+            n = min(n, self.batch_limit)
+        if self.solo > 0:
+            n = 1
+            self.solo -= 1
+        batch = [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
+        self.in_flight = len(batch)
+        return batch
+
+    def finish(self, batch: list[dict[str, Any]], result: SendResult) -> bool:
+        """Book a send's result; True when the batch is done (not to be retried)."""
+        if result.outcome is Outcome.SENT:
+            self.sent += len(batch)
+        elif result.outcome is Outcome.REJECT:
+            if len(batch) > 1:
+                # one bad record refuses the whole batch: send these one by one to keep the rest
+                self.solo += len(batch)
+                self.queue.extendleft(reversed(batch))
+            else:
+                self.rejected += 1
+                log.warning("rankscope collect: a record was rejected: %s", result.message)
+        elif result.outcome is Outcome.SPLIT:
+            if len(batch) == 1:
+                self.rejected += 1
+                log.warning("rankscope collect: a record is too large: %s", result.message)
+            else:
+                # back to the front of the queue, to go out in batches half as large
+                self.batch_limit = max(1, len(batch) // 2)
+                self.queue.extendleft(reversed(batch))
+        else:
+            self.retried += 1
+            return False
+        self.in_flight = 0
+        return True
+
+    def abandon(self, batch: list[dict[str, Any]]) -> None:
+        """Records given up (closing before they could be sent) count as dropped."""
+        self.dropped += len(batch) + len(self.queue)
+        self.queue.clear()
+        self.in_flight = 0
+
+    @property
+    def done(self) -> int:
+        return self.sent + self.dropped + self.rejected
+
+    def stats(self) -> ClientStats:
+        return ClientStats(
+            collected=self.collected,
+            sent=self.sent,
+            retried=self.retried,
+            dropped=self.dropped,
+            rejected=self.rejected,
+            invalid=self.invalid,
+            pending=len(self.queue) + self.in_flight,
+        )
+
+
+def backoff(attempt: int, base: float, cap: float, retry_after: float | None) -> float:
+    """Full-jitter exponential backoff, at least the server's Retry-After."""
+    delay = random.uniform(0, min(cap, base * (2**attempt)))
+    if retry_after is not None:
+        delay = max(delay, min(cap, retry_after))
+    return delay
+
+
+def classify(status: int, body: str, retry_after: str | None) -> SendResult:
+    """The outcome of an HTTP answer to a batch."""
+    if 200 <= status < 300:
+        return SendResult(Outcome.SENT)
+    wait = None
+    if retry_after:
+        try:
+            wait = float(retry_after)
+        except ValueError:
+            wait = None
+    if status in (408, 425, 429) or status >= 500:
+        return SendResult(Outcome.RETRY, wait, f"HTTP {status}")
+    if status == 413:
+        return SendResult(Outcome.SPLIT, None, body[:500])
+    return SendResult(Outcome.REJECT, None, f"HTTP {status}: {body[:500]}")
+
+
+__all__ = ["Buffer", "ClientStats", "Outcome", "SendResult", "backoff", "classify"]

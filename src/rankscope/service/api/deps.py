@@ -1,0 +1,150 @@
+"""Shared dependencies: the service state, the caller (authenticated, rate limited), filters.
+
+Routes take them as ``Annotated`` aliases: ``principal: CurrentPrincipal``, ``state: State``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from rankscope.service.auth import Authenticator
+from rankscope.service.batcher import WriteBatcher
+from rankscope.service.errors import ApiError, bad_request, forbidden, unprocessable
+from rankscope.service.ratelimit import RateLimiter
+from rankscope.service.settings import ServiceSettings
+from rankscope.service.store.db import Principal
+from rankscope.service.store.repository import Filters, MetricsStore
+
+
+@dataclass
+class ServiceState:
+    settings: ServiceSettings
+    store: MetricsStore
+    auth: Authenticator
+    batcher: WriteBatcher
+    limiter: RateLimiter
+
+
+def get_state(request: Request) -> ServiceState:
+    state: ServiceState = request.app.state.service
+    return state
+
+
+State = Annotated[ServiceState, Depends(get_state)]
+
+_bearer = HTTPBearer(auto_error=False, description="an API key (rsk_...) or a JWT")
+
+
+def current_principal(
+    request: Request,
+    state: State,
+    _credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    principal = state.auth.principal(request.headers.get("authorization"))
+    wait = state.limiter.retry_after(principal.user_id)
+    if wait is not None:
+        raise ApiError(
+            429,
+            "rate_limited",
+            f"more than {state.settings.rate_limit_per_second:g} requests per second; retry "
+            f"after {wait:.2f} s",
+            {"retryAfterSeconds": round(wait, 3)},
+            headers={"Retry-After": str(max(1, round(wait + 0.5)))},
+        )
+    return principal
+
+
+CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None:
+    """ISO 8601 date or date-time (no offset: UTC). A date alone as the end means its whole day."""
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    try:
+        if _DATE.match(text):
+            day = dt.date.fromisoformat(text)
+            moment = dt.datetime.combine(day, dt.time.min, dt.UTC)
+            return moment + dt.timedelta(days=1, microseconds=-1) if end else moment
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise unprocessable(
+            f"{name} is not a date: use ISO 8601 (2024-05-01 or 2024-05-01T12:00:00Z)",
+            [
+                {
+                    "path": f"query.{name}",
+                    "message": f"not an ISO 8601 date: {value!r}",
+                    "type": "date_parsing",
+                }
+            ],
+        ) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=dt.UTC)
+    return parsed.astimezone(dt.UTC)
+
+
+def filters(
+    principal: CurrentPrincipal,
+    start_date: Annotated[
+        str | None,
+        Query(alias="startDate", max_length=64, description="ISO 8601 date or date-time (UTC)"),
+    ] = None,
+    end_date: Annotated[
+        str | None,
+        Query(alias="endDate", max_length=64, description="ISO 8601; a date alone: whole day"),
+    ] = None,
+    topic_id: Annotated[str | None, Query(alias="topicId", max_length=255)] = None,
+    search_type: Annotated[
+        str | None, Query(alias="searchType", max_length=64, description="e.g. semantic")
+    ] = None,
+    arm: Annotated[str | None, Query(max_length=255)] = None,
+    judgment_source: Annotated[
+        str | None,
+        Query(alias="judgmentSource", pattern="^(provided|heuristic|feedback)$"),
+    ] = None,
+    user_id: Annotated[
+        str | None,
+        Query(alias="userId", max_length=255, description="service role: one user's records"),
+    ] = None,
+) -> Filters:
+    start = parse_date(start_date, "startDate", end=False)
+    end = parse_date(end_date, "endDate", end=True)
+    if start is not None and end is not None and start > end:
+        raise bad_request(
+            "startDate is after endDate",
+            {"startDate": start.isoformat(), "endDate": end.isoformat()},
+        )
+    if user_id is not None and not principal.is_service and user_id != principal.user_id:
+        raise forbidden("only the service role may read another user's records")
+    return Filters(
+        start=start,
+        end=end,
+        topic_id=topic_id,
+        search_type=search_type,
+        arm=arm,
+        judgment_source=judgment_source,
+        user_id=user_id,
+    )
+
+
+RowFilters = Annotated[Filters, Depends(filters)]
+
+__all__ = [
+    "CurrentPrincipal",
+    "RowFilters",
+    "ServiceState",
+    "State",
+    "current_principal",
+    "filters",
+    "get_state",
+    "parse_date",
+]

@@ -1,0 +1,210 @@
+"""Every error leaves the API as ``{"success": false, "error": {code, message, details}}`` with
+its status; nothing ever shows a stack trace (it goes to the server log)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from rankscope.errors import RankscopeError
+from rankscope.service.errors import ApiError
+
+log = logging.getLogger("rankscope.service")
+
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+    422: "validation_error",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "unavailable",
+}
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    details: Any = None,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    body = {"success": False, "error": {"code": code, "message": message, "details": details}}
+    return Response(
+        orjson.dumps(body), status_code=status, media_type="application/json", headers=headers
+    )
+
+
+def _path(loc: tuple[Any, ...] | list[Any]) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def validation_details(errors: list[Any]) -> list[dict[str, Any]]:
+    out = []
+    for err in errors:
+        out.append(
+            {
+                "path": _path(err.get("loc", ())),
+                "message": err.get("msg", ""),
+                "type": err.get("type"),
+            }
+        )
+    return out
+
+
+def install(app: FastAPI) -> None:
+    async def api_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
+
+    async def invalid(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        details = validation_details(list(exc.errors()))
+        if any(d["type"] == "json_invalid" for d in details):
+            message = "the body is not valid JSON"
+        else:
+            first = details[0] if details else {"path": "", "message": ""}
+            message = f"invalid request: {first['path']}: {first['message']}"
+        return error_response(422, "validation_error", message, details)
+
+    async def http_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        code = _CODES.get(exc.status_code, "error")
+        return error_response(exc.status_code, code, str(exc.detail), None, exc.headers)
+
+    async def database_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, OperationalError) or (
+            isinstance(exc, DBAPIError) and exc.connection_invalidated
+        ):
+            log.warning("database unavailable on %s %s: %s", request.method, request.url.path, exc)
+            return error_response(
+                503,
+                "unavailable",
+                "the database is unavailable; retry later",
+                None,
+                {"Retry-After": "1"},
+            )
+        return await unexpected(request, exc)
+
+    async def rankscope_error(request: Request, exc: Exception) -> Response:
+        log.error("error on %s %s: %s", request.method, request.url.path, exc)
+        return error_response(400, "bad_request", str(exc))
+
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error on %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal_error", "internal error; the server log has details")
+
+    app.add_exception_handler(ApiError, api_error)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(SQLAlchemyError, database_error)
+    app.add_exception_handler(RankscopeError, rankscope_error)
+    app.add_exception_handler(Exception, unexpected)
+
+
+class _TooLarge(StarletteHTTPException):
+    """Raised while reading a body past the limit (an HTTPException, so FastAPI's body reader
+    passes it through unchanged and the handler answers 413)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, _too_large_message(limit))
+
+
+def _too_large_message(limit: int) -> str:
+    return (
+        f"the request body is over the limit of {limit} bytes (max_request_bytes); "
+        "send fewer records per batch"
+    )
+
+
+class BodyLimit:
+    """Refuses request bodies over ``limit`` bytes with 413, by Content-Length or while reading."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope["headers"]:
+            if name == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    await self._refuse(send, 400, "bad_request", "invalid Content-Length header")
+                    return
+                if length > self.limit:
+                    await self._too_large(send)
+                    return
+        seen = 0
+        started = False
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge(self.limit)
+            return message
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counted, tracked)
+        except _TooLarge:
+            if not started:
+                await self._too_large(send)
+
+    async def _too_large(self, send: Send) -> None:
+        await self._refuse(
+            send,
+            413,
+            "payload_too_large",
+            _too_large_message(self.limit),
+            {"limitBytes": self.limit},
+        )
+
+    async def _refuse(
+        self, send: Send, status: int, code: str, message: str, details: Any = None
+    ) -> None:
+        body = orjson.dumps(
+            {"success": False, "error": {"code": code, "message": message, "details": details}}
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+
+Handler = Callable[[Request, Exception], Awaitable[Response]]
+
+__all__ = ["BodyLimit", "error_response", "install", "validation_details"]

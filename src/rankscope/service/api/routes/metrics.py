@@ -1,0 +1,331 @@
+"""``/api/metrics/retrieval``: collect records, read them back, summarise, export, feedback."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Annotated, Any, Literal, TypeVar
+
+import orjson
+from fastapi import APIRouter, Body, Path, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
+
+from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
+from rankscope.service.batcher import write_items
+from rankscope.service.errors import forbidden, not_found, too_large, unprocessable
+from rankscope.service.records import NewRecord, judgments_of
+from rankscope.service.schemas import (
+    BatchCreate,
+    BatchResult,
+    Breakdown,
+    BreakdownGroup,
+    DateRange,
+    Envelope,
+    ErrorEnvelope,
+    FeedbackCreate,
+    MetricCreate,
+    MetricDetail,
+    MetricPublic,
+    MetricsList,
+    RankedDocumentPublic,
+    SummaryPublic,
+    Timeseries,
+    TimeseriesPoint,
+)
+from rankscope.service.store.db import Principal
+from rankscope.service.summaries import group_stats, summary
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorEnvelope, "description": text}
+    for status, text in (
+        (400, "bad request (e.g. startDate after endDate)"),
+        (401, "missing, malformed or invalid token"),
+        (403, "not allowed for this caller"),
+        (404, "no such record for this caller"),
+        (413, "body over max_request_bytes, or a batch over max_batch_records"),
+        (422, "malformed JSON or invalid fields (details list each field path)"),
+        (429, "rate limit exceeded (Retry-After says when to retry)"),
+        (500, "internal error"),
+        (503, "database unavailable; retry"),
+    )
+}
+
+router = APIRouter(prefix="/api/metrics/retrieval", tags=["retrieval metrics"], responses=ERRORS)
+
+JudgmentChoice = Annotated[
+    Literal["auto", "judged", "heuristic"],
+    Query(
+        description="which rows the top-level averages cover: judged (provided or feedback) "
+        "or heuristic; auto: judged when there are any. Both are always in byJudgmentSource."
+    ),
+]
+
+_PUBLIC_FIELDS = tuple(MetricPublic.model_fields)
+
+
+def public(row: dict[str, Any]) -> MetricPublic:
+    return MetricPublic.model_validate({k: row[k] for k in _PUBLIC_FIELDS})
+
+
+def detail(row: dict[str, Any]) -> MetricDetail:
+    data = {k: row[k] for k in _PUBLIC_FIELDS}
+    data["ranked_list"] = [RankedDocumentPublic.model_validate(d) for d in row["ranked_list"]]
+    data["judgments"] = row["judgments"]
+    return MetricDetail.model_validate(data)
+
+
+def owner_of(principal: Principal, user_id: str | None) -> str:
+    """The user a written record belongs to: the caller, or anyone for the service role."""
+    if user_id is None or user_id == principal.user_id:
+        return principal.user_id
+    if not principal.is_service:
+        raise forbidden("only the service role may write records for another user (userId)")
+    return user_id
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+async def parse_body(request: Request, model: type[M]) -> M:
+    """The JSON body as ``model``, validated by pydantic-core straight from the bytes (FastAPI's
+    own body parameter decodes to Python objects first and costs several times more on the
+    collect routes). Errors become the usual 422 with ``body.``-prefixed field paths."""
+    raw = await request.body()
+    try:
+        if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
+            return model.model_validate_json(raw)
+        return await run_in_threadpool(model.model_validate_json, raw)
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise RequestValidationError(errors) from None
+
+
+def body_of(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that parses ``model`` itself (see parse_body)."""
+    return {
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
+            },
+        }
+    }
+
+
+def check_documents(record: MetricCreate, limit: int, path: str) -> None:
+    if len(record.retrieved_documents) > limit:
+        raise unprocessable(
+            f"{len(record.retrieved_documents)} retrieved documents, over the limit of {limit} "
+            "(max_documents_per_record)",
+            [
+                {
+                    "path": f"{path}.retrievedDocuments",
+                    "message": f"at most {limit} documents",
+                    "type": "too_long",
+                }
+            ],
+        )
+
+
+@router.post(
+    "/collect",
+    status_code=201,
+    response_model=Envelope[MetricPublic],
+    summary="Collect one retrieval",
+    responses={200: {"description": "a record with this collectId was already stored"}},
+    openapi_extra=body_of(MetricCreate),
+)
+async def collect(request: Request, principal: CurrentPrincipal, state: State) -> Response:
+    record = await parse_body(request, MetricCreate)
+    check_documents(record, state.settings.max_documents_per_record, "body")
+    owner = owner_of(principal, record.user_id)
+    outcome = await state.batcher.submit(principal, NewRecord(record, owner))
+    status, row = 201, outcome.row
+    if row is None:
+        row = await run_in_threadpool(state.store.get, principal, outcome.id)
+        if row is None:  # pragma: no cover - the stored record vanished between two statements
+            raise not_found("the record stored under this collectId is gone")
+        status = 200
+    # serialised once here (the busiest route); the model above documents the same body
+    data = public(row).model_dump(mode="json", by_alias=True)
+    return Response(
+        orjson.dumps({"success": True, "data": data}),
+        status_code=status,
+        media_type="application/json",
+    )
+
+
+@router.post(
+    "/collect/batch",
+    status_code=201,
+    response_model=Envelope[BatchResult],
+    summary="Collect many retrievals in one transaction",
+    openapi_extra=body_of(BatchCreate),
+)
+async def collect_batch(request: Request, principal: CurrentPrincipal, state: State) -> Response:
+    batch = await parse_body(request, BatchCreate)
+    limit = state.settings.max_batch_records
+    if len(batch.records) > limit:
+        raise too_large(
+            f"{len(batch.records)} records in one batch, over the limit of {limit} "
+            "(max_batch_records)",
+            {"limitRecords": limit},
+        )
+    items = []
+    for i, record in enumerate(batch.records):
+        check_documents(record, state.settings.max_documents_per_record, f"body.records.{i}")
+        items.append((principal, NewRecord(record, owner_of(principal, record.user_id))))
+    outcomes = await run_in_threadpool(write_items, state.store, items) if items else []
+    # serialised directly (a thousand items through the response model cost more than the
+    # insert); the shape is BatchResult's
+    records = [
+        {"id": str(o.id), "collectId": r.collect_id, "duplicate": o.duplicate}
+        for o, r in zip(outcomes, batch.records, strict=True)
+    ]
+    dups = sum(o.duplicate for o in outcomes)
+    data = {"accepted": len(outcomes) - dups, "duplicates": dups, "records": records}
+    return Response(
+        orjson.dumps({"success": True, "data": data}),
+        status_code=201,
+        media_type="application/json",
+    )
+
+
+@router.get("", response_model=Envelope[MetricsList], summary="Averages and one page of records")
+def list_metrics(
+    principal: CurrentPrincipal,
+    state: State,
+    filters: RowFilters,
+    limit: Annotated[int, Query(ge=1, le=1000, description="page size (at most 1,000)")] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+    judgments: JudgmentChoice = "auto",
+) -> Envelope[MetricsList]:
+    limit = min(limit, state.settings.max_page_size)
+    head = summary(state.store.aggregate(principal, filters), judgments)
+    rows = state.store.page(principal, filters, limit, offset)
+    return Envelope(
+        data=MetricsList(
+            **head.model_dump(), limit=limit, offset=offset, queries=[public(r) for r in rows]
+        )
+    )
+
+
+@router.get("/summary", response_model=Envelope[SummaryPublic], summary="Averages and date range")
+def summary_route(
+    principal: CurrentPrincipal,
+    state: State,
+    filters: RowFilters,
+    judgments: JudgmentChoice = "auto",
+) -> Envelope[SummaryPublic]:
+    head = summary(state.store.aggregate(principal, filters), judgments)
+    first, last = state.store.date_range(principal, filters)
+    dates = DateRange(start=filters.start or first, end=filters.end or last)
+    return Envelope(data=SummaryPublic(**head.model_dump(), date_range=dates))
+
+
+@router.get(
+    "/timeseries",
+    response_model=Envelope[Timeseries],
+    summary="Means per hour, day or week (UTC; weeks start on Monday), with 95% intervals",
+)
+def timeseries(
+    principal: CurrentPrincipal,
+    state: State,
+    filters: RowFilters,
+    bucket: Literal["hour", "day", "week"] = "day",
+) -> Envelope[Timeseries]:
+    rows = state.store.aggregate(principal, filters, bucket=bucket)
+    points = [
+        TimeseriesPoint(start=r.keys[0], judgment_source=r.kind, stats=group_stats(r)) for r in rows
+    ]
+    return Envelope(data=Timeseries(bucket=bucket, points=points))
+
+
+@router.get(
+    "/breakdown",
+    response_model=Envelope[Breakdown],
+    summary="Means per topic, search type or arm, with 95% intervals",
+)
+def breakdown(
+    principal: CurrentPrincipal,
+    state: State,
+    filters: RowFilters,
+    by: Literal["topic", "searchType", "arm"] = "topic",
+) -> Envelope[Breakdown]:
+    rows = state.store.aggregate(principal, filters, by=by)
+    groups = [
+        BreakdownGroup(key=r.keys[0], judgment_source=r.kind, stats=group_stats(r)) for r in rows
+    ]
+    return Envelope(data=Breakdown(by=by, groups=groups))
+
+
+@router.get(
+    "/export",
+    summary="Records as qrels and run files (TREC or JSONL) or a suite, for rankscope eval",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "a zip file, or one text file with part=qrels|run",
+            "content": {"application/zip": {}, "text/plain": {}, "application/x-ndjson": {}},
+        }
+    },
+)
+def export(
+    principal: CurrentPrincipal,
+    state: State,
+    filters: RowFilters,
+    format: Literal["trec", "jsonl", "suite"] = "trec",
+    judgments: Annotated[
+        Literal["judged", "heuristic", "provided", "feedback"],
+        Query(description="which rows: judged (provided and feedback) by default"),
+    ] = "judged",
+    part: Annotated[
+        Literal["qrels", "run", "queries"] | None,
+        Query(description="one file instead of a zip (trec and jsonl)"),
+    ] = None,
+) -> Response:
+    from rankscope.service.export import export_response
+
+    return export_response(state.store, principal, filters, format, judgments, part)
+
+
+@router.get("/{record_id}", response_model=Envelope[MetricDetail], summary="One record")
+def get_record(
+    record_id: Annotated[uuid.UUID, Path(description="the record's id")],
+    principal: CurrentPrincipal,
+    state: State,
+) -> Envelope[MetricDetail]:
+    row = state.store.get(principal, record_id)
+    if row is None:
+        raise not_found(f"no record {record_id}")
+    return Envelope(data=detail(row))
+
+
+@router.post(
+    "/{record_id}/feedback",
+    response_model=Envelope[MetricDetail],
+    summary="Judgments that arrive later: stored, measures recomputed, source 'feedback'",
+)
+def feedback(
+    record_id: Annotated[uuid.UUID, Path(description="the record's id")],
+    body: Annotated[FeedbackCreate, Body()],
+    principal: CurrentPrincipal,
+    state: State,
+) -> Envelope[MetricDetail]:
+    judgments = judgments_of(body.judgments, body.relevant_document_ids)
+    if judgments is None:
+        raise unprocessable(
+            "feedback needs relevantDocumentIds or judgments",
+            [
+                {
+                    "path": "body",
+                    "message": "give relevantDocumentIds or judgments",
+                    "type": "missing",
+                }
+            ],
+        )
+    row = state.store.feedback(principal, record_id, judgments)
+    if row is None:
+        raise not_found(f"no record {record_id}")
+    return Envelope(data=detail(row))

@@ -1,0 +1,80 @@
+"""``/api/metrics/retrieval/thresholds``: the score thresholds of heuristic rows.
+
+The settings give a default and values per search type; each user may set their own (``*`` for
+any search type, or a search type label such as ``semantic`` or ``keyword+semantic``). A record
+without judgments uses, in order: the user's value for its search type, the user's ``*``, the
+settings' value for its search type, the settings' default. Changes apply to records collected
+afterwards; stored rows keep the threshold they were scored with (the ``threshold`` column).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from rankscope.service.api.deps import CurrentPrincipal, State
+from rankscope.service.api.routes.metrics import ERRORS
+from rankscope.service.errors import forbidden, unprocessable
+from rankscope.service.schemas import Envelope, Thresholds, ThresholdsUpdate
+from rankscope.service.settings import SEARCH_TYPES, search_type_key
+from rankscope.service.store.db import Principal
+
+router = APIRouter(
+    prefix="/api/metrics/retrieval/thresholds", tags=["thresholds"], responses=ERRORS
+)
+
+UserParam = Annotated[
+    str | None, Query(alias="userId", max_length=255, description="service role: another user")
+]
+
+
+def _user(principal: Principal, user_id: str | None) -> str:
+    if user_id is None or user_id == principal.user_id:
+        return principal.user_id
+    if not principal.is_service:
+        raise forbidden("only the service role may read or set another user's thresholds")
+    return user_id
+
+
+def _label(key: str) -> str:
+    if key == "*":
+        return key
+    parts = key.split("+")
+    if not all(p in SEARCH_TYPES for p in parts):
+        raise unprocessable(
+            f"unknown search type {key!r}",
+            [
+                {
+                    "path": f"body.thresholds.{key}",
+                    "type": "value_error",
+                    "message": f"use '*', {', '.join(SEARCH_TYPES)} or a combination joined by '+'",
+                }
+            ],
+        )
+    return search_type_key(parts)
+
+
+@router.get("", response_model=Envelope[Thresholds], summary="Thresholds in force")
+def get_thresholds(
+    principal: CurrentPrincipal, state: State, user_id: UserParam = None
+) -> Envelope[Thresholds]:
+    user = _user(principal, user_id)
+    s = state.settings
+    own = state.store.own_thresholds(principal, user)
+    return Envelope(
+        data=Thresholds(default=s.default_threshold, by_search_type=dict(s.thresholds), own=own)
+    )
+
+
+@router.put("", response_model=Envelope[Thresholds], summary="Set or remove own thresholds")
+def put_thresholds(
+    body: ThresholdsUpdate, principal: CurrentPrincipal, state: State, user_id: UserParam = None
+) -> Envelope[Thresholds]:
+    user = _user(principal, user_id)
+    values = {_label(k): v for k, v in body.thresholds.items()}
+    own = state.store.set_thresholds(principal, user, values)
+    s = state.settings
+    return Envelope(
+        data=Thresholds(default=s.default_threshold, by_search_type=dict(s.thresholds), own=own)
+    )

@@ -1,0 +1,139 @@
+"""The FastAPI application of ``rankscope serve``.
+
+``create_app(settings)`` builds it; at start-up it connects, migrates a SQLite database (or, on
+PostgreSQL, checks that ``rankscope serve migrate`` ran and that its role cannot bypass
+row-level security) and starts the group-commit writer. ``create_app_from_env`` is the factory
+uvicorn's workers call (settings from the environment).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+
+from rankscope import __version__
+from rankscope.errors import ServiceError
+from rankscope.service.api import errors
+from rankscope.service.api.deps import ServiceState
+from rankscope.service.api.routes import health, metrics, thresholds
+from rankscope.service.auth import Authenticator
+from rankscope.service.batcher import WriteBatcher
+from rankscope.service.ratelimit import RateLimiter
+from rankscope.service.records import settings_thresholds
+from rankscope.service.schemas import BatchCreate, MetricCreate
+from rankscope.service.settings import ServiceSettings, load_settings
+from rankscope.service.store.db import is_postgres, make_engine, migrate
+from rankscope.service.store.repository import MetricsStore
+
+log = logging.getLogger("rankscope.service")
+
+DESCRIPTION = """Collect retrieval quality from production, per user, on rankscope's measures.
+
+Authenticate with `Authorization: Bearer <token>` (an API key from `rankscope serve create-key`
+or a JWT). Every error answers `{"success": false, "error": {"code", "message", "details"}}`.
+See docs/service.md.
+"""
+
+
+def build_state(settings: ServiceSettings) -> ServiceState:
+    """Connect and check the database; the state every request uses."""
+    engine = make_engine(settings.database_url, pool_size=settings.pool_size)
+    if not is_postgres(engine) and settings.auto_migrate:
+        migrate(engine)
+    store = MetricsStore(
+        engine, settings_thresholds(settings), cache_seconds=settings.api_key_cache_seconds
+    )
+    store.check_schema()
+    problem = store.check_role()
+    if problem is not None:
+        if not settings.allow_privileged_role:
+            engine.dispose()
+            raise ServiceError(problem)
+        log.warning("%s (allowed by allow_privileged_role)", problem)
+    writers = 4 if is_postgres(engine) else 1
+    return ServiceState(
+        settings=settings,
+        store=store,
+        auth=Authenticator(settings, engine),
+        batcher=WriteBatcher(
+            store,
+            max_batch=settings.write_batch_size,
+            writers=writers,
+            gather_seconds=settings.write_gather_ms / 1000,
+        ),
+        limiter=RateLimiter(settings.rate_limit_per_second),
+    )
+
+
+def create_app(settings: ServiceSettings | None = None) -> FastAPI:
+    settings = settings or load_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        state = build_state(settings)
+        app.state.service = state
+        await state.batcher.start()
+        try:
+            yield
+        finally:
+            await state.batcher.stop()
+            state.store.engine.dispose()
+
+    app = FastAPI(
+        title="rankscope serve",
+        version=__version__,
+        description=DESCRIPTION,
+        docs_url="/docs",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(health.router)
+    app.include_router(thresholds.router)
+    app.include_router(metrics.router)
+    app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
+    return app
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's document, with our error body for 422 instead of FastAPI's own."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    schema = get_openapi(
+        title=app.title, version=app.version, description=app.description, routes=app.routes
+    )
+    components = schema.setdefault("components", {}).setdefault("schemas", {})
+    # bodies the collect routes parse themselves (metrics.parse_body)
+    for model in (MetricCreate, BatchCreate):
+        body = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
+        components.update(body.pop("$defs", {}))
+        components[model.__name__] = body
+    envelope = components.get("ErrorEnvelope")
+    for path in schema.get("paths", {}).values():
+        for operation in path.values():
+            response = operation.get("responses", {}).get("422")
+            if response is not None and envelope is not None:
+                response["content"] = {
+                    "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}
+                }
+                response["description"] = (
+                    "malformed JSON or invalid fields (details list each field path)"
+                )
+    components.pop("HTTPValidationError", None)
+    components.pop("ValidationError", None)
+    app.openapi_schema = schema
+    return schema
+
+
+def create_app_from_env() -> FastAPI:
+    """The factory uvicorn workers call: settings from the environment (and its file)."""
+    return create_app(load_settings())
+
+
+__all__ = ["build_state", "create_app", "create_app_from_env"]

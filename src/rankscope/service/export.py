@@ -1,0 +1,154 @@
+"""Export collected records as files rankscope reads: TREC or JSONL qrels and run, or a suite.
+
+Each record is one query, its id the record's id (the same query text collected twice is two
+queries: two rankings). The run holds the evaluated ranking (the shown order, first ``cutoff``
+distinct documents) scored ``n .. 1``; the qrels hold the record's judgments plus grade 0 for
+every other retrieved document. So ``rankscope eval -c qrels.txt run.trec -m set_P -m set_recall
+-m set_F -m recip_rank -m map -m ndcg -q`` gives back the stored values (``-c`` scores records
+that retrieved nothing, as the service does).
+
+The files are written by :mod:`rankscope.data.writers`; a zip holds ``qrels``, ``run``,
+``queries.jsonl`` (text and metadata of each record) and, for ``suite``, ``suite.yaml`` and a
+``corpus.jsonl`` of the document ids and names (a ``run_file`` engine answers from ``run.trec``,
+so the corpus needs no text).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tempfile
+import zipfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from fastapi.responses import Response
+
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.data.writers import write_qrels, write_run
+from rankscope.service import measures
+from rankscope.service.store.db import Principal
+from rankscope.service.store.repository import Filters, MetricsStore
+
+Format = Literal["trec", "jsonl", "suite"]
+Selection = Literal["judged", "heuristic", "provided", "feedback"]
+RUN_NAME = "collected"
+_SOURCES = {
+    "judged": ("provided", "feedback"),
+    "heuristic": ("heuristic",),
+    "provided": ("provided",),
+    "feedback": ("feedback",),
+}
+
+
+@dataclass
+class Exported:
+    qrels: dict[str, dict[str, int]] = field(default_factory=dict)
+    run: dict[str, dict[str, float]] = field(default_factory=dict)
+    queries: list[dict[str, Any]] = field(default_factory=list)
+    documents: dict[str, str | None] = field(default_factory=dict)
+
+
+def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection) -> Exported:
+    wanted = _SOURCES[selection]
+    out = Exported()
+    for row in rows:
+        if row["judgment_source"] not in wanted:
+            continue
+        qid = str(row["id"])
+        doc_ids = [item["document_id"] for item in row["ranked_list"]]
+        for item in row["ranked_list"]:
+            out.documents.setdefault(item["document_id"], item.get("document_name"))
+        ranking = measures.shown_ranking(doc_ids, row["cutoff"])
+        judgments = measures.complete_judgments(row["judgments"], doc_ids)
+        if judgments:
+            out.qrels[qid] = judgments
+        if ranking:
+            out.run[qid] = measures.run_scores(ranking)
+        out.queries.append(
+            {
+                "id": qid,
+                "text": row["query"],
+                "query_id": row["query_id"],
+                "user_id": row["user_id"],
+                "timestamp": row["timestamp"].isoformat(),
+                "judgment_source": row["judgment_source"],
+                "threshold": row["threshold"],
+                "topic_id": row["topic_id"],
+                "search_type": row["search_type"],
+                "arm": row["arm"],
+            }
+        )
+    return out
+
+
+def write_files(data: Exported, folder: Path, format: Format) -> list[Path]:
+    """Write the export into ``folder``; returns the files written."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ext = "jsonl" if format == "jsonl" else "txt"
+    qrels_path = folder / f"qrels.{ext}"
+    run_path = folder / ("run.jsonl" if format == "jsonl" else "run.trec")
+    write_qrels(Qrels.from_dict(data.qrels), qrels_path, "jsonl" if format == "jsonl" else "trec")
+    write_run(
+        Run.from_dict(data.run, name=RUN_NAME), run_path, "jsonl" if format == "jsonl" else "trec"
+    )
+    queries_path = folder / "queries.jsonl"
+    queries_path.write_text("".join(json.dumps(q) + "\n" for q in data.queries))
+    files = [qrels_path, run_path, queries_path]
+    if format == "suite":
+        corpus = folder / "corpus.jsonl"
+        corpus.write_text(
+            "".join(
+                json.dumps({"_id": doc, "title": name or "", "text": ""}) + "\n"
+                for doc, name in data.documents.items()
+            )
+        )
+        suite = {
+            "name": "collected",
+            "description": "queries collected by rankscope serve, with their judgments",
+            "corpus": {"type": "jsonl", "path": "corpus.jsonl"},
+            "queries": {"path": "queries.jsonl"},
+            "qrels": qrels_path.name,
+            "engines": [
+                {"name": RUN_NAME, "engine": "run_file", "options": {"path": run_path.name}}
+            ],
+        }
+        suite_path = folder / "suite.yaml"
+        suite_path.write_text(yaml.safe_dump(suite, sort_keys=False))
+        files += [corpus, suite_path]
+    return files
+
+
+def export_response(
+    store: MetricsStore,
+    principal: Principal,
+    filters: Filters,
+    format: Format,
+    selection: Selection,
+    part: Literal["qrels", "run", "queries"] | None,
+) -> Response:
+    data = collect_rows(store.rows(principal, filters), selection)
+    headers = {
+        "X-Rankscope-Judgments": selection,
+        "X-Rankscope-Queries": str(len(data.queries)),
+    }
+    with tempfile.TemporaryDirectory(prefix="rankscope-export-") as tmp:
+        files = write_files(data, Path(tmp), format)
+        if part is not None and format != "suite":
+            chosen = {"qrels": files[0], "run": files[1], "queries": files[2]}[part]
+            media = "application/x-ndjson" if chosen.suffix == ".jsonl" else "text/plain"
+            headers["Content-Disposition"] = f'attachment; filename="{chosen.name}"'
+            return Response(chosen.read_bytes(), media_type=media, headers=headers)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in files:
+                zf.write(path, path.name)
+    headers["Content-Disposition"] = f'attachment; filename="rankscope-{format}.zip"'
+    return Response(buffer.getvalue(), media_type="application/zip", headers=headers)
+
+
+__all__ = ["Exported", "collect_rows", "export_response", "write_files"]

@@ -1,0 +1,210 @@
+"""Per-query measures of collected records, through :func:`rankscope.evaluate` (never a copy).
+
+Each record is one query: its ranked list becomes a run, its judgments qrels, and all records
+of a request (one, or a whole batch) are scored in one ``evaluate()`` call on:
+
+==========================  =====================  ==============================================
+stored column               measure                meaning (trec_eval semantics)
+==========================  =====================  ==============================================
+``precision``               ``set_P``              relevant retrieved / retrieved
+``recall``                  ``set_recall``         relevant retrieved / relevant
+``f1_score``                ``set_F`` (beta 1)     harmonic mean of the two
+``mean_reciprocal_rank``    ``mrr``                1 / rank of the first relevant document
+``average_precision``       ``map``                sum of precision at each relevant retrieved
+                                                   document / number of relevant documents
+``ndcg``                    ``ndcg``               nDCG over the whole list, gain = grade
+``total_retrieved`` ...     ``num_ret``, ``num_rel``, ``num_rel_ret``
+==========================  =====================  ==============================================
+
+Average precision divides by the number of relevant documents, retrieved or not: one relevant
+document retrieved at rank 1 out of two relevant gives 0.5 (the design this service replaces
+divided by the relevant documents retrieved and gave 1.0).
+
+The ranking is the order the application showed, not a re-sort by score: the retriever's scores
+may come from a stage before a reranker. Several chunks of one document count once, at the
+position of the first (a document ranks at its best chunk, as in ``rankscope bench``). Only the
+first ``cutoff`` distinct documents are evaluated. The run given to ``evaluate()`` scores the
+documents ``n, n-1, ..., 1`` so that its order is the shown order; the export writes those
+scores, so ``rankscope eval`` on an export reproduces every stored value.
+
+Without judgments a document counts as relevant (grade 1) when its best chunk's score is at
+least the threshold, else as not relevant (grade 0); such rows are marked ``heuristic``.
+Judged rows grade every retrieved document that the judgments do not mention 0 (the judgments
+list every relevant document).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.metrics.evaluate import evaluate
+from rankscope.metrics.names import Measure, parse_measures
+
+MEASURES = (
+    "set_P",
+    "set_recall",
+    "set_F",
+    "mrr",
+    "map",
+    "ndcg",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+)
+#: the trec_eval names of the measures, for ``rankscope eval -m``
+TREC_EVAL_MEASURES = ("set_P", "set_recall", "set_F", "recip_rank", "map", "ndcg")
+
+
+@dataclass(frozen=True)
+class Evaluable:
+    """What one record gives ``evaluate()``: its key, shown ranking and judgments."""
+
+    key: str
+    ranking: tuple[str, ...]
+    judgments: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class QueryMeasures:
+    total_retrieved: int
+    total_relevant: int
+    relevant_retrieved: int
+    precision: float
+    recall: float
+    f1_score: float
+    mean_reciprocal_rank: float
+    average_precision: float
+    ndcg: float
+
+
+NOTHING = QueryMeasures(0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def shown_ranking(document_ids: Iterable[str], cutoff: int | None = None) -> tuple[str, ...]:
+    """Distinct documents in the order first shown, the first ``cutoff`` of them."""
+    seen: dict[str, None] = {}
+    for doc in document_ids:
+        if doc not in seen:
+            seen[doc] = None
+            if cutoff is not None and len(seen) >= cutoff:
+                break
+    return tuple(seen)
+
+
+def heuristic_judgments(scored: Iterable[tuple[str, float]], threshold: float) -> dict[str, int]:
+    """Grade 1 for each document whose best score reaches ``threshold``, else 0."""
+    best: dict[str, float] = {}
+    for doc, score in scored:
+        if doc not in best or score > best[doc]:
+            best[doc] = score
+    return {doc: int(score >= threshold) for doc, score in best.items()}
+
+
+def complete_judgments(judgments: Mapping[str, int], retrieved: Iterable[str]) -> dict[str, int]:
+    """The judgments plus grade 0 for each retrieved document they do not mention."""
+    full = dict(judgments)
+    for doc in retrieved:
+        full.setdefault(doc, 0)
+    return full
+
+
+def run_scores(ranking: Sequence[str]) -> dict[str, float]:
+    """Scores whose trec_eval order (score descending) is exactly ``ranking``."""
+    n = len(ranking)
+    return {doc: float(n - i) for i, doc in enumerate(ranking)}
+
+
+def build_qrels(items: Sequence[Evaluable]) -> Qrels:
+    """The items' judgments as one Qrels (queries and documents in byte order, as
+    ``Qrels.from_dict`` orders them; Python orders str by code point, which is UTF-8 byte
+    order)."""
+    qids: list[str] = []
+    docs: list[str] = []
+    grades: list[int] = []
+    offsets = [0]
+    for it in sorted((it for it in items if it.judgments), key=lambda it: it.key):
+        qids.append(it.key)
+        for doc in sorted(it.judgments):
+            docs.append(doc)
+            grades.append(it.judgments[doc])
+        offsets.append(len(docs))
+    return Qrels(
+        query_ids=tuple(qids),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        doc_ids=pa.array(docs, type=pa.string()),
+        grades=np.asarray(grades, dtype=np.int64),
+    )
+
+
+def build_run(items: Sequence[Evaluable]) -> Run:
+    """The items' rankings as one Run, scored ``n .. 1`` (already in trec_eval order: score
+    descending, no ties)."""
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    offsets = [0]
+    for it in sorted((it for it in items if it.ranking), key=lambda it: it.key):
+        qids.append(it.key)
+        docs.extend(it.ranking)
+        n = len(it.ranking)
+        scores.extend(range(n, 0, -1))
+        offsets.append(len(docs))
+    return Run(
+        name="collected",
+        query_ids=tuple(qids),
+        offsets=np.asarray(offsets, dtype=np.int64),
+        doc_ids=pa.array(docs, type=pa.string()),
+        scores=np.asarray(scores, dtype=np.float64),
+    )
+
+
+@functools.cache
+def _parsed_measures() -> tuple[Measure, ...]:
+    return tuple(parse_measures(MEASURES))  # once: evaluate() is called per write
+
+
+def score(items: Sequence[Evaluable]) -> list[QueryMeasures]:
+    """Measures of every item, in one ``evaluate()`` call."""
+    if len({it.key for it in items}) != len(items):
+        raise ValueError("two items share a key")
+    if not any(it.judgments for it in items):
+        return [NOTHING] * len(items)
+    results = evaluate(
+        build_qrels(items),
+        build_run(items),
+        _parsed_measures(),
+        average_over_qrels=True,  # a record with nothing retrieved scores an empty ranking
+    )
+    scores = results.run()
+    index = {q: i for i, q in enumerate(scores.query_ids)}
+    table = scores.values.T.tolist()
+    out: list[QueryMeasures] = []
+    for it in items:
+        i = index.get(it.key)
+        if i is None:  # neither judgments nor documents: nothing to evaluate
+            out.append(NOTHING)
+            continue
+        p, r, f, rr, ap, ndcg, ret, rel, rel_ret = table[i]
+        out.append(QueryMeasures(int(ret), int(rel), int(rel_ret), p, r, f, rr, ap, ndcg))
+    return out
+
+
+__all__ = [
+    "MEASURES",
+    "NOTHING",
+    "TREC_EVAL_MEASURES",
+    "Evaluable",
+    "QueryMeasures",
+    "complete_judgments",
+    "heuristic_judgments",
+    "run_scores",
+    "score",
+    "shown_ranking",
+]

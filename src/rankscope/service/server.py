@@ -1,0 +1,131 @@
+"""Run the service with uvicorn, and the administration behind ``rankscope serve``'s commands
+(migrations and API keys), as library functions the CLI calls."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from rankscope.errors import ServiceError
+from rankscope.service.settings import ENV_PREFIX, ServiceSettings
+from rankscope.service.store.db import describe, is_postgres, make_engine, migrate
+from rankscope.service.store.repository import (
+    KeyInfo,
+    create_key,
+    list_keys,
+    revoke_key,
+)
+
+FACTORY = "rankscope.service.app:create_app_from_env"
+
+
+def export_settings(settings: ServiceSettings) -> None:
+    """Put the settings into the environment, where uvicorn's worker processes read them."""
+    data = settings.model_dump(mode="json", exclude_none=True)
+    data.pop("config_file", None)
+    for name, value in data.items():
+        if isinstance(value, (dict, list)):
+            import json
+
+            text = json.dumps(value)
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
+        else:
+            text = str(value)
+        os.environ[ENV_PREFIX + name.upper()] = text
+    if settings.jwt_secret is not None:
+        os.environ[ENV_PREFIX + "JWT_SECRET"] = settings.jwt_secret.get_secret_value()
+
+
+def run(settings: ServiceSettings) -> None:
+    """Serve until interrupted (uvicorn; ``settings.workers`` processes)."""
+    import uvicorn
+
+    engine = make_engine(settings.database_url, pool_size=1)
+    try:
+        if not is_postgres(engine) and settings.auto_migrate:
+            migrate(engine)  # once, before the workers start
+    finally:
+        engine.dispose()
+    export_settings(settings)
+    uvicorn.run(
+        FACTORY,
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.workers,
+        log_level=settings.log_level,
+        proxy_headers=True,
+    )
+
+
+def run_migrations(
+    settings: ServiceSettings, revision: str = "head"
+) -> tuple[str | None, str | None]:
+    """Upgrade the schema (as the owner: ``admin_database_url``)."""
+    engine = make_engine(settings.admin_url, pool_size=1)
+    try:
+        return migrate(engine, revision)
+    finally:
+        engine.dispose()
+
+
+def _admin_engine(settings: ServiceSettings) -> Any:
+    engine = make_engine(settings.admin_url, pool_size=1)
+    if not is_postgres(engine) and settings.auto_migrate:
+        migrate(engine)
+    return engine
+
+
+def new_key(
+    settings: ServiceSettings,
+    user_id: str,
+    role: Literal["user", "service"] = "user",
+    name: str | None = None,
+) -> tuple[str, KeyInfo]:
+    engine = _admin_engine(settings)
+    try:
+        return create_key(engine, user_id, role, name)
+    except Exception as exc:
+        _explain(exc, settings)
+        raise
+    finally:
+        engine.dispose()
+
+
+def remove_key(settings: ServiceSettings, key_or_id: str) -> KeyInfo:
+    engine = _admin_engine(settings)
+    try:
+        return revoke_key(engine, key_or_id)
+    except ServiceError:
+        raise
+    except Exception as exc:
+        _explain(exc, settings)
+        raise
+    finally:
+        engine.dispose()
+
+
+def keys(settings: ServiceSettings) -> list[KeyInfo]:
+    engine = _admin_engine(settings)
+    try:
+        return list_keys(engine)
+    except Exception as exc:
+        _explain(exc, settings)
+        raise
+    finally:
+        engine.dispose()
+
+
+def _explain(exc: Exception, settings: ServiceSettings) -> None:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if isinstance(exc, SQLAlchemyError):
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ServiceError(
+            f"database {describe(settings.admin_url)}: {first}. Is it migrated (`rankscope "
+            "serve migrate`) and is admin_database_url the owner's URL?"
+        ) from exc
+
+
+__all__ = ["FACTORY", "export_settings", "keys", "new_key", "remove_key", "run", "run_migrations"]

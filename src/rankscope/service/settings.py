@@ -1,0 +1,204 @@
+"""One settings object for the service: environment variables and a configuration file.
+
+Values come, highest priority first, from keyword arguments (the CLI's options), environment
+variables ``RANKSCOPE_SERVE_<FIELD>`` (e.g. ``RANKSCOPE_SERVE_DATABASE_URL``), a TOML or YAML file
+named by ``RANKSCOPE_SERVE_CONFIG`` (or ``config_file=``), and the defaults below. Nested values
+(``thresholds``) take JSON in the environment: ``RANKSCOPE_SERVE_THRESHOLDS='{"semantic": 0.6}'``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+    YamlConfigSettingsSource,
+)
+
+from rankscope.errors import ConfigError
+
+ENV_PREFIX = "RANKSCOPE_SERVE_"
+CONFIG_ENV = ENV_PREFIX + "CONFIG"
+DEFAULT_DATABASE_URL = "sqlite:///rankscope-metrics.sqlite"
+DEFAULT_THRESHOLD = 0.7
+SEARCH_TYPES = ("semantic", "keyword", "hybrid", "web")
+
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class ServiceSettings(BaseSettings):
+    """Everything the service and its CLI commands read. See docs/service.md for each field."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, extra="forbid", frozen=True, validate_default=True
+    )
+
+    # -- storage
+    database_url: str = Field(
+        DEFAULT_DATABASE_URL,
+        description="SQLAlchemy URL or libpq DSN the service connects with (on PostgreSQL: "
+        "the application role, neither superuser nor BYPASSRLS)",
+    )
+    admin_database_url: str | None = Field(
+        None,
+        description="URL for `serve migrate`, `create-key` and `revoke-key` (the table owner); "
+        "defaults to database_url",
+    )
+    pool_size: Annotated[int, Field(ge=1, le=200)] = 10
+    auto_migrate: bool = Field(
+        True, description="on SQLite, create or upgrade the schema at start-up"
+    )
+    allow_privileged_role: bool = Field(
+        False,
+        description="start on PostgreSQL even when the role bypasses row-level security "
+        "(superuser or BYPASSRLS); for local experiments only",
+    )
+
+    # -- measures
+    default_threshold: Unit = Field(
+        DEFAULT_THRESHOLD,
+        description="score at or above which a document counts as relevant "
+        "when a record brings no judgments (heuristic rows)",
+    )
+    thresholds: dict[str, Unit] = Field(
+        default_factory=dict,
+        description="thresholds per search type (semantic, keyword, hybrid, web or a "
+        "combination such as keyword+semantic); per-user values are set through the API",
+    )
+
+    # -- limits
+    max_request_bytes: Annotated[int, Field(ge=1024)] = 8 * 1024 * 1024
+    max_batch_records: Annotated[int, Field(ge=1)] = 1000
+    max_documents_per_record: Annotated[int, Field(ge=1)] = 1000
+    max_page_size: Annotated[int, Field(ge=1)] = 1000
+    rate_limit_per_second: Annotated[float, Field(ge=0)] = Field(
+        0.0, description="requests per second per user (0: no limit); a burst of 2 s is allowed"
+    )
+    write_batch_size: Annotated[int, Field(ge=1)] = 512
+    write_gather_ms: Annotated[float, Field(ge=0, le=100)] = Field(
+        2.0,
+        description="how long a lone single-record collect waits for others to share its "
+        "evaluate() call and commit (0: never waits)",
+    )
+
+    # -- auth
+    jwt_secret: SecretStr | None = Field(None, description="HS256 secret for JWTs")
+    jwt_public_key_file: Path | None = Field(None, description="PEM public key for RS256 JWTs")
+    jwks_file: Path | None = Field(None, description="JWKS file with RS256 public keys")
+    jwt_audience: str | None = None
+    jwt_issuer: str | None = None
+    jwt_service_roles: list[str] = Field(
+        default_factory=lambda: ["service_role", "service"],
+        description="values of the `role` claim that give the service role",
+    )
+    jwt_leeway_seconds: Annotated[float, Field(ge=0)] = 30.0
+    api_key_cache_seconds: Annotated[float, Field(ge=0)] = Field(
+        5.0,
+        description="how long a looked-up API key, or a user's own thresholds, are kept before "
+        "the next lookup (a revoked key stops working, and another worker process sees a "
+        "changed threshold, within this time)",
+    )
+
+    # -- server
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 8000
+    workers: Annotated[int, Field(ge=1, le=64)] = 1
+    log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
+
+    config_file: Path | None = Field(None, description="TOML or YAML file read for settings")
+
+    @field_validator("thresholds")
+    @classmethod
+    def _known_types(cls, value: dict[str, float]) -> dict[str, float]:
+        for key in value:
+            parts = key.split("+")
+            if not all(p in SEARCH_TYPES for p in parts):
+                raise ValueError(
+                    f"unknown search type {key!r}: use {', '.join(SEARCH_TYPES)} or a "
+                    "combination joined by '+'"
+                )
+        return {search_type_key(k.split("+")): v for k, v in value.items()}
+
+    @property
+    def admin_url(self) -> str:
+        return self.admin_database_url or self.database_url
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _config_path(init_settings)
+        if path is not None:
+            sources.append(_file_source(settings_cls, path))
+        return tuple(sources)
+
+
+def search_type_key(types: list[str] | tuple[str, ...]) -> str:
+    """The label of a combination of search types: sorted, joined by '+'; 'none' for none."""
+    chosen = sorted({t for t in types if t})
+    return "+".join(chosen) if chosen else "none"
+
+
+def _config_path(init_settings: PydanticBaseSettingsSource) -> Path | None:
+    given: Any = init_settings().get("config_file")
+    raw = given if given is not None else os.environ.get(CONFIG_ENV)
+    if not raw:
+        return None
+    path = Path(raw)
+    if not path.is_file():
+        raise ConfigError(
+            "settings file not found",
+            path=path,
+            hint=f"Give an existing TOML or YAML file (--config or {CONFIG_ENV})",
+        )
+    return path
+
+
+def _file_source(settings_cls: type[BaseSettings], path: Path) -> PydanticBaseSettingsSource:
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return TomlConfigSettingsSource(settings_cls, toml_file=path)
+    if suffix in (".yaml", ".yml"):
+        return YamlConfigSettingsSource(settings_cls, yaml_file=path)
+    raise ConfigError("unknown settings file type", path=path, hint="Name it .toml, .yaml or .yml")
+
+
+def load_settings(**overrides: Any) -> ServiceSettings:
+    """Read the settings; a bad value raises ConfigError naming the field and the fix."""
+    from pydantic import ValidationError
+
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return ServiceSettings(**given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"invalid service setting {field}: {first['msg']}",
+            value=first.get("input"),
+            hint=f"Fix it in the options, the environment ({ENV_PREFIX}{field.upper()}) or "
+            "the settings file",
+        ) from exc
+
+
+__all__ = [
+    "DEFAULT_DATABASE_URL",
+    "DEFAULT_THRESHOLD",
+    "ENV_PREFIX",
+    "SEARCH_TYPES",
+    "ServiceSettings",
+    "load_settings",
+    "search_type_key",
+]

@@ -1,0 +1,55 @@
+"""Summaries of stored rows: means with intervals, judged and heuristic rows never mixed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from rankscope.service.intervals import mean_interval
+from rankscope.service.schemas import GroupStats, Interval, MetricsSummary, SourceGroups
+from rankscope.service.store.repository import MEASURE_COLUMNS, GroupRow
+
+Kind = Literal["judged", "heuristic"]
+
+
+def group_stats(row: GroupRow | None) -> GroupStats:
+    """Count and each measure's mean with its 95% interval (zeros for an empty group)."""
+    values: dict[str, Interval] = {}
+    for name in MEASURE_COLUMNS:
+        if row is None or row.count == 0:
+            values[name] = Interval(mean=0.0, low=None, high=None)
+            continue
+        ci = mean_interval(row.count, row.means[name], row.squares[name])
+        values[name] = Interval(mean=ci.mean, low=ci.low, high=ci.high)
+    return GroupStats(count=row.count if row else 0, **values)
+
+
+def summary(
+    rows: Sequence[GroupRow], choice: Literal["auto", "judged", "heuristic"]
+) -> MetricsSummary:
+    """The design's averages for one kind of rows, and both kinds apart.
+
+    ``auto`` picks the judged rows when the selection has any, else the heuristic rows.
+    """
+    by_kind = {r.kind: r for r in rows}
+    judged = group_stats(by_kind.get("judged"))
+    heuristic = group_stats(by_kind.get("heuristic"))
+    auto: Kind = "judged" if judged.count > 0 else "heuristic"
+    kind: Kind = auto if choice == "auto" else choice
+    top = judged if kind == "judged" else heuristic
+    return MetricsSummary.model_validate(
+        {
+            "total_queries": top.count,
+            "average_precision": top.precision.mean,
+            "average_recall": top.recall.mean,
+            "average_f1_score": top.f1_score.mean,
+            "average_mrr": top.mean_reciprocal_rank.mean,
+            "average_ap": top.average_precision.mean,
+            "average_ndcg": top.ndcg.mean,
+            "judgment_source": kind,
+            "by_judgment_source": SourceGroups(judged=judged, heuristic=heuristic),
+        }
+    )
+
+
+__all__ = ["group_stats", "summary"]

@@ -1,0 +1,65 @@
+"""``rankscope serve`` commands: migrate, create-key, list-keys, revoke-key, and the server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytest.importorskip("fastapi", reason="the service needs: pip install 'rankscope[serve]'")
+
+from rankscope.cli.app import main
+from serve_helpers import COLLECT, bearer, free_port, record, wait_ready
+
+pytestmark = pytest.mark.service
+
+
+def test_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = f"sqlite:///{tmp_path / 'm.sqlite'}"
+    assert main(["serve", "migrate", "-d", db]) == 0
+    assert "schema empty -> 0001_initial" in capsys.readouterr().out
+    assert main(["serve", "migrate", "-d", db]) == 0
+    assert "already current" in capsys.readouterr().out
+    assert main(["serve", "create-key", "--user", "alice", "--role", "service", "-d", db]) == 0
+    out = capsys.readouterr()
+    key = out.out.strip()
+    assert key.startswith("rsk_") and "role service" in out.err
+    assert main(["serve", "list-keys", "-d", db]) == 0
+    listed = capsys.readouterr().out
+    assert "alice\tservice\tactive" in listed and key not in listed
+    assert main(["serve", "revoke-key", key, "-d", db]) == 0
+    assert "revoked key" in capsys.readouterr().out
+    assert main(["serve", "revoke-key", "nope", "-d", db]) == 2
+    assert "no API key with id 'nope'" in capsys.readouterr().err
+    assert main(["serve", "migrate", "-d", "mysql://x/y"]) == 2
+    assert "unsupported database" in capsys.readouterr().err
+
+
+def test_serve_starts_on_sqlite_with_one_command(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 'm.sqlite'}"
+    port = free_port()
+    key = subprocess.run(
+        [sys.executable, "-m", "rankscope.cli.app", "serve", "create-key", "-u", "bob", "-d", db],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "rankscope.cli.app", "serve", "-d", db, "--port", str(port)],
+        env={**os.environ},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_ready(url)
+        r = httpx.post(url + COLLECT, json=record(), headers=bearer(key))
+        assert r.status_code == 201 and r.json()["data"]["userId"] == "bob"
+        assert httpx.get(url + "/docs").status_code == 200
+    finally:
+        server.terminate()
+        server.wait(timeout=30)

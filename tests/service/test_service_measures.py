@@ -1,0 +1,225 @@
+"""Per-query measures of collected records: trec_eval semantics through rankscope.evaluate,
+and the stored values equal `rankscope eval` on the exported qrels and run."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import random
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import Service
+from rankscope.cli.app import main
+from rankscope.service import measures
+from serve_helpers import BATCH, COLLECT, bearer, doc, record
+
+pytestmark = pytest.mark.service
+
+
+def collect(service: Service, body: dict[str, object]) -> dict[str, object]:
+    r = service.client.post(COLLECT, json=body, headers=bearer(service.keys.alice))
+    assert r.status_code == 201, r.text
+    data: dict[str, object] = r.json()["data"]
+    return data
+
+
+def test_average_precision_divides_by_all_relevant_documents(service: Service) -> None:
+    # one relevant document retrieved (at rank 1) of two relevant: AP 0.5 as in trec_eval (the
+    # design this replaces said 1.0)
+    data = collect(
+        service,
+        record(docs=[doc("a", 0.9), doc("b", 0.8)], relevantDocumentIds=["a", "c"]),
+    )
+    assert data["averagePrecision"] == 0.5
+    assert data["precision"] == 0.5
+    assert data["recall"] == 0.5
+    assert data["f1Score"] == 0.5
+    assert data["meanReciprocalRank"] == 1.0
+    assert data["totalRetrieved"] == 2
+    assert data["totalRelevant"] == 2
+    assert data["relevantRetrieved"] == 1
+    assert data["judgmentSource"] == "provided"
+    assert data["threshold"] is None
+
+
+def test_shown_order_counts_not_the_scores(service: Service) -> None:
+    # a reranked list: the relevant document was shown second although its score is highest
+    data = collect(service, record(docs=[doc("x", 0.2), doc("a", 0.9)], relevantDocumentIds=["a"]))
+    assert data["meanReciprocalRank"] == 0.5
+    assert data["averagePrecision"] == 0.5
+
+
+def test_chunks_of_one_document_count_once_at_the_first(service: Service) -> None:
+    docs = [doc("a", 0.9, chunkIndex=0), doc("b", 0.5), doc("a", 0.8, chunkIndex=3)]
+    data = collect(service, record(docs=docs, relevantDocumentIds=["b"]))
+    assert data["totalRetrieved"] == 2  # documents
+    assert data["documentChunksRetrieved"] == 3
+    assert data["meanReciprocalRank"] == 0.5
+    assert data["precision"] == 0.5
+
+
+def test_graded_judgments_and_cutoff(service: Service) -> None:
+    docs = [doc("a", 0.9), doc("b", 0.8), doc("c", 0.7)]
+    full = collect(service, record(docs=docs, judgments={"a": 1, "c": 3}))
+    cut = collect(service, record(docs=docs, judgments={"a": 1, "c": 3}, options={"cutoff": 2}))
+    assert full["totalRetrieved"] == 3 and cut["totalRetrieved"] == 2
+    assert cut["cutoff"] == 2
+    assert cut["recall"] == 0.5  # c (grade 3) is beyond the cut-off
+    assert full["ndcg"] > cut["ndcg"]
+
+
+def test_heuristic_rows_use_the_threshold(service: Service) -> None:
+    data = collect(service, record(docs=[doc("a", 0.71), doc("b", 0.69), doc("c", 0.7)]))
+    assert data["judgmentSource"] == "heuristic"
+    assert data["threshold"] == 0.7
+    assert data["relevantRetrieved"] == 2  # 0.71 and 0.7 reach 0.7
+    assert data["meanReciprocalRank"] == 1.0
+
+
+def test_nothing_retrieved(service: Service) -> None:
+    empty = collect(service, record(docs=[], relevantDocumentIds=["a"]))
+    assert empty["totalRelevant"] == 1 and empty["recall"] == 0.0 and empty["totalRetrieved"] == 0
+    nothing = collect(service, record(docs=[]))
+    assert nothing["totalRetrieved"] == 0 and nothing["judgmentSource"] == "heuristic"
+    assert nothing["minScore"] is None
+
+
+def test_score_batches_match_single_calls() -> None:
+    items = [
+        measures.Evaluable("q1", ("a", "b"), {"a": 1, "b": 0}),
+        measures.Evaluable("q2", (), {"x": 2}),
+        measures.Evaluable("q3", (), {}),
+        measures.Evaluable("q4", ("c",), {"c": 0}),
+    ]
+    together = measures.score(items)
+    assert together == [measures.score([it])[0] for it in items]
+    assert together[2] == measures.NOTHING
+
+
+def _random_record(rng: random.Random, i: int) -> dict[str, object]:
+    n = rng.randint(0, 12)
+    pool = [f"d{j}" for j in range(20)]
+    docs = [
+        doc(rng.choice(pool), round(rng.random(), 3), chunkIndex=rng.randint(0, 3))
+        for _ in range(n)
+    ]
+    body: dict[str, object] = {"query": f"query {i}", "retrievedDocuments": docs}
+    kind = rng.random()
+    if kind < 0.4:
+        body["relevantDocumentIds"] = rng.sample(pool, rng.randint(0, 4))
+    elif kind < 0.7:
+        body["judgments"] = {d: rng.randint(0, 3) for d in rng.sample(pool, rng.randint(1, 5))}
+    if rng.random() < 0.3:
+        body["options"] = {"cutoff": rng.randint(1, 10)}
+    return body
+
+
+def _eval_json(tmp: Path, qrels: str, run: str) -> dict[str, object]:
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        code = main(
+            [
+                "eval",
+                "-c",
+                "-q",
+                "--format",
+                "json",
+                *[a for m in measures.TREC_EVAL_MEASURES for a in ("-m", m)],
+                str(tmp / qrels),
+                str(tmp / run),
+            ]
+        )
+    assert code == 0
+    return json.loads(buffer.getvalue())  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("judgments", ["judged", "heuristic"])
+def test_stored_values_equal_rankscope_eval_on_the_export(
+    service: Service, tmp_path: Path, judgments: str
+) -> None:
+    rng = random.Random(7 if judgments == "judged" else 8)
+    records = [_random_record(rng, i) for i in range(3000)]
+    h = bearer(service.keys.alice)
+    for start in range(0, len(records), 1000):
+        r = service.client.post(BATCH, json={"records": records[start : start + 1000]}, headers=h)
+        assert r.status_code == 201, r.text
+    stored: dict[str, dict[str, object]] = {}
+    offset = 0
+    while True:
+        page = service.client.get(
+            "/api/metrics/retrieval", params={"limit": 1000, "offset": offset}, headers=h
+        ).json()["data"]["queries"]
+        stored.update({q["id"]: q for q in page})
+        if len(page) < 1000:
+            break
+        offset += 1000
+    assert len(stored) == 3000
+    r = service.client.get(
+        "/api/metrics/retrieval/export",
+        params={"format": "trec", "judgments": judgments},
+        headers=h,
+    )
+    assert r.status_code == 200
+    zipfile.ZipFile(io.BytesIO(r.content)).extractall(tmp_path)
+    result = _eval_json(tmp_path, "qrels.txt", "run.trec")
+    (run,) = result["runs"]  # type: ignore[misc]
+    got: dict[str, dict[str, float]] = run["per_query"]
+    chosen = {
+        k: v
+        for k, v in stored.items()
+        if (v["judgmentSource"] == "heuristic") == (judgments == "heuristic")
+    }
+    # records with neither judgments nor documents are not in the files (nothing to evaluate)
+    assert set(got) <= set(chosen)
+    left_out = [v for k, v in chosen.items() if k not in got]
+    assert all(v["totalRetrieved"] == 0 and v["totalRelevant"] == 0 for v in left_out)
+    expected = {k: v for k, v in chosen.items() if k in got}
+    assert len(expected) > 500
+    names = {
+        "set_P": "precision",
+        "set_recall": "recall",
+        "set_F": "f1Score",
+        "mrr": "meanReciprocalRank",
+        "map": "averagePrecision",
+        "ndcg": "ndcg",
+    }
+    for qid, values in expected.items():
+        for measure, field in names.items():
+            assert got[qid][measure] == pytest.approx(values[field], abs=1e-12), (qid, field)
+
+
+def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values() -> None:
+    from rankscope import Qrels, Run
+
+    items = [
+        measures.Evaluable("é-2", ("z", "ä", "b"), {"b": 1, "Z": 0, "ä": 2, "z": 0}),
+        measures.Evaluable("a-1", ("x",), {"x": 0}),
+        measures.Evaluable("b-0", (), {"q": 3}),
+        measures.Evaluable("c-9", ("k",), {}),
+    ]
+    qrels = measures.build_qrels(items)
+    run = measures.build_run(items)
+    expected_qrels = Qrels.from_dict({it.key: dict(it.judgments) for it in items if it.judgments})
+    expected_run = Run.from_dict(
+        {it.key: measures.run_scores(it.ranking) for it in items if it.ranking}, name="collected"
+    )
+    assert qrels.query_ids == expected_qrels.query_ids
+    assert qrels.doc_ids.to_pylist() == expected_qrels.doc_ids.to_pylist()
+    assert qrels.grades.tolist() == expected_qrels.grades.tolist()
+    assert qrels.offsets.tolist() == expected_qrels.offsets.tolist()
+    assert run.query_ids == expected_run.query_ids
+    assert run.doc_ids.to_pylist() == expected_run.doc_ids.to_pylist()
+    assert run.scores.tolist() == expected_run.scores.tolist()
+    assert run.offsets.tolist() == expected_run.offsets.tolist()
+
+
+def test_new_ids_are_distinct_version_4_uuids() -> None:
+    from rankscope.service.records import new_ids
+
+    ids = new_ids(1000)
+    assert len(set(ids)) == 1000
+    assert all(u.version == 4 and u.variant == "specified in RFC 4122" for u in ids)

@@ -1,0 +1,166 @@
+"""The store: migrations create what the models describe, SQLite runs in WAL mode, URLs and
+DSNs are understood, and concurrent writers lose nothing."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy import inspect
+
+from conftest import PgDatabase
+from rankscope.errors import ConfigError
+from rankscope.service.settings import load_settings
+from rankscope.service.store.db import (
+    current_revision,
+    describe,
+    downgrade,
+    head_revision,
+    make_engine,
+    migrate,
+    to_url,
+)
+from rankscope.service.store.models import Base
+from serve_helpers import BATCH, COLLECT, METRICS, bearer, live_server, make_keys, record
+
+pytestmark = pytest.mark.service
+
+
+def _diff(url: str) -> list[object]:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    engine = make_engine(url)
+    try:
+        with engine.connect() as conn:
+            return list(compare_metadata(MigrationContext.configure(conn), Base.metadata))
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_migrations_match_the_models(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.sqlite'}"
+    engine = make_engine(url)
+    assert migrate(engine) == (None, head_revision())
+    assert migrate(engine) == (head_revision(), head_revision())  # idempotent
+    assert _diff(url) == []
+    names = {ix["name"] for ix in inspect(engine).get_indexes("retrieval_metrics")}
+    assert {
+        "ix_retrieval_metrics_user_id",
+        "ix_retrieval_metrics_timestamp",
+        "ix_retrieval_metrics_topic_id",
+        "ix_retrieval_metrics_query_id",
+        "ix_retrieval_metrics_user_timestamp",
+    } <= names
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    downgrade(engine, "base")
+    assert current_revision(engine) is None
+    assert "retrieval_metrics" not in inspect(engine).get_table_names()
+    migrate(engine)
+    engine.dispose()
+
+
+@pytest.mark.postgres
+def test_postgres_migrations_match_the_models(pg_database: PgDatabase) -> None:
+    assert _diff(pg_database.admin_dsn) == []
+
+
+def test_urls_and_dsns() -> None:
+    assert str(to_url("metrics.sqlite")[0]) == "sqlite:///metrics.sqlite"
+    assert to_url("postgresql://u:p@h/db")[0].drivername == "postgresql+psycopg"
+    url, args = to_url("host=/tmp port=5432 dbname=x user=u")
+    assert url.drivername == "postgresql+psycopg" and args["dbname"] == "x"
+    assert "secret" not in describe("postgresql://u:secret@h/db")
+    assert "secret" not in describe("host=h password=secret dbname=x")
+    with pytest.raises(ConfigError, match="unsupported database"):
+        to_url("mysql://u@h/db")
+    with pytest.raises(ConfigError, match="empty"):
+        to_url(" ")
+
+
+def test_settings_from_environment_and_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        'default_threshold = 0.6\nport = 9000\n[thresholds]\n"semantic+keyword" = 0.5\n'
+    )
+    monkeypatch.setenv("RANKSCOPE_SERVE_CONFIG", str(config))
+    monkeypatch.setenv("RANKSCOPE_SERVE_PORT", "9100")
+    settings = load_settings()
+    assert settings.default_threshold == 0.6 and settings.port == 9100  # env beats file
+    assert settings.thresholds == {"keyword+semantic": 0.5}
+    assert load_settings(port=9200).port == 9200  # options beat env
+    yaml_file = tmp_path / "serve.yaml"
+    yaml_file.write_text("max_batch_records: 50\n")
+    assert load_settings(config_file=yaml_file).max_batch_records == 50
+    with pytest.raises(ConfigError, match="default_threshold"):
+        load_settings(default_threshold=2)
+    with pytest.raises(ConfigError, match="unknown search type"):
+        load_settings(thresholds={"vector": 0.5})
+    monkeypatch.setenv("RANKSCOPE_SERVE_CONFIG", str(tmp_path / "missing.toml"))
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings()
+
+
+def _hammer(url: str, key: str, threads: int, per_thread: int, batch: int) -> int:
+    """Collect from many threads at once; returns how many records were acknowledged."""
+    acked = 0
+    lock = threading.Lock()
+
+    def worker(n: int) -> None:
+        nonlocal acked
+        mine = 0
+        with httpx.Client(base_url=url, headers=bearer(key), timeout=60) as client:
+            for i in range(per_thread):
+                if batch and i % 5 == 0:
+                    body = {"records": [record(f"t{n} b{i} {j}") for j in range(batch)]}
+                    r = client.post(BATCH, json=body)
+                    mine += r.json()["data"]["accepted"] if r.status_code == 201 else 0
+                else:
+                    r = client.post(COLLECT, json=record(f"t{n} {i}"))
+                    mine += r.status_code == 201
+        with lock:
+            acked += mine
+
+    pool = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return acked
+
+
+def _count(url: str, key: str) -> int:
+    data = httpx.get(url + METRICS, headers=bearer(key), params={"limit": 1}).json()["data"]
+    groups = data["byJudgmentSource"]
+    return int(groups["judged"]["count"] + groups["heuristic"]["count"])
+
+
+def test_concurrent_writers_on_sqlite_lose_nothing(tmp_path: Path) -> None:
+    settings = load_settings(database_url=f"sqlite:///{tmp_path / 'm.sqlite'}")
+    keys = make_keys(settings.database_url)
+    # two servers (two engines, as two worker processes would have) on one SQLite file
+    with live_server(settings) as one, live_server(settings) as two:
+        results: list[int] = []
+        pair = [
+            threading.Thread(target=lambda u=u: results.append(_hammer(u, keys.alice, 6, 40, 20)))
+            for u in (one, two)
+        ]
+        for t in pair:
+            t.start()
+        for t in pair:
+            t.join()
+        assert _count(one, keys.alice) == sum(results) == 2 * 6 * (32 + 8 * 20)
+
+
+@pytest.mark.postgres
+def test_concurrent_writers_on_postgres_lose_nothing(pg_database: PgDatabase) -> None:
+    keys = make_keys(pg_database.admin_dsn)
+    with live_server(pg_database.settings()) as url:
+        acked = _hammer(url, keys.bob, 8, 25, 10)
+        assert _count(url, keys.bob) == acked == 8 * (20 + 5 * 10)
+        assert _count(url, keys.alice) == 0
