@@ -232,6 +232,10 @@ def test_errors_are_typed(service: Service) -> None:
     )
     assert nan.status_code == 422
     extra = error_of(post(service, record(unknownField=1)), 422)
+    # integers past 64 bits once reached the JSON encoder of the store (a 500)
+    huge = {"documentId": "a", "score": 1.0, "chunkIndex": 676878911964664991580160}
+    too_big = error_of(post(service, {"query": "q", "retrievedDocuments": [huge]}), 422)
+    assert too_big["details"][0]["path"] == "body.retrievedDocuments.0.chunkIndex"
     assert extra["details"][0]["path"] == "body.unknownField"
     assert error_of(get(service, f"{METRICS}/not-a-uuid"), 422)
     assert error_of(post(service, record(userId="bob")), 403)["code"] == "forbidden"

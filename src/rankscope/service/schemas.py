@@ -42,7 +42,7 @@ class RetrievedDocumentCreate(TypedDict):
 
     documentId: Id
     documentName: NotRequired[Annotated[str, StringConstraints(max_length=1000)] | None]
-    chunkIndex: NotRequired[Annotated[int, Field(ge=0)] | None]
+    chunkIndex: NotRequired[Annotated[int, Field(ge=0, le=2**31 - 1)] | None]
     content: NotRequired[Annotated[str | None, Field(description="accepted; not stored")]]
     score: Finite
 
@@ -78,7 +78,7 @@ class CollectOptions(Camel):
     document_ids: list[Id] | None = Field(
         None, max_length=10_000, description="documents the search was limited to"
     )
-    cutoff: Annotated[int, Field(ge=1)] | None = Field(
+    cutoff: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
         None, description="evaluate the first N distinct documents (default: all)"
     )
     arm: Id | None = Field(
