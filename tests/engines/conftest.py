@@ -282,6 +282,10 @@ class _SearchHandler(BaseHTTPRequestHandler):
             self._send(200, None, raw=b"<html>oops</html>")
         elif parts.path == "/echo":
             self._send(200, {"results": [{"id": parts.query, "score": 1.0}]})
+        elif parts.path == "/score":
+            # one hit whose score is the raw JSON text given (NaN, Infinity, "2.5", true...)
+            raw = '[{"id": "a", "score": 1.0}, {"id": "b", "score": ' + params["v"][0] + "}]"
+            self._send(200, None, raw=raw.encode())
         else:
             self._send(404, {"error": "no such path"})
 

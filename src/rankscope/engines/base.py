@@ -9,11 +9,12 @@ It declares the query kinds it supports and refuses the others with
 from __future__ import annotations
 
 import inspect
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Self, TypeVar
+from typing import Any, ClassVar, Literal, Self, SupportsFloat, TypeVar
 
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
@@ -76,6 +77,56 @@ class Hit:
     text: str | None = None
 
 
+def coerce_score(value: object, where: str) -> float:
+    """A hit's score as a finite ``float``, or an :class:`EngineError` saying why not.
+
+    Accepted: ints, floats, numpy scalars (``np.float32`` included) and anything else that
+    converts with ``float()`` (a 0-d array, a ``Decimal``), and numeric strings such as
+    ``"1.5"`` (some JSON APIs send scores as strings). Refused: booleans, other strings, NaN and
+    infinities: a run file cannot rank them and ``rankscope eval`` refuses them. ``where`` names
+    the engine, query and document for the message.
+    """
+    number: float | None = None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    elif not isinstance(value, (bool, bytes)) and isinstance(value, SupportsFloat):
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            number = None
+    if number is None:
+        raise EngineError(
+            f"{where}: score {value!r} ({type(value).__name__}) is not a number; return a "
+            "float (a numpy scalar or a numeric string also works)"
+        )
+    if not math.isfinite(number):
+        raise EngineError(
+            f"{where}: score {value!r} is not a finite number; NaN and infinite scores cannot "
+            "be ranked or written to a run file (check the engine's scoring for a division by "
+            "zero or an overflow)"
+        )
+    return number
+
+
+def checked_hits(engine: str, query: Query, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with every score a finite float, or an :class:`EngineError` naming the engine,
+    the query and the document whose score is not (see :func:`coerce_score`)."""
+    out = hits
+    for i, hit in enumerate(hits):
+        score = hit.score
+        if type(score) is float and math.isfinite(score):
+            continue
+        where = f"engine {engine!r}, query {query.id!r}, document {hit.doc_id!r} (rank {i + 1})"
+        fixed = Hit(doc_id=hit.doc_id, score=coerce_score(score, where), text=hit.text)
+        if out is hits:
+            out = list(hits)
+        out[i] = fixed
+    return out
+
+
 class Engine(ABC):
     """Base class of every engine. Use as a context manager so resources are released."""
 
@@ -95,11 +146,15 @@ class Engine(ABC):
         """Engine-specific search; ``query.kind`` is already known to be supported."""
 
     def search(self, query: Query, k: int) -> list[Hit]:
-        """Return at most ``k`` hits, best first."""
+        """Return at most ``k`` hits, best first, each with a finite float score.
+
+        Every engine's hits pass :func:`checked_hits`: a NaN or infinite score is refused with
+        an :class:`EngineError` naming the query and the document, never written to a run.
+        """
         self.check_kind(query)
         if k <= 0:
             return []
-        return self._search(query, k)
+        return checked_hits(self.name, query, self._search(query, k))
 
     def check_kind(self, query: Query) -> None:
         if query.kind not in self.supported_kinds:
