@@ -8,8 +8,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from rankscope.embeddings import Embedder, Matrix, normalize_rows
 from rankscope.engines import Document, Engine, Hit, Query, QueryKind, create_engine
+from rankscope.engines.embeddings import Embedder, Matrix, normalize_rows
 from rankscope.engines.hybrid import HybridEngine, minmax, rrf_fuse, weighted_fuse
 from rankscope.engines.rerank import RerankEngine
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankscope.embeddings import (
+from rankscope.engines import Document, Query, create_engine
+from rankscope.engines.embeddings import (
     CachedEmbedder,
     Embedder,
     EmbeddingCache,
@@ -19,7 +20,6 @@ from rankscope.embeddings import (
     make_embedder,
     normalize_rows,
 )
-from rankscope.engines import Document, Query, create_engine
 from rankscope.engines.vector import VectorEngine, top_k
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 

@@ -9,9 +9,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from rankscope.embeddings import HashingEmbedder
 from rankscope.engines import create_engine
 from rankscope.engines.base import Document, Query
+from rankscope.engines.embeddings import HashingEmbedder
 from rankscope.engines.pgvector import PgVectorEngine, vector_literal
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 

@@ -136,6 +136,51 @@ class Engine(ABC):
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset(QUERY_KINDS)
     #: whether ``search`` may be called from several threads at once
     thread_safe: ClassVar[bool] = False
+    #: the engine embeds text with an embedding model named by its ``model`` option, so a
+    #: configuration's ``embedding_model`` is given to it (vector, pgvector)
+    embeds_text: ClassVar[bool] = False
+    #: the engine is built from other engines, given as nested specs in its options (hybrid,
+    #: rerank); :meth:`member_specs` returns them
+    composite: ClassVar[bool] = False
+
+    @classmethod
+    def member_specs(cls, options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The nested engine specs (``{"engine": name, **options}``) that a composite engine
+        built with ``options`` wraps; none for other engines."""
+        return []
+
+    @classmethod
+    def takes_embedding_model(cls, options: Mapping[str, Any]) -> bool:
+        """Whether a configuration's ``embedding_model`` applies to an engine built with
+        ``options``: it embeds text itself, or one of its members does."""
+        return cls.embeds_text or any(
+            spec_takes_embedding_model(m.get("engine"), m) for m in cls.member_specs(options)
+        )
+
+    @classmethod
+    def uses_embeddings(cls, options: Mapping[str, Any]) -> bool:
+        """Whether an engine built with ``options`` loads an embedding model (itself or
+        through a member), so that it needs an embedding backend installed. The model-free
+        ``hashing`` embedder needs none."""
+        if cls.embeds_text and not str(options.get("model") or "").startswith("hashing"):
+            return True
+        return any(spec_uses_embeddings(m.get("engine"), m) for m in cls.member_specs(options))
+
+    @classmethod
+    def with_embedding_model(cls, options: Mapping[str, Any], model: str) -> dict[str, Any]:
+        """``options`` with ``model`` given to whatever embeds text: this engine's ``model``
+        option, or (composite engines) that of every member that embeds. A model the options
+        already name is kept."""
+        out = dict(options)
+        if cls.embeds_text:
+            out.setdefault("model", model)
+        return out
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """Counts about the last :meth:`index` (and any document embedding done since), for
+        the benchmark's table: e.g. ``{"embedding_cache_hits": 950, "embedding_cache_misses":
+        50}``. Empty for engines with nothing to report."""
+        return {}
 
     @abstractmethod
     def index(self, docs: Iterable[Document]) -> None:
@@ -181,7 +226,7 @@ class Engine(ABC):
 
 
 E = TypeVar("E", bound=type[Engine])
-_REGISTRY: dict[str, Callable[..., Engine]] = {}
+_REGISTRY: dict[str, type[Engine]] = {}
 
 
 def register_engine(name: str) -> Callable[[E], E]:
@@ -194,16 +239,54 @@ def register_engine(name: str) -> Callable[[E], E]:
     return deco
 
 
-def create_engine(name: str, **options: Any) -> Engine:
-    """Instantiate a registered engine by name with its options."""
+def engine_class(name: str) -> type[Engine]:
+    """The engine class registered under ``name`` (its capabilities are class attributes)."""
     from rankscope.engines import load_builtin_engines
 
     load_builtin_engines()
     try:
-        factory = _REGISTRY[name]
+        return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise EngineError(f"unknown engine {name!r}; known engines: {known}") from None
+
+
+def _spec_class(spec: Mapping[str, Any]) -> type[Engine] | None:
+    name = spec.get("engine")
+    if not isinstance(name, str):
+        return None
+    try:
+        return engine_class(name)
+    except EngineError:  # building it fails later with its own clear error
+        return None
+
+
+def spec_uses_embeddings(name: object, options: Mapping[str, Any]) -> bool:
+    """Whether engine ``name`` built with ``options`` loads an embedding model (False for an
+    unknown name: building it fails later with its own clear error)."""
+    cls = _spec_class({"engine": name})
+    return cls is not None and cls.uses_embeddings(options)
+
+
+def spec_takes_embedding_model(name: object, options: Mapping[str, Any]) -> bool:
+    """Whether a configuration's ``embedding_model`` applies to engine ``name`` with
+    ``options`` (False for an unknown name)."""
+    cls = _spec_class({"engine": name})
+    return cls is not None and cls.takes_embedding_model(options)
+
+
+def spec_with_embedding_model(spec: Mapping[str, Any], model: str) -> Mapping[str, Any]:
+    """A nested engine spec with ``model`` given to whatever in it embeds text."""
+    cls = _spec_class(spec)
+    if cls is None:
+        return spec
+    options = {k: v for k, v in spec.items() if k != "engine"}
+    return {"engine": spec["engine"], **cls.with_embedding_model(options, model)}
+
+
+def create_engine(name: str, **options: Any) -> Engine:
+    """Instantiate a registered engine by name with its options."""
+    factory = engine_class(name)
     _check_options(name, factory, options)
     return factory(**options)
 
@@ -234,3 +317,9 @@ def engine_names() -> list[str]:
 
     load_builtin_engines()
     return sorted(_REGISTRY)
+
+
+def embedding_engine_names() -> list[str]:
+    """Registered engines that can take an embedding model: those that embed text, and the
+    composite ones (through their members), for messages."""
+    return [n for n in engine_names() if _REGISTRY[n].embeds_text or _REGISTRY[n].composite]

@@ -14,10 +14,18 @@ The hybrid supports exactly the query kinds that all its engines support.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from rankscope.engines._nested import build_engine
-from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.base import (
+    Document,
+    Engine,
+    Hit,
+    Query,
+    QueryKind,
+    register_engine,
+    spec_with_embedding_model,
+)
 from rankscope.errors import ConfigError
 
 Fusion = Literal["rrf", "weighted"]
@@ -62,17 +70,44 @@ class HybridEngine(Engine):
     """Fusion of several engines' rankings.
 
     Options: ``engines`` (a list of at least two nested engine specs such as
-    ``{engine: sqlite}``), ``fusion`` (``rrf``, the default, or ``weighted``), ``rrf_k`` (60),
+    ``{engine: sqlite}``; default sqlite and vector), ``fusion`` (``rrf``, the default, or
+    ``weighted``), ``rrf_k`` (60),
     ``alpha`` (weight of the first engine in weighted fusion of two, 0.5), ``weights`` (one per
     engine, instead of ``alpha``), ``depth`` (hits fetched from each engine, at least ``k``;
     default 100).
     """
 
     name = "hybrid"
+    composite = True
+    #: the members when the options name none: BM25 (sqlite) and dense retrieval (vector)
+    DEFAULT_MEMBERS: ClassVar[tuple[Mapping[str, Any], ...]] = (
+        {"engine": "sqlite"},
+        {"engine": "vector"},
+    )
+
+    @classmethod
+    def member_specs(cls, options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        members = options.get("engines")
+        if members is None:
+            return list(cls.DEFAULT_MEMBERS)
+        if isinstance(members, (str, Mapping)) or not isinstance(members, Sequence):
+            return []  # refused by __init__ with a clear message
+        return [m for m in members if isinstance(m, Mapping)]
+
+    @classmethod
+    def with_embedding_model(cls, options: Mapping[str, Any], model: str) -> dict[str, Any]:
+        members = options.get("engines")
+        if members is None:
+            members = cls.DEFAULT_MEMBERS
+        if isinstance(members, (str, Mapping)) or not isinstance(members, Sequence):
+            return dict(options)
+        given = [spec_with_embedding_model(m, model) if isinstance(m, Mapping) else m
+                 for m in members]  # fmt: skip
+        return {**options, "engines": given}
 
     def __init__(
         self,
-        engines: Sequence[Mapping[str, object] | Engine],
+        engines: Sequence[Mapping[str, object] | Engine] | None = None,
         *,
         fusion: Fusion = "rrf",
         rrf_k: int = 60,
@@ -80,6 +115,8 @@ class HybridEngine(Engine):
         weights: Sequence[float] | None = None,
         depth: int = 100,
     ) -> None:
+        if engines is None:
+            engines = self.DEFAULT_MEMBERS
         if isinstance(engines, (str, Mapping)) or len(engines) < 2:
             raise ConfigError(
                 "hybrid engine option 'engines' must list at least two engine specs",

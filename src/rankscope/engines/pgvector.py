@@ -1,12 +1,12 @@
 """Dense retrieval inside PostgreSQL with the pgvector extension.
 
-Documents are embedded by a rankscope embedder (:mod:`rankscope.embeddings`; default the offline
-all-MiniLM-L6-v2, ``model="hashing:512"`` for a model-free one) from their ``title`` and ``text``
-(option ``embed_fields``), stored in a table ``(id text, title text, text text, embedding
-vector(dim))`` filled with ``COPY``, and searched by cosine distance ``<=>``; a hit's score is the
-cosine similarity ``1 - distance``. An HNSW index (``vector_cosine_ops``) is built unless
-``hnsw=False`` (exact scan); ``ef_search`` is raised to ``k`` for each search so the index can
-return k rows (pgvector caps ``ef_search`` at 1000: deeper searches scan exactly).
+Documents are embedded by a rankscope embedder (:mod:`rankscope.engines.embeddings`; default the
+offline all-MiniLM-L6-v2, ``model="hashing:512"`` for a model-free one) from their ``title`` and
+``text`` (option ``embed_fields``), stored in a table ``(id text, title text, text text,
+embedding vector(dim))`` filled with ``COPY``, and searched by cosine distance ``<=>``; a hit's
+score is the cosine similarity ``1 - distance``. An HNSW index (``vector_cosine_ops``) is built
+unless ``hnsw=False`` (exact scan); ``ef_search`` is raised to ``k`` for each search so the index
+can return k rows (pgvector caps ``ef_search`` at 1000: deeper searches scan exactly).
 
 Only ``query_string`` queries are answered: a dense model has no fields, phrases or operators, so
 the other kinds are refused rather than approximated. Documents whose text embeds to the zero
@@ -49,7 +49,7 @@ MAX_HNSW_DIM = 2000
 
 
 class TextEmbedder(Protocol):
-    """What the engine needs from an embedder (see :class:`rankscope.embeddings.Embedder`)."""
+    """What the engine needs from an embedder (:class:`rankscope.engines.embeddings.Embedder`)."""
 
     model_id: str
 
@@ -68,7 +68,7 @@ class PgVectorEngine(Engine):
     """Cosine-similarity search over embeddings stored in PostgreSQL (pgvector).
 
     Options: ``dsn`` (default ``$RANKSCOPE_PG_DSN``), ``model`` (embedder name for
-    :func:`rankscope.embeddings.make_embedder`; None: the default model) or ``embedder`` (an
+    :func:`rankscope.engines.embeddings.make_embedder`; None: the default model) or ``embedder`` (an
     embedder object), ``cache`` (embedding cache on disk, default True), ``table``,
     ``embed_fields`` (default title and text), ``hnsw`` (default True), ``m`` and
     ``ef_construction`` (HNSW build parameters, pgvector defaults 16 and 64), ``ef_search``
@@ -78,6 +78,7 @@ class PgVectorEngine(Engine):
 
     name = "pgvector"
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
+    embeds_text = True
 
     def __init__(
         self,
@@ -105,7 +106,7 @@ class PgVectorEngine(Engine):
                 value=model,
             )
         if embedder is None:
-            from rankscope.embeddings import make_embedder
+            from rankscope.engines.embeddings import make_embedder
 
             embedder = make_embedder(model, cache=cache)
         self.embedder: TextEmbedder = embedder

@@ -21,9 +21,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rankscope.embeddings import Embedder, make_embedder
 from rankscope.engines._nested import build_engine
-from rankscope.engines.base import Document, Engine, Hit, Query, register_engine
+from rankscope.engines.base import (
+    Document,
+    Engine,
+    Hit,
+    Query,
+    register_engine,
+    spec_with_embedding_model,
+)
+from rankscope.engines.embeddings import Embedder, make_embedder
 from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError
 
@@ -91,6 +98,30 @@ class RerankEngine(Engine):
     """
 
     name = "rerank"
+    composite = True
+
+    @classmethod
+    def member_specs(cls, options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        engine = options.get("engine")
+        return [engine] if isinstance(engine, Mapping) else []
+
+    @classmethod
+    def uses_embeddings(cls, options: Mapping[str, Any]) -> bool:
+        # a cross-encoder is a sentence-transformers model too; only a hashing embedder in
+        # embedding mode needs no model, and then only the first stage may need one
+        model = str(options.get("model") or "")
+        if options.get("mode") == "embedding" and model.startswith("hashing"):
+            return super().uses_embeddings(options)
+        return True
+
+    @classmethod
+    def with_embedding_model(cls, options: Mapping[str, Any], model: str) -> dict[str, Any]:
+        # ``model`` of the rerank engine is the reranking model: the configuration's
+        # embedding model goes to the first stage
+        engine = options.get("engine")
+        if not isinstance(engine, Mapping):
+            return dict(options)
+        return {**options, "engine": spec_with_embedding_model(engine, model)}
 
     def __init__(
         self,

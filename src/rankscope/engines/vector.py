@@ -16,8 +16,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from rankscope.embeddings import Embedder, Matrix, make_embedder
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.embeddings import Embedder, Matrix, make_embedder
 from rankscope.errors import ConfigError, EngineError
 
 
@@ -45,12 +45,13 @@ class VectorEngine(Engine):
     ``query_prefix`` / ``document_prefix``, ``cache`` (on-disk embedding cache, default on) and
     ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``),
     ``max_seq_length`` (word pieces embedded per text; default the model's own setting). An
-    :class:`~rankscope.embeddings.Embedder` instance may be passed as ``embedder`` instead.
+    :class:`~rankscope.engines.embeddings.Embedder` instance may be passed as ``embedder`` instead.
     """
 
     name = "vector"
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string", "match"})
     thread_safe = True
+    embeds_text = True
 
     def __init__(
         self,

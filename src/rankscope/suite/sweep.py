@@ -15,13 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rankscope.engines.base import engine_class, spec_takes_embedding_model, spec_uses_embeddings
 from rankscope.errors import ConfigError
 from rankscope.suite.schema import ChunkingSpec, ChunkUnit, EngineSpec, SweepSpec
 
-#: engines that embed text, and so take an embedding model and need the ``embed`` extra
-EMBEDDING_ENGINES = frozenset({"vector", "hybrid", "pgvector"})
-#: engines that embed by themselves (a hybrid embeds through its dense members)
-DENSE_ENGINES = frozenset({"vector", "pgvector"})
 #: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -80,15 +77,14 @@ class BenchConfig:
 
     @property
     def needs_embeddings(self) -> bool:
-        """Whether this configuration needs the ``embed`` extra (an embedding model)."""
+        """Whether this configuration loads an embedding model (the engine's declared
+        capabilities say so, or a reranker does), so that it needs the ``embed`` extra."""
         if self.reranker is not None:
             return True
-        if self.engine == "hybrid" and isinstance(self.options.get("engines"), list):
-            return self.embedding_model is not None or any(
-                isinstance(m, Mapping) and m.get("engine") in DENSE_ENGINES
-                for m in self.options["engines"]
-            )
-        return self.engine in EMBEDDING_ENGINES
+        options = dict(self.options)
+        if self.embedding_model is not None and spec_takes_embedding_model(self.engine, options):
+            options = engine_class(self.engine).with_embedding_model(options, self.embedding_model)
+        return spec_uses_embeddings(self.engine, options)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,11 +139,13 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
             continue  # an overlap as large as the chunk is not a chunking
         chunking = None if size is None else Chunking(size, overlap, sweep.unit)
         # an embedding model only means something to an engine that embeds
-        model = (model or DEFAULT_EMBEDDING_MODEL) if engine in EMBEDDING_ENGINES else None
+        options = dict(sweep.options.get(engine, {}))
+        takes_model = spec_takes_embedding_model(engine, options)
+        model = (model or DEFAULT_EMBEDDING_MODEL) if takes_model else None
         config = BenchConfig(
             name=config_name(engine, chunking, model, reranker),
             engine=engine,
-            options=dict(sweep.options.get(engine, {})),
+            options=options,
             chunking=chunking,
             embedding_model=model,
             reranker=reranker,
