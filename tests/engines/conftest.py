@@ -110,6 +110,18 @@ add_engine_case(
 )
 add_engine_case(
     EngineCase(
+        "hybrid-zscore",
+        lambda ctx: create_engine(
+            "hybrid",
+            engines=[{"engine": "sqlite"}, {"engine": "vector", "model": "hashing:256"}],
+            fusion="weighted",
+            normalization="zscore",
+            alpha=0.2,
+        ),
+    )
+)
+add_engine_case(
+    EngineCase(
         "rerank-embedding",
         lambda ctx: create_engine(
             "rerank", engine={"engine": "sqlite"}, mode="embedding", model="hashing:256"
