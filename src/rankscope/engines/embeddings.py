@@ -21,8 +21,9 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -328,15 +329,34 @@ class EmbeddingCache:
 
 
 class CachedEmbedder(Embedder):
-    """Looks documents up in an :class:`EmbeddingCache`, embeds only the missing ones, in
-    batches; queries are passed straight to the inner embedder."""
+    """Looks documents up in an :class:`EmbeddingCache` and embeds only the missing ones, in
+    batches of ``write_every`` texts, each stored (committed) as soon as it is embedded: an
+    interrupted or killed run keeps what it embedded. Queries go straight to the inner
+    embedder. :meth:`stats` counts cache hits and misses."""
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, *, write_every: int = 256) -> None:
+        if isinstance(write_every, bool) or not isinstance(write_every, int) or write_every <= 0:
+            raise ConfigError("write_every must be a positive integer", value=write_every)
         self.inner = inner
         self.cache = cache
         self.model_id = inner.model_id
+        self.write_every = write_every
         #: texts actually embedded by the inner model (not served from the cache)
         self.embedded_count = 0
+        self._hits = 0
+        self._misses = 0
+        self._seconds = 0.0
+        self._stats_lock = threading.Lock()
+
+    def stats(self) -> dict[str, int | float]:
+        """Document texts served from the cache (hits), embedded and stored (misses, distinct
+        texts), and the seconds spent embedding them, since this embedder was made."""
+        with self._stats_lock:
+            return {
+                "embedding_cache_hits": self._hits,
+                "embedding_cache_misses": self._misses,
+                "embedding_seconds": self._seconds,
+            }
 
     def _cached(self, texts: Sequence[str], prefix: str, kind: str) -> Matrix:
         if not texts:
@@ -347,19 +367,27 @@ class CachedEmbedder(Embedder):
         for i, k in enumerate(keys):
             if k not in found and k not in missing:
                 missing[k] = i
-        if missing:
-            idx = list(missing.values())
-            subset = [texts[i] for i in idx]
-            if kind == "query":
-                fresh = self.inner.embed_queries(subset)
-            elif kind == "document":
+        with self._stats_lock:
+            self._hits += sum(1 for k in keys if k in found)
+        # longest first, as sentence-transformers orders a call, so that cutting the work into
+        # stored batches costs no extra padding
+        todo = sorted(missing.items(), key=lambda ki: -len(texts[ki[1]]))
+        for lo in range(0, len(todo), self.write_every):
+            part = todo[lo : lo + self.write_every]
+            subset = [texts[i] for _, i in part]
+            started = time.perf_counter()
+            if kind == "document":
                 fresh = self.inner.embed_documents(subset)
             else:
                 fresh = self.inner.embed(subset)
-            self.embedded_count += len(subset)
-            pairs = list(zip(missing, fresh, strict=True))
-            self.cache.put_many(self.model_id, pairs)
+            elapsed = time.perf_counter() - started
+            pairs = list(zip((k for k, _ in part), fresh, strict=True))
+            self.cache.put_many(self.model_id, pairs)  # committed: survives a kill from here on
             found.update(pairs)
+            with self._stats_lock:
+                self.embedded_count += len(subset)
+                self._misses += len(subset)
+                self._seconds += elapsed
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
@@ -368,11 +396,35 @@ class CachedEmbedder(Embedder):
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         # Queries always go to the model: a dense engine's measured latency must include
         # embedding the query, and a benchmark repeats each query several times.
-        self.embedded_count += len(texts)
+        with self._stats_lock:
+            self.embedded_count += len(texts)
         return self.inner.embed_queries(texts)
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         return self._cached(texts, getattr(self.inner, "document_prefix", ""), "document")
+
+
+def embedding_stats(embedder: object) -> dict[str, int | float]:
+    """An embedder's cache counters (:meth:`CachedEmbedder.stats`); empty for embedders
+    without a cache."""
+    stats = getattr(embedder, "stats", None)
+    return dict(stats()) if callable(stats) else {}
+
+
+def stats_since(
+    now: Mapping[str, int | float], before: Mapping[str, int | float]
+) -> dict[str, int | float]:
+    """Counters accumulated between two :func:`embedding_stats` snapshots."""
+    return {k: v - before.get(k, 0) for k, v in now.items()}
+
+
+def add_stats(*parts: Mapping[str, int | float]) -> dict[str, int | float]:
+    """Counters of several engines summed key by key (a hybrid's members, a reranker's stages)."""
+    total: dict[str, int | float] = {}
+    for part in parts:
+        for k, v in part.items():
+            total[k] = total.get(k, 0) + v
+    return total
 
 
 def make_embedder(

@@ -34,6 +34,7 @@ from rankscope.engines.base import (
     register_engine,
     spec_with_embedding_model,
 )
+from rankscope.engines.embeddings import add_stats
 from rankscope.errors import ConfigError
 
 Fusion = Literal["rrf", "weighted"]
@@ -248,6 +249,10 @@ class HybridEngine(Engine):
         else:
             fused = weighted_fuse(lists, self.weights, self.normalization)
         return ranked(fused, k)
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """The members' counters, summed key by key."""
+        return add_stats(*(e.index_stats() for e in self.engines))
 
     def close(self) -> None:
         for e in self.engines:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
@@ -36,6 +36,7 @@ from rankscope.engines._pg import (
     table_identifier,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.embeddings import embedding_stats, stats_since
 from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
@@ -150,6 +151,22 @@ class PgVectorEngine(Engine):
         self._conn: psycopg.Connection[Any] | None = None
         self._indexed = False
         self._closed = False
+        self._stats_at_index = embedding_stats(self.embedder)
+        self._embedded_docs = 0
+        self._table_reused = False
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """Embedding-cache hits and misses of the last :meth:`index` (``documents_embedded``
+        for an embedder without a cache) and ``table_reused`` (1 when the stored vectors of an
+        identical earlier index were kept and nothing was embedded)."""
+        cached = embedding_stats(self.embedder)
+        stats: dict[str, int | float] = (
+            stats_since(cached, self._stats_at_index)
+            if cached
+            else {"documents_embedded": self._embedded_docs}
+        )
+        stats["table_reused"] = int(self._table_reused)
+        return stats
 
     @property
     def table(self) -> str | None:
@@ -205,6 +222,9 @@ class PgVectorEngine(Engine):
         from psycopg import sql
 
         pg = import_psycopg()
+        self._stats_at_index = embedding_stats(self.embedder)
+        self._embedded_docs = 0
+        self._table_reused = False
         docs = list(docs)
         seen: set[str] = set()
         for d in docs:
@@ -224,6 +244,7 @@ class PgVectorEngine(Engine):
         try:
             if self.reuse and table_comment(conn, self._table_name) == digest:
                 self._indexed = True
+                self._table_reused = True
                 return
             dim = 0
             with conn.transaction():
@@ -234,6 +255,7 @@ class PgVectorEngine(Engine):
                     if not batch:
                         break
                     vecs = self._embed([self._doc_text(d) for d in batch], queries=False)
+                    self._embedded_docs += len(batch)
                     if not created:
                         dim = int(vecs.shape[1])
                         if dim < 1:

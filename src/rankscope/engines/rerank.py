@@ -30,7 +30,13 @@ from rankscope.engines.base import (
     register_engine,
     spec_with_embedding_model,
 )
-from rankscope.engines.embeddings import Embedder, make_embedder
+from rankscope.engines.embeddings import (
+    Embedder,
+    add_stats,
+    embedding_stats,
+    make_embedder,
+    stats_since,
+)
 from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError
 
@@ -178,8 +184,16 @@ class RerankEngine(Engine):
         setattr(self, "supported_kinds", self.base.supported_kinds)  # noqa: B010
         setattr(self, "thread_safe", self.base.thread_safe)  # noqa: B010
         self._texts: dict[str, str] = {}
+        self._stats_at_index: dict[str, int | float] = embedding_stats(self._embedder)
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """The first stage's counters plus, in embedding mode, the cache hits and misses of
+        the documents this reranker embedded since :meth:`index` (at search time)."""
+        own = stats_since(embedding_stats(self._embedder), self._stats_at_index)
+        return add_stats(self.base.index_stats(), own)
 
     def index(self, docs: Iterable[Document]) -> None:
+        self._stats_at_index = embedding_stats(self._embedder)
         docs = list(docs)
         self._texts = {d.id: VectorEngine.document_text(d, self.fields) for d in docs}
         self.base.index(docs)

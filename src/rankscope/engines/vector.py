@@ -10,14 +10,20 @@ meaning and are refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
-from rankscope.engines.embeddings import Embedder, Matrix, make_embedder
+from rankscope.engines.embeddings import (
+    Embedder,
+    Matrix,
+    embedding_stats,
+    make_embedder,
+    stats_since,
+)
 from rankscope.errors import ConfigError, EngineError
 
 
@@ -90,6 +96,8 @@ class VectorEngine(Engine):
         self._matrix: Matrix | None = None
         self._field_matrices: dict[str, Matrix] = {}
         self._known_fields: set[str] = set()
+        self._stats_at_index: dict[str, int | float] = embedding_stats(self.embedder)
+        self._embedded_docs = 0
 
     @staticmethod
     def document_text(doc: Document, fields: Sequence[str]) -> str:
@@ -97,6 +105,8 @@ class VectorEngine(Engine):
         return "\n".join(t for t in (doc.get(f).strip() for f in fields) if t)
 
     def index(self, docs: Iterable[Document]) -> None:
+        self._stats_at_index = embedding_stats(self.embedder)
+        self._embedded_docs = 0
         self._docs = list(docs)
         self._ids = [d.id for d in self._docs]
         self._field_matrices = {}
@@ -106,9 +116,19 @@ class VectorEngine(Engine):
         texts = [self.document_text(d, self.fields) for d in self._docs]
         self._matrix = self._embed_docs(texts)
 
+    def index_stats(self) -> Mapping[str, int | float]:
+        """Embedding-cache hits and misses (and seconds spent embedding) of the documents
+        embedded since :meth:`index` began (field embeddings made for ``match`` queries
+        included); ``documents_embedded`` when the embedder has no cache."""
+        cached = embedding_stats(self.embedder)
+        if cached:
+            return stats_since(cached, self._stats_at_index)
+        return {"documents_embedded": self._embedded_docs}
+
     def _embed_docs(self, texts: list[str]) -> Matrix:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        self._embedded_docs += len(texts)
         m = self.embedder.embed_documents(texts)
         if m.shape[0] != len(texts):
             raise EngineError(
