@@ -74,7 +74,8 @@ class PgVectorEngine(Engine):
     ``embed_fields`` (default title and text), ``hnsw`` (default True), ``m`` and
     ``ef_construction`` (HNSW build parameters, pgvector defaults 16 and 64), ``ef_search``
     (default 40), ``reuse``, ``drop_on_close``, ``return_text``, ``batch_size`` (texts embedded
-    at a time), ``connect_timeout`` (seconds).
+    at a time), ``connect_timeout`` (seconds), ``backend`` (embedding backend: ``auto``,
+    ``onnx`` or ``torch``, as for the vector engine).
     """
 
     name = "pgvector"
@@ -99,6 +100,7 @@ class PgVectorEngine(Engine):
         return_text: bool = False,
         batch_size: int = 256,
         connect_timeout: float = 5.0,
+        backend: str = "auto",
     ) -> None:
         self.dsn = resolve_dsn(dsn, self.name)
         if embedder is not None and model is not None:
@@ -109,7 +111,7 @@ class PgVectorEngine(Engine):
         if embedder is None:
             from rankscope.engines.embeddings import make_embedder
 
-            embedder = make_embedder(model, cache=cache)
+            embedder = make_embedder(model, cache=cache, backend=backend)
         self.embedder: TextEmbedder = embedder
         if isinstance(embed_fields, str) or not embed_fields:
             raise ConfigError(

