@@ -40,3 +40,25 @@ def test_demo_hybrid_is_at_least_as_good_as_its_best_member() -> None:
     ndcg = {name: scores.mean(name)["ndcg@10"] for name in runs}
     best = max(ndcg[m] for m in members)
     assert ndcg["hybrid"] >= best, ndcg
+
+
+@pytest.mark.slow
+def test_demo_dense_quality_is_the_same_with_onnx_and_torch() -> None:
+    if os.environ.get("RANKSCOPE_RUN_SLOW") != "1":
+        pytest.skip("embeds the demo corpus twice with MiniLM; set RANKSCOPE_RUN_SLOW=1 to run")
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("sentence_transformers")
+    suite = load_suite(SUITE_PATH)
+    docs = suite.documents()
+    queries = [q for q in suite.queries if q.kind in ("query_string", "match")]
+    qrels = {q: r for q, r in suite.qrels().to_dict().items() if q in {x.id for x in queries}}
+    runs = {}
+    for backend in ("onnx", "torch"):
+        with create_engine("vector", fields=["text"], backend=backend) as engine:
+            engine.index(docs)
+            runs[backend] = {
+                q.id: {h.doc_id: h.score for h in engine.search(q, 100)} for q in queries
+            }
+    scores = evaluate(qrels, runs, "ndcg@10", average_over_qrels=True)
+    onnx, torch = (scores.mean(b)["ndcg@10"] for b in ("onnx", "torch"))
+    assert abs(onnx - torch) < 1e-3, (onnx, torch)
