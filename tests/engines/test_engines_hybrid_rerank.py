@@ -114,7 +114,7 @@ def test_zscore_fusion_formula_and_missing_documents() -> None:
     assert hits[0].score == pytest.approx(max(fused.values()))
 
 
-def test_hybrid_depth_is_honoured_and_defaults_to_k() -> None:
+def test_hybrid_depth_is_honoured_and_defaults_to_100_or_k() -> None:
     e1, e2 = FixedEngine(A), FixedEngine(B)
     shallow = HybridEngine([e1, e2], depth=1)
     hits = shallow.search(Query("q", "x"), 10)
@@ -123,7 +123,8 @@ def test_hybrid_depth_is_honoured_and_defaults_to_k() -> None:
     e1, e2 = FixedEngine(A), FixedEngine(B)
     default = HybridEngine([e1, e2])
     default.search(Query("q", "x"), 7)
-    assert e1.asked == [7] and e2.asked == [7]
+    default.search(Query("q", "x"), 250)
+    assert e1.asked == [100, 250] and e2.asked == [100, 250]
 
 
 def test_hybrid_supports_the_common_kinds_only() -> None:

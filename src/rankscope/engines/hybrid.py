@@ -1,7 +1,7 @@
 """Hybrid search: two (or more) engines fused into one ranking.
 
-Each member engine is asked for its top ``depth`` hits (default: as many as the hybrid is asked
-for); the lists are fused by
+Each member engine is asked for its top ``depth`` hits (default: 100, or ``k`` when the hybrid
+is asked for more); the lists are fused by
 
 - ``rrf`` (reciprocal-rank fusion, Cormack et al. 2009): ``score(d) = sum_i w_i / (rrf_k +
   rank_i(d))`` over the members that returned ``d`` (ranks 1-based, ``w_i`` = 1 unless
@@ -38,6 +38,8 @@ from rankscope.engines.embeddings import add_stats
 from rankscope.errors import ConfigError
 
 Fusion = Literal["rrf", "weighted"]
+#: hits fetched from each member when ``depth`` is unset (more when ``k`` is larger)
+DEFAULT_DEPTH = 100
 Normalization = Literal["minmax", "zscore"]
 
 
@@ -114,8 +116,8 @@ class HybridEngine(Engine):
     ``weighted``: normalised score fusion), ``normalization`` (``minmax``, the default, or
     ``zscore``; weighted fusion only), ``alpha`` (weight of the first of two members, the
     second gets ``1 - alpha``), ``weights`` (one per member, instead of ``alpha``; both fusions
-    take them), ``rrf_k`` (60), ``depth`` (hits fetched from each member; default: the ``k``
-    the hybrid is asked for).
+    take them), ``rrf_k`` (60), ``depth`` (hits fetched from each member, honoured as given;
+    default: 100, or ``k`` when more are asked for).
     """
 
     name = "hybrid"
@@ -242,7 +244,9 @@ class HybridEngine(Engine):
             e.index(docs)
 
     def _search(self, query: Query, k: int) -> list[Hit]:
-        depth = k if self.depth is None else self.depth
+        # unset: deep enough that a document ranked low by one member and high by the other
+        # can still reach a short fused list (top 5 from top-100 lists, not from top-5 ones)
+        depth = max(k, DEFAULT_DEPTH) if self.depth is None else self.depth
         lists = [e.search(query, depth) for e in self.engines]
         if self.fusion == "rrf":
             fused = rrf_fuse(lists, self.rrf_k, self.weights)
