@@ -110,6 +110,18 @@ add_engine_case(
 )
 add_engine_case(
     EngineCase(
+        "hybrid-zscore",
+        lambda ctx: create_engine(
+            "hybrid",
+            engines=[{"engine": "sqlite"}, {"engine": "vector", "model": "hashing:256"}],
+            fusion="weighted",
+            normalization="zscore",
+            alpha=0.2,
+        ),
+    )
+)
+add_engine_case(
+    EngineCase(
         "rerank-embedding",
         lambda ctx: create_engine(
             "rerank", engine={"engine": "sqlite"}, mode="embedding", model="hashing:256"
@@ -282,6 +294,10 @@ class _SearchHandler(BaseHTTPRequestHandler):
             self._send(200, None, raw=b"<html>oops</html>")
         elif parts.path == "/echo":
             self._send(200, {"results": [{"id": parts.query, "score": 1.0}]})
+        elif parts.path == "/score":
+            # one hit whose score is the raw JSON text given (NaN, Infinity, "2.5", true...)
+            raw = '[{"id": "a", "score": 1.0}, {"id": "b", "score": ' + params["v"][0] + "}]"
+            self._send(200, None, raw=raw.encode())
         else:
             self._send(404, {"error": "no such path"})
 

@@ -14,7 +14,11 @@ def shared_minilm() -> Any:
     """One loaded MiniLM embedder for the whole session (loading takes seconds), behind a
     session-wide embedding cache so each text is embedded once."""
     if "embedder" not in _MINILM:
-        from rankscope.embeddings import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder
+        from rankscope.engines.embeddings import (
+            CachedEmbedder,
+            EmbeddingCache,
+            SentenceTransformerEmbedder,
+        )
 
         folder = Path(tempfile.mkdtemp(prefix="rankscope-minilm-"))
         _MINILM["embedder"] = CachedEmbedder(

@@ -8,9 +8,9 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from rankscope.embeddings import Embedder, Matrix, normalize_rows
 from rankscope.engines import Document, Engine, Hit, Query, QueryKind, create_engine
-from rankscope.engines.hybrid import HybridEngine, minmax, rrf_fuse, weighted_fuse
+from rankscope.engines.embeddings import Embedder, Matrix, normalize_rows
+from rankscope.engines.hybrid import HybridEngine, minmax, rrf_fuse, weighted_fuse, zscore
 from rankscope.engines.rerank import RerankEngine
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
@@ -68,7 +68,7 @@ def test_hybrid_ranks_fused_scores_and_fetches_depth() -> None:
     assert hits[0].score == pytest.approx(0.7)
     assert e1.asked == [50] and e2.asked == [50]
     hybrid.search(Query("q", "x"), 80)
-    assert e1.asked[-1] == 80  # depth grows to k
+    assert e1.asked[-1] == 50  # depth means what it says: it is not raised to k
     rrf = HybridEngine([FixedEngine(A), FixedEngine(B)])
     # a and c tie on RRF (ranks 1+3 each): ids break the tie
     assert [h.doc_id for h in rrf.search(Query("q", "x"), 4)] == ["a", "c", "b", "d"]
@@ -76,6 +76,55 @@ def test_hybrid_ranks_fused_scores_and_fetches_depth() -> None:
     assert e1.indexed == ["n"] and e2.indexed == ["n"]
     hybrid.close()
     assert e1.closed == 1 and e2.closed == 1
+
+
+def test_weighted_rrf_formula() -> None:
+    lists = [[Hit(d, s) for d, s in A], [Hit(d, s) for d, s in B]]
+    fused = rrf_fuse(lists, k=60, weights=(2.0, 0.5))
+    assert fused["a"] == pytest.approx(2 / 61 + 0.5 / 63)
+    assert fused["c"] == pytest.approx(2 / 63 + 0.5 / 61)
+    assert fused["d"] == pytest.approx(0.5 / 62)
+    hybrid = HybridEngine([FixedEngine(A), FixedEngine(B)], fusion="rrf", alpha=0.8)
+    hits = hybrid.search(Query("q", "x"), 4)
+    assert [h.doc_id for h in hits] == ["a", "c", "b", "d"]
+    assert hits[0].score == pytest.approx(0.8 / 61 + 0.2 / 63)
+    # the second member weighted up: its first document wins
+    up = HybridEngine([FixedEngine(A), FixedEngine(B)], fusion="rrf", weights=[1, 3])
+    assert up.search(Query("q", "x"), 1)[0].doc_id == "c"
+
+
+def test_zscore_fusion_formula_and_missing_documents() -> None:
+    z = zscore([Hit(d, s) for d, s in A])
+    mean, std = 20 / 3, float(np.std([10.0, 8.0, 2.0]))
+    assert z["a"] == pytest.approx((10 - mean) / std)
+    assert z["c"] == pytest.approx((2 - mean) / std)
+    assert zscore([Hit("x", 3.0), Hit("y", 3.0)]) == {"x": 0.0, "y": 0.0}
+    zb = zscore([Hit(d, s) for d, s in B])
+    lists = [[Hit(d, s) for d, s in A], [Hit(d, s) for d, s in B]]
+    fused = weighted_fuse(lists, (0.3, 0.7), "zscore")
+    # b is missing from the second list: it gets that list's lowest z-score, as a does its own
+    assert fused["b"] == pytest.approx(0.3 * z["b"] + 0.7 * min(zb.values()))
+    assert fused["d"] == pytest.approx(0.3 * min(z.values()) + 0.7 * zb["d"])
+    assert fused["a"] == pytest.approx(0.3 * z["a"] + 0.7 * zb["a"])
+    hybrid = HybridEngine(
+        [FixedEngine(A), FixedEngine(B)], fusion="weighted", normalization="zscore", alpha=0.3
+    )
+    hits = hybrid.search(Query("q", "x"), 4)
+    assert [h.doc_id for h in hits] == sorted(fused, key=lambda d: (-fused[d], d))
+    assert hits[0].score == pytest.approx(max(fused.values()))
+
+
+def test_hybrid_depth_is_honoured_and_defaults_to_100_or_k() -> None:
+    e1, e2 = FixedEngine(A), FixedEngine(B)
+    shallow = HybridEngine([e1, e2], depth=1)
+    hits = shallow.search(Query("q", "x"), 10)
+    assert e1.asked == [1] and e2.asked == [1]
+    assert [h.doc_id for h in hits] == ["a", "c"]  # only what the members' top 1 held
+    e1, e2 = FixedEngine(A), FixedEngine(B)
+    default = HybridEngine([e1, e2])
+    default.search(Query("q", "x"), 7)
+    default.search(Query("q", "x"), 250)
+    assert e1.asked == [100, 250] and e2.asked == [100, 250]
 
 
 def test_hybrid_supports_the_common_kinds_only() -> None:
@@ -98,8 +147,12 @@ def test_hybrid_supports_the_common_kinds_only() -> None:
         ({"engines": [{"engine": "sqlite"}] * 2, "fusion": "max"}, "'rrf' or 'weighted'"),
         ({"engines": [{"engine": "sqlite"}] * 2, "alpha": 1.5}, r"\[0, 1\]"),
         ({"engines": [{"engine": "sqlite"}] * 3, "alpha": 0.5}, "give 'weights'"),
-        ({"engines": [{"engine": "sqlite"}] * 2, "weights": [1.0]}, "2 numbers"),
+        ({"engines": [{"engine": "sqlite"}] * 2, "weights": [1.0]}, "2 non-negative numbers"),
         ({"engines": [{"engine": "sqlite"}] * 2, "depth": 0}, "depth"),
+        ({"engines": [{"engine": "sqlite"}] * 2, "weights": [1.0, -1.0]}, "non-negative"),
+        ({"engines": [{"engine": "sqlite"}] * 2, "weights": [0, 0]}, "not all 0"),
+        ({"engines": [{"engine": "sqlite"}] * 2, "normalization": "l2"}, "'minmax' or 'zscore'"),
+        ({"engines": [{"engine": "sqlite"}] * 2, "normalization": "zscore"}, "weighted fusion"),
     ],
 )
 def test_hybrid_options_are_checked(options: dict[str, object], message: str) -> None:

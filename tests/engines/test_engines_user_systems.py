@@ -6,9 +6,10 @@ import json
 import socket
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from rankscope.engines import Document, Hit, Query, create_engine
+from rankscope.engines import Document, Engine, Hit, Query, create_engine
 from rankscope.engines.http import follow, parse_path
 from rankscope.engines.python import coerce_hits
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
@@ -57,9 +58,10 @@ def test_user_errors_are_wrapped_naming_the_function() -> None:
         ("a b c", "returned str"),
         ({"a": 1.0}, "returned dict"),
         ([("a",)], "malformed hit at position 0"),
-        ([("a", "high")], "malformed hit"),
-        ([{"id": "a"}], "malformed hit"),
-        ([("a", 1.0), ("b", float("nan"))], "NaN score at position 1"),
+        ([("a", "high")], r"document 'a' \(position 0\): score 'high' \(str\) is not a number"),
+        ([{"id": "a"}], r"score None \(NoneType\) is not a number"),
+        ([("a", 1.0), ("b", float("nan"))], r"document 'b' \(position 1\).*not a finite"),
+        ([("a", True)], "score True"),
         (None, "returned NoneType"),
     ],
 )
@@ -83,6 +85,58 @@ def test_malformed_results_are_refused(result: object, message: str) -> None:
 def test_python_options_are_checked(options: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         create_engine("python", **options)
+
+
+def scores_of_every_type(text: str, k: int) -> list[tuple[str, object]]:
+    return [("f32", np.float32(2.5)), ("i64", np.int64(3)), ("str", " 1.5 "), ("f", 0.5)]
+
+
+def infinite_score(text: str, k: int) -> list[tuple[str, float]]:
+    return [("a", 1.0), ("b", float("inf"))]
+
+
+def test_python_engine_accepts_numpy_scalars_and_numeric_strings() -> None:
+    with create_engine("python", search=scores_of_every_type) as e:
+        hits = e.search(Query("q", "x"), 10)
+    assert [(h.doc_id, h.score) for h in hits] == [("i64", 3.0), ("f32", 2.5), ("str", 1.5),
+                                                   ("f", 0.5)]  # fmt: skip
+    assert all(type(h.score) is float for h in hits)
+
+
+def test_python_engine_refuses_an_infinite_score_naming_query_and_document() -> None:
+    with (
+        create_engine("python", search=infinite_score) as e,
+        pytest.raises(EngineError, match=r"query 'q9', document 'b' .*score inf is not a finite"),
+    ):
+        e.search(Query("q9", "x"), 10)
+
+
+class _RawScores(Engine):
+    """An engine whose own code produces the scores given (e.g. a NaN from 0/0)."""
+
+    name = "raw-scores"
+
+    def __init__(self, scores: list[object]) -> None:
+        self.scores = scores
+
+    def index(self, docs: object) -> None:
+        pass
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        return [Hit(f"d{i}", s) for i, s in enumerate(self.scores)]  # type: ignore[arg-type]
+
+
+def test_every_engine_search_refuses_non_finite_scores_and_converts_numpy() -> None:
+    """The check sits in Engine.search, so no engine can hand a NaN to the runner."""
+    e = _RawScores([np.float32(0.25), 1])
+    assert [(h.score, type(h.score)) for h in e.search(Query("q", "x"), 5)] == [
+        (0.25, float),
+        (1.0, float),
+    ]
+    for bad in (float("nan"), float("-inf"), np.float32("nan")):
+        e = _RawScores([1.0, bad])
+        with pytest.raises(EngineError, match=r"engine 'raw-scores', query 'q2', document 'd1'"):
+            e.search(Query("q2", "x"), 5)
 
 
 # -- http -------------------------------------------------------------------------------------
@@ -133,6 +187,39 @@ def test_http_search_through_a_real_service(search_server: str) -> None:
     flat = create_engine("http", url=search_server + "/flat?q={query}", id_field="doc.id",
                          score_field="rel")  # fmt: skip
     assert [h.doc_id for h in flat.search(Query("q", "bread"), 5)] == ["c"]
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [("2.5", 2.5), ('"2.5"', 2.5), ("3", 3.0)],
+)
+def test_http_accepts_numbers_and_numeric_strings(
+    search_server: str, raw: str, expected: float
+) -> None:
+    with create_engine("http", url=search_server + f"/score?v={raw}") as e:
+        hits = e.search(Query("q", "x"), 5)
+    assert {h.doc_id: h.score for h in hits} == {"a": 1.0, "b": expected}
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ("NaN", "score nan is not a finite number"),
+        ("Infinity", "score inf is not a finite number"),
+        ('"NaN"', "score 'NaN' is not a finite number"),
+        ('"high"', r"score 'high' \(str\) is not a number"),
+        ("true", "score True"),
+        ("null", "score None"),
+    ],
+)
+def test_http_refuses_non_finite_and_non_numeric_scores(
+    search_server: str, raw: str, message: str
+) -> None:
+    with (
+        create_engine("http", url=search_server + f"/score?v={raw}") as e,
+        pytest.raises(EngineError, match=r"query 'q3', result 1 \(id 'b'\).*" + message),
+    ):
+        e.search(Query("q3", "x"), 5)
 
 
 def _free_port() -> int:
@@ -203,3 +290,17 @@ def test_run_file_answers_by_query_id(tmp_path: Path) -> None:
 def test_run_file_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"missing\.run.*run file not found"):
         create_engine("run_file", path=str(tmp_path / "missing.run"))
+
+
+def test_a_non_finite_score_fails_only_its_configuration() -> None:
+    """The benchmark records the refusal as that configuration's error, naming query and doc."""
+    from rankscope.bench.runner import run_config
+    from rankscope.suite.schema import Settings
+    from rankscope.suite.sweep import BenchConfig
+
+    settings = Settings(k=[1], max_k=5, warmup=0, repeats=1)
+    config = BenchConfig("inf-cfg", "python", options={"search": f"{__name__}:infinite_score"})
+    record = run_config(config, DOCS, [Query("q5", "fox")], settings)
+    assert record["status"] == "failed"
+    assert "query 'q5', document 'b'" in record["error"]
+    assert "not a finite number" in record["error"]

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rankscope.embeddings import (
+from rankscope.engines import Document, Query, create_engine
+from rankscope.engines.embeddings import (
     CachedEmbedder,
     Embedder,
     EmbeddingCache,
@@ -19,7 +20,6 @@ from rankscope.embeddings import (
     make_embedder,
     normalize_rows,
 )
-from rankscope.engines import Document, Query, create_engine
 from rankscope.engines.vector import VectorEngine, top_k
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
@@ -190,3 +190,104 @@ def test_minilm_vector_search_and_cache(
         assert cached.embedded_count == 6
     assert cached.cache.count(minilm.model_id) == 3
     assert minilm.model_id == "st:all-MiniLM-L6-v2"
+
+
+# -- embedding cache: batches written as they go, hits and misses reported ------------------------
+
+_KILLED_CHILD = """
+import sys, time
+from rankscope.engines.embeddings import CachedEmbedder, EmbeddingCache, HashingEmbedder
+
+class Slow(HashingEmbedder):
+    seen = 0
+    def embed(self, texts):
+        Slow.seen += len(texts)
+        if Slow.seen > 600:  # the model is still busy when the run is killed
+            print("busy", flush=True)
+            time.sleep(120)
+        return super().embed(texts)
+
+embedder = CachedEmbedder(Slow(16), EmbeddingCache(sys.argv[1]))  # batches of 256
+embedder.embed_documents([f"document number {i}" for i in range(1000)])
+"""
+
+
+def test_a_killed_embedding_run_keeps_the_batches_it_finished(tmp_path: Path) -> None:
+    """SIGKILL in the middle of embedding a corpus: the batches embedded before are stored."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    path = tmp_path / "embeddings.sqlite"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_CHILD, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "busy"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=30)
+    cache = EmbeddingCache(path)
+    assert cache.count("hashing-16") == 512  # two batches of 256 committed, the third lost
+    cache.close()
+
+
+def test_vector_engine_reports_embedding_cache_hits_and_misses(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    docs = [Document(f"d{i}", f"text number {i}", f"title {i}") for i in range(7)]
+    with VectorEngine(embedder=CachedEmbedder(HashingEmbedder(32), cache)) as cold:
+        cold.index(docs)
+        stats = cold.index_stats()
+        assert (stats["embedding_cache_hits"], stats["embedding_cache_misses"]) == (0, 7)
+        assert stats["embedding_seconds"] >= 0
+    with VectorEngine(embedder=CachedEmbedder(HashingEmbedder(32), cache)) as warm:
+        warm.index(docs[:5])
+        stats = warm.index_stats()
+        assert (stats["embedding_cache_hits"], stats["embedding_cache_misses"]) == (5, 0)
+        # a match query on another field embeds that field on first use: counted too
+        warm.search(Query("q", "title 3", kind="match", field="title"), 3)
+        stats = warm.index_stats()
+        assert (stats["embedding_cache_hits"], stats["embedding_cache_misses"]) == (5, 5)
+        warm.index(docs)  # counts start again at each index()
+        assert warm.index_stats()["embedding_cache_hits"] == 7
+    with VectorEngine("hashing:16") as uncached:
+        uncached.index(docs)
+        assert uncached.index_stats() == {"documents_embedded": 7}
+    cache.close()
+
+
+def test_hybrid_and_rerank_sum_their_parts_index_stats(tmp_path: Path) -> None:
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    docs = [Document(f"d{i}", f"text number {i}") for i in range(4)]
+    hybrid = create_engine(
+        "hybrid",
+        engines=[
+            {"engine": "sqlite"},
+            VectorEngine(embedder=CachedEmbedder(HashingEmbedder(8), cache)),
+            VectorEngine(embedder=CachedEmbedder(HashingEmbedder(8), cache)),
+        ],
+    )
+    with hybrid:
+        hybrid.index(docs)
+        stats = hybrid.index_stats()
+        # the first dense member embeds and stores, the second finds every text in the cache
+        assert (stats["embedding_cache_hits"], stats["embedding_cache_misses"]) == (4, 4)
+    rerank = create_engine(
+        "rerank",
+        engine=VectorEngine(embedder=CachedEmbedder(HashingEmbedder(8), cache)),
+        mode="embedding",
+        embedder=CachedEmbedder(HashingEmbedder(8), cache),
+    )
+    with rerank:
+        rerank.index(docs)
+        assert rerank.index_stats()["embedding_cache_hits"] == 4  # the first stage's
+        rerank.search(Query("q", "number"), 2)  # the reranker embeds the top hits it rescored
+        assert rerank.index_stats()["embedding_cache_hits"] == 4 + 4
+    assert create_engine("sqlite").index_stats() == {}
+    cache.close()

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
-from rankscope.embeddings import HashingEmbedder
 from rankscope.engines import create_engine
 from rankscope.engines.base import Document, Query
+from rankscope.engines.embeddings import HashingEmbedder
 from rankscope.engines.pgvector import PgVectorEngine, vector_literal
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
@@ -125,12 +126,17 @@ def test_same_corpus_and_model_reuse_the_table(pgvector_dsn: str) -> None:
     with PgVectorEngine(pgvector_dsn, model="hashing:32") as first:
         first.index(DOCS)
         table = first.table
+        assert first.index_stats() in (
+            {"documents_embedded": len(DOCS), "table_reused": 0},
+            {"documents_embedded": 0, "table_reused": 1},  # an earlier test stored it
+        )
     assert table is not None and table.startswith("rankscope_vec_")
     with psycopg.connect(pgvector_dsn, autocommit=True) as conn:
         conn.execute(f"DELETE FROM \"{table}\" WHERE id = 'd5'")  # visible only if not reloaded
     with PgVectorEngine(pgvector_dsn, model="hashing:32") as second:
         second.index(DOCS)
         assert second.table == table
+        assert second.index_stats() == {"documents_embedded": 0, "table_reused": 1}
         assert "d5" not in [h.doc_id for h in second.search(q("pasta"), 10)]
     with PgVectorEngine(pgvector_dsn, model="hashing:48") as other_model:
         other_model.index(DOCS)
@@ -140,6 +146,22 @@ def test_same_corpus_and_model_reuse_the_table(pgvector_dsn: str) -> None:
         assert e.search(q("pasta"), 1)[0].doc_id == "d5"
     with psycopg.connect(pgvector_dsn) as conn:
         assert conn.execute("SELECT to_regclass(%s)", [table]).fetchone() == (None,)
+
+
+def test_index_stats_count_embedding_cache_hits(pgvector_dsn: str, tmp_path: Path) -> None:
+    from rankscope.engines.embeddings import CachedEmbedder, EmbeddingCache, HashingEmbedder
+
+    cache = EmbeddingCache(tmp_path / "e.sqlite")
+    embedder = CachedEmbedder(HashingEmbedder(24), cache)
+    with PgVectorEngine(pgvector_dsn, embedder=embedder, reuse=False, drop_on_close=True) as e:
+        e.index(DOCS)
+        cold = e.index_stats()
+        e.index(DOCS)
+        warm = e.index_stats()
+    assert (cold["embedding_cache_hits"], cold["embedding_cache_misses"]) == (0, len(DOCS))
+    assert (warm["embedding_cache_hits"], warm["embedding_cache_misses"]) == (len(DOCS), 0)
+    assert warm["table_reused"] == 0
+    cache.close()
 
 
 def test_empty_corpus(pgvector_dsn: str) -> None:

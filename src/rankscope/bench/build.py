@@ -4,48 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from rankscope.engines.base import Engine, create_engine
+from rankscope.engines.base import (
+    Engine,
+    create_engine,
+    embedding_engine_names,
+    engine_class,
+    spec_takes_embedding_model,
+)
 from rankscope.errors import ConfigError
-from rankscope.suite.sweep import EMBEDDING_ENGINES, BenchConfig
+from rankscope.suite.sweep import BenchConfig
 
 
 def engine_options(config: BenchConfig) -> dict[str, Any]:
-    """The keyword options the engine is created with."""
+    """The keyword options the engine is created with: the configuration's embedding model
+    goes to whatever embeds text in it, as the engine class declares (its ``model`` option, or
+    its members' for a hybrid)."""
     options = dict(config.options)
-    if config.embedding_model is not None:
-        if config.engine not in EMBEDDING_ENGINES:
-            raise ConfigError(
-                f"configuration {config.name!r}: engine {config.engine!r} does not embed text, "
-                f"so embedding_model does not apply",
-                value=config.embedding_model,
-                hint=f"use it with one of: {', '.join(sorted(EMBEDDING_ENGINES))}",
-            )
-        if config.engine == "hybrid":
-            options["engines"] = _hybrid_members(options.get("engines"), config.embedding_model)
-        else:
-            options.setdefault("model", config.embedding_model)
-    elif config.engine == "hybrid" and "engines" not in options:
-        options["engines"] = _hybrid_members(None, None)
-    return options
-
-
-def _hybrid_members(members: Any, model: str | None) -> Any:
-    """Hybrid = BM25 (sqlite) + dense (vector) unless the options list the members; the
-    configuration's embedding model goes to every dense member that names none."""
-    if members is None:
-        dense: dict[str, Any] = {"engine": "vector"}
-        if model is not None:
-            dense["model"] = model
-        return [{"engine": "sqlite"}, dense]
-    if model is None or not isinstance(members, list):
-        return members
-    out = []
-    for member in members:
-        if isinstance(member, dict) and member.get("engine") in EMBEDDING_ENGINES:
-            member = {**member}
-            member.setdefault("model", model)
-        out.append(member)
-    return out
+    if config.embedding_model is None:
+        return options
+    if not spec_takes_embedding_model(config.engine, options):
+        raise ConfigError(
+            f"configuration {config.name!r}: engine {config.engine!r} does not embed text "
+            f"(nor does any engine it is built from), so embedding_model does not apply",
+            value=config.embedding_model,
+            hint=f"use it with an engine that embeds: {', '.join(embedding_engine_names())}",
+        )
+    return engine_class(config.engine).with_embedding_model(options, config.embedding_model)
 
 
 def reranker_options(reranker: str) -> dict[str, Any]:

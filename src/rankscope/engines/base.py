@@ -9,11 +9,12 @@ It declares the query kinds it supports and refuses the others with
 from __future__ import annotations
 
 import inspect
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Self, TypeVar
+from typing import Any, ClassVar, Literal, Self, SupportsFloat, TypeVar
 
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
@@ -76,6 +77,56 @@ class Hit:
     text: str | None = None
 
 
+def coerce_score(value: object, where: str) -> float:
+    """A hit's score as a finite ``float``, or an :class:`EngineError` saying why not.
+
+    Accepted: ints, floats, numpy scalars (``np.float32`` included) and anything else that
+    converts with ``float()`` (a 0-d array, a ``Decimal``), and numeric strings such as
+    ``"1.5"`` (some JSON APIs send scores as strings). Refused: booleans, other strings, NaN and
+    infinities: a run file cannot rank them and ``rankscope eval`` refuses them. ``where`` names
+    the engine, query and document for the message.
+    """
+    number: float | None = None
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            number = None
+    elif not isinstance(value, (bool, bytes)) and isinstance(value, SupportsFloat):
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            number = None
+    if number is None:
+        raise EngineError(
+            f"{where}: score {value!r} ({type(value).__name__}) is not a number; return a "
+            "float (a numpy scalar or a numeric string also works)"
+        )
+    if not math.isfinite(number):
+        raise EngineError(
+            f"{where}: score {value!r} is not a finite number; NaN and infinite scores cannot "
+            "be ranked or written to a run file (check the engine's scoring for a division by "
+            "zero or an overflow)"
+        )
+    return number
+
+
+def checked_hits(engine: str, query: Query, hits: list[Hit]) -> list[Hit]:
+    """``hits`` with every score a finite float, or an :class:`EngineError` naming the engine,
+    the query and the document whose score is not (see :func:`coerce_score`)."""
+    out = hits
+    for i, hit in enumerate(hits):
+        score = hit.score
+        if type(score) is float and math.isfinite(score):
+            continue
+        where = f"engine {engine!r}, query {query.id!r}, document {hit.doc_id!r} (rank {i + 1})"
+        fixed = Hit(doc_id=hit.doc_id, score=coerce_score(score, where), text=hit.text)
+        if out is hits:
+            out = list(hits)
+        out[i] = fixed
+    return out
+
+
 class Engine(ABC):
     """Base class of every engine. Use as a context manager so resources are released."""
 
@@ -85,6 +136,51 @@ class Engine(ABC):
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset(QUERY_KINDS)
     #: whether ``search`` may be called from several threads at once
     thread_safe: ClassVar[bool] = False
+    #: the engine embeds text with an embedding model named by its ``model`` option, so a
+    #: configuration's ``embedding_model`` is given to it (vector, pgvector)
+    embeds_text: ClassVar[bool] = False
+    #: the engine is built from other engines, given as nested specs in its options (hybrid,
+    #: rerank); :meth:`member_specs` returns them
+    composite: ClassVar[bool] = False
+
+    @classmethod
+    def member_specs(cls, options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        """The nested engine specs (``{"engine": name, **options}``) that a composite engine
+        built with ``options`` wraps; none for other engines."""
+        return []
+
+    @classmethod
+    def takes_embedding_model(cls, options: Mapping[str, Any]) -> bool:
+        """Whether a configuration's ``embedding_model`` applies to an engine built with
+        ``options``: it embeds text itself, or one of its members does."""
+        return cls.embeds_text or any(
+            spec_takes_embedding_model(m.get("engine"), m) for m in cls.member_specs(options)
+        )
+
+    @classmethod
+    def uses_embeddings(cls, options: Mapping[str, Any]) -> bool:
+        """Whether an engine built with ``options`` loads an embedding model (itself or
+        through a member), so that it needs an embedding backend installed. The model-free
+        ``hashing`` embedder needs none."""
+        if cls.embeds_text and not str(options.get("model") or "").startswith("hashing"):
+            return True
+        return any(spec_uses_embeddings(m.get("engine"), m) for m in cls.member_specs(options))
+
+    @classmethod
+    def with_embedding_model(cls, options: Mapping[str, Any], model: str) -> dict[str, Any]:
+        """``options`` with ``model`` given to whatever embeds text: this engine's ``model``
+        option, or (composite engines) that of every member that embeds. A model the options
+        already name is kept."""
+        out = dict(options)
+        if cls.embeds_text:
+            out.setdefault("model", model)
+        return out
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """Counts about the last :meth:`index` (and any document embedding done since), for
+        the benchmark's table: e.g. ``{"embedding_cache_hits": 950, "embedding_cache_misses":
+        50}``. Empty for engines with nothing to report."""
+        return {}
 
     @abstractmethod
     def index(self, docs: Iterable[Document]) -> None:
@@ -95,11 +191,15 @@ class Engine(ABC):
         """Engine-specific search; ``query.kind`` is already known to be supported."""
 
     def search(self, query: Query, k: int) -> list[Hit]:
-        """Return at most ``k`` hits, best first."""
+        """Return at most ``k`` hits, best first, each with a finite float score.
+
+        Every engine's hits pass :func:`checked_hits`: a NaN or infinite score is refused with
+        an :class:`EngineError` naming the query and the document, never written to a run.
+        """
         self.check_kind(query)
         if k <= 0:
             return []
-        return self._search(query, k)
+        return checked_hits(self.name, query, self._search(query, k))
 
     def check_kind(self, query: Query) -> None:
         if query.kind not in self.supported_kinds:
@@ -126,7 +226,7 @@ class Engine(ABC):
 
 
 E = TypeVar("E", bound=type[Engine])
-_REGISTRY: dict[str, Callable[..., Engine]] = {}
+_REGISTRY: dict[str, type[Engine]] = {}
 
 
 def register_engine(name: str) -> Callable[[E], E]:
@@ -139,16 +239,54 @@ def register_engine(name: str) -> Callable[[E], E]:
     return deco
 
 
-def create_engine(name: str, **options: Any) -> Engine:
-    """Instantiate a registered engine by name with its options."""
+def engine_class(name: str) -> type[Engine]:
+    """The engine class registered under ``name`` (its capabilities are class attributes)."""
     from rankscope.engines import load_builtin_engines
 
     load_builtin_engines()
     try:
-        factory = _REGISTRY[name]
+        return _REGISTRY[name]
     except KeyError:
         known = ", ".join(sorted(_REGISTRY))
         raise EngineError(f"unknown engine {name!r}; known engines: {known}") from None
+
+
+def _spec_class(spec: Mapping[str, Any]) -> type[Engine] | None:
+    name = spec.get("engine")
+    if not isinstance(name, str):
+        return None
+    try:
+        return engine_class(name)
+    except EngineError:  # building it fails later with its own clear error
+        return None
+
+
+def spec_uses_embeddings(name: object, options: Mapping[str, Any]) -> bool:
+    """Whether engine ``name`` built with ``options`` loads an embedding model (False for an
+    unknown name: building it fails later with its own clear error)."""
+    cls = _spec_class({"engine": name})
+    return cls is not None and cls.uses_embeddings(options)
+
+
+def spec_takes_embedding_model(name: object, options: Mapping[str, Any]) -> bool:
+    """Whether a configuration's ``embedding_model`` applies to engine ``name`` with
+    ``options`` (False for an unknown name)."""
+    cls = _spec_class({"engine": name})
+    return cls is not None and cls.takes_embedding_model(options)
+
+
+def spec_with_embedding_model(spec: Mapping[str, Any], model: str) -> Mapping[str, Any]:
+    """A nested engine spec with ``model`` given to whatever in it embeds text."""
+    cls = _spec_class(spec)
+    if cls is None:
+        return spec
+    options = {k: v for k, v in spec.items() if k != "engine"}
+    return {"engine": spec["engine"], **cls.with_embedding_model(options, model)}
+
+
+def create_engine(name: str, **options: Any) -> Engine:
+    """Instantiate a registered engine by name with its options."""
+    factory = engine_class(name)
     _check_options(name, factory, options)
     return factory(**options)
 
@@ -179,3 +317,9 @@ def engine_names() -> list[str]:
 
     load_builtin_engines()
     return sorted(_REGISTRY)
+
+
+def embedding_engine_names() -> list[str]:
+    """Registered engines that can take an embedding model: those that embed text, and the
+    composite ones (through their members), for messages."""
+    return [n for n in engine_names() if _REGISTRY[n].embeds_text or _REGISTRY[n].composite]

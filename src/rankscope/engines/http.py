@@ -18,7 +18,15 @@ import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal
 
-from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.base import (
+    Document,
+    Engine,
+    Hit,
+    Query,
+    QueryKind,
+    coerce_score,
+    register_engine,
+)
 from rankscope.engines.python import best_first
 from rankscope.errors import ConfigError, EngineError
 
@@ -217,14 +225,8 @@ class HttpEngine(Engine):
             score = follow(item, self._score_steps, self.score_field, where)
             if isinstance(doc, (dict, list)) or doc is None:
                 raise EngineError(f"{where}: id field {self.id_field!r} is {_kind(doc)}")
-            if isinstance(score, bool) or not isinstance(score, (int, float)):
-                try:
-                    score = float(score)
-                except (TypeError, ValueError):
-                    raise EngineError(
-                        f"{where}: score field {self.score_field!r} is not a number: {score!r}"
-                    ) from None
-            hits.append(Hit(doc_id=str(doc), score=float(score)))
+            at = f"{where} (id {doc!r}), score field {self.score_field!r}"
+            hits.append(Hit(doc_id=str(doc), score=coerce_score(score, at)))
         return best_first(hits, k)
 
     def close(self) -> None:

@@ -1,12 +1,12 @@
 """Dense retrieval inside PostgreSQL with the pgvector extension.
 
-Documents are embedded by a rankscope embedder (:mod:`rankscope.embeddings`; default the offline
-all-MiniLM-L6-v2, ``model="hashing:512"`` for a model-free one) from their ``title`` and ``text``
-(option ``embed_fields``), stored in a table ``(id text, title text, text text, embedding
-vector(dim))`` filled with ``COPY``, and searched by cosine distance ``<=>``; a hit's score is the
-cosine similarity ``1 - distance``. An HNSW index (``vector_cosine_ops``) is built unless
-``hnsw=False`` (exact scan); ``ef_search`` is raised to ``k`` for each search so the index can
-return k rows (pgvector caps ``ef_search`` at 1000: deeper searches scan exactly).
+Documents are embedded by a rankscope embedder (:mod:`rankscope.engines.embeddings`; default the
+offline all-MiniLM-L6-v2, ``model="hashing:512"`` for a model-free one) from their ``title`` and
+``text`` (option ``embed_fields``), stored in a table ``(id text, title text, text text,
+embedding vector(dim))`` filled with ``COPY``, and searched by cosine distance ``<=>``; a hit's
+score is the cosine similarity ``1 - distance``. An HNSW index (``vector_cosine_ops``) is built
+unless ``hnsw=False`` (exact scan); ``ef_search`` is raised to ``k`` for each search so the index
+can return k rows (pgvector caps ``ef_search`` at 1000: deeper searches scan exactly).
 
 Only ``query_string`` queries are answered: a dense model has no fields, phrases or operators, so
 the other kinds are refused rather than approximated. Documents whose text embeds to the zero
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
@@ -36,6 +36,7 @@ from rankscope.engines._pg import (
     table_identifier,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.embeddings import embedding_stats, stats_since
 from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ MAX_HNSW_DIM = 2000
 
 
 class TextEmbedder(Protocol):
-    """What the engine needs from an embedder (see :class:`rankscope.embeddings.Embedder`)."""
+    """What the engine needs from an embedder (:class:`rankscope.engines.embeddings.Embedder`)."""
 
     model_id: str
 
@@ -68,16 +69,18 @@ class PgVectorEngine(Engine):
     """Cosine-similarity search over embeddings stored in PostgreSQL (pgvector).
 
     Options: ``dsn`` (default ``$RANKSCOPE_PG_DSN``), ``model`` (embedder name for
-    :func:`rankscope.embeddings.make_embedder`; None: the default model) or ``embedder`` (an
+    :func:`rankscope.engines.embeddings.make_embedder`; None: the default model) or ``embedder`` (an
     embedder object), ``cache`` (embedding cache on disk, default True), ``table``,
     ``embed_fields`` (default title and text), ``hnsw`` (default True), ``m`` and
     ``ef_construction`` (HNSW build parameters, pgvector defaults 16 and 64), ``ef_search``
     (default 40), ``reuse``, ``drop_on_close``, ``return_text``, ``batch_size`` (texts embedded
-    at a time), ``connect_timeout`` (seconds).
+    at a time), ``connect_timeout`` (seconds), ``backend`` (embedding backend: ``auto``,
+    ``onnx`` or ``torch``, as for the vector engine).
     """
 
     name = "pgvector"
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
+    embeds_text = True
 
     def __init__(
         self,
@@ -97,6 +100,7 @@ class PgVectorEngine(Engine):
         return_text: bool = False,
         batch_size: int = 256,
         connect_timeout: float = 5.0,
+        backend: str = "auto",
     ) -> None:
         self.dsn = resolve_dsn(dsn, self.name)
         if embedder is not None and model is not None:
@@ -105,9 +109,9 @@ class PgVectorEngine(Engine):
                 value=model,
             )
         if embedder is None:
-            from rankscope.embeddings import make_embedder
+            from rankscope.engines.embeddings import make_embedder
 
-            embedder = make_embedder(model, cache=cache)
+            embedder = make_embedder(model, cache=cache, backend=backend)
         self.embedder: TextEmbedder = embedder
         if isinstance(embed_fields, str) or not embed_fields:
             raise ConfigError(
@@ -149,6 +153,22 @@ class PgVectorEngine(Engine):
         self._conn: psycopg.Connection[Any] | None = None
         self._indexed = False
         self._closed = False
+        self._stats_at_index = embedding_stats(self.embedder)
+        self._embedded_docs = 0
+        self._table_reused = False
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """Embedding-cache hits and misses of the last :meth:`index` (``documents_embedded``
+        for an embedder without a cache) and ``table_reused`` (1 when the stored vectors of an
+        identical earlier index were kept and nothing was embedded)."""
+        cached = embedding_stats(self.embedder)
+        stats: dict[str, int | float] = (
+            stats_since(cached, self._stats_at_index)
+            if cached
+            else {"documents_embedded": self._embedded_docs}
+        )
+        stats["table_reused"] = int(self._table_reused)
+        return stats
 
     @property
     def table(self) -> str | None:
@@ -204,6 +224,9 @@ class PgVectorEngine(Engine):
         from psycopg import sql
 
         pg = import_psycopg()
+        self._stats_at_index = embedding_stats(self.embedder)
+        self._embedded_docs = 0
+        self._table_reused = False
         docs = list(docs)
         seen: set[str] = set()
         for d in docs:
@@ -223,6 +246,7 @@ class PgVectorEngine(Engine):
         try:
             if self.reuse and table_comment(conn, self._table_name) == digest:
                 self._indexed = True
+                self._table_reused = True
                 return
             dim = 0
             with conn.transaction():
@@ -233,6 +257,7 @@ class PgVectorEngine(Engine):
                     if not batch:
                         break
                     vecs = self._embed([self._doc_text(d) for d in batch], queries=False)
+                    self._embedded_docs += len(batch)
                     if not created:
                         dim = int(vecs.shape[1])
                         if dim < 1:

@@ -10,7 +10,6 @@ function; malformed results are refused with the offending value.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Literal
 
@@ -22,6 +21,7 @@ from rankscope.engines.base import (
     Hit,
     Query,
     QueryKind,
+    coerce_score,
     register_engine,
 )
 from rankscope.errors import ConfigError, EngineError
@@ -35,7 +35,11 @@ def load_callable(ref: object, option: str) -> tuple[str, Callable[..., Any]]:
 
 
 def coerce_hits(result: object, where: str) -> list[Hit]:
-    """Turn a user's result list into hits, refusing anything malformed."""
+    """Turn a user's result list into hits, refusing anything malformed.
+
+    Scores go through :func:`~rankscope.engines.base.coerce_score`, as in every engine: numpy
+    scalars and numeric strings are accepted, NaN and infinities refused.
+    """
     if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
         raise EngineError(
             f"{where} returned {type(result).__name__}; expected a list of (doc_id, score) "
@@ -54,19 +58,13 @@ def coerce_hits(result: object, where: str) -> list[Hit]:
             doc, score = item
         else:
             doc, score = None, None
-        if (
-            doc is None
-            or isinstance(score, bool)
-            or not isinstance(score, (int, float))
-            or isinstance(doc, (bytes, float))
-        ):
+        if doc is None or isinstance(doc, (bytes, float)):
             raise EngineError(
                 f"{where} returned a malformed hit at position {n}: {item!r}; each hit needs "
                 "a document id and a numeric score"
             )
-        if math.isnan(float(score)):
-            raise EngineError(f"{where} returned a NaN score at position {n}: {item!r}")
-        hits.append(Hit(doc_id=str(doc), score=float(score)))
+        score = coerce_score(score, f"{where}, document {doc!r} (position {n})")
+        hits.append(Hit(doc_id=str(doc), score=score))
     return hits
 
 
@@ -152,4 +150,5 @@ class PythonEngine(Engine):
                 f"python engine search function {self.search_name!r} failed on query "
                 f"{query.id!r}: {type(exc).__name__}: {exc}"
             ) from exc
-        return best_first(coerce_hits(result, f"search function {self.search_name!r}"), k)
+        where = f"python engine search function {self.search_name!r}, query {query.id!r}"
+        return best_first(coerce_hits(result, where), k)

@@ -21,9 +21,22 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rankscope.embeddings import Embedder, make_embedder
 from rankscope.engines._nested import build_engine
-from rankscope.engines.base import Document, Engine, Hit, Query, register_engine
+from rankscope.engines.base import (
+    Document,
+    Engine,
+    Hit,
+    Query,
+    register_engine,
+    spec_with_embedding_model,
+)
+from rankscope.engines.embeddings import (
+    Embedder,
+    add_stats,
+    embedding_stats,
+    make_embedder,
+    stats_since,
+)
 from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError
 
@@ -86,11 +99,36 @@ class RerankEngine(Engine):
     ``embedding``), ``model`` (required for cross-encoder; default MiniLM for embedding),
     ``depth`` (100), ``fields`` (title, text), ``batch_size``, ``device``, ``cache``,
     ``cache_dir``, ``max_length`` (cross-encoder input length), ``max_seq_length`` (embedding
-    mode: word pieces per text), ``embedder`` (an Embedder
+    mode: word pieces per text), ``backend`` (embedding mode: ``auto``, ``onnx`` or ``torch``,
+    as for the vector engine), ``embedder`` (an Embedder
     instance instead of ``model`` in embedding mode).
     """
 
     name = "rerank"
+    composite = True
+
+    @classmethod
+    def member_specs(cls, options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+        engine = options.get("engine")
+        return [engine] if isinstance(engine, Mapping) else []
+
+    @classmethod
+    def uses_embeddings(cls, options: Mapping[str, Any]) -> bool:
+        # a cross-encoder is a sentence-transformers model too; only a hashing embedder in
+        # embedding mode needs no model, and then only the first stage may need one
+        model = str(options.get("model") or "")
+        if options.get("mode") == "embedding" and model.startswith("hashing"):
+            return super().uses_embeddings(options)
+        return True
+
+    @classmethod
+    def with_embedding_model(cls, options: Mapping[str, Any], model: str) -> dict[str, Any]:
+        # ``model`` of the rerank engine is the reranking model: the configuration's
+        # embedding model goes to the first stage
+        engine = options.get("engine")
+        if not isinstance(engine, Mapping):
+            return dict(options)
+        return {**options, "engine": spec_with_embedding_model(engine, model)}
 
     def __init__(
         self,
@@ -106,6 +144,7 @@ class RerankEngine(Engine):
         cache_dir: str | Path | None = None,
         max_length: int = 512,
         max_seq_length: int | None = None,
+        backend: str = "auto",
         embedder: Embedder | None = None,
     ) -> None:
         if mode not in ("cross-encoder", "embedding"):
@@ -142,13 +181,22 @@ class RerankEngine(Engine):
                 cache=cache,
                 cache_dir=cache_dir,
                 max_seq_length=max_seq_length,
+                backend=backend,
             )
         self.base = build_engine(engine, "rerank option 'engine'")
         setattr(self, "supported_kinds", self.base.supported_kinds)  # noqa: B010
         setattr(self, "thread_safe", self.base.thread_safe)  # noqa: B010
         self._texts: dict[str, str] = {}
+        self._stats_at_index: dict[str, int | float] = embedding_stats(self._embedder)
+
+    def index_stats(self) -> Mapping[str, int | float]:
+        """The first stage's counters plus, in embedding mode, the cache hits and misses of
+        the documents this reranker embedded since :meth:`index` (at search time)."""
+        own = stats_since(embedding_stats(self._embedder), self._stats_at_index)
+        return add_stats(self.base.index_stats(), own)
 
     def index(self, docs: Iterable[Document]) -> None:
+        self._stats_at_index = embedding_stats(self._embedder)
         docs = list(docs)
         self._texts = {d.id: VectorEngine.document_text(d, self.fields) for d in docs}
         self.base.index(docs)

@@ -10,14 +10,20 @@ meaning and are refused.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
-from rankscope.embeddings import Embedder, Matrix, make_embedder
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.embeddings import (
+    Embedder,
+    Matrix,
+    embedding_stats,
+    make_embedder,
+    stats_since,
+)
 from rankscope.errors import ConfigError, EngineError
 
 
@@ -44,13 +50,16 @@ class VectorEngine(Engine):
     ``fields`` (fields embedded together, default title and text), ``batch_size``, ``device``,
     ``query_prefix`` / ``document_prefix``, ``cache`` (on-disk embedding cache, default on) and
     ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``),
-    ``max_seq_length`` (word pieces embedded per text; default the model's own setting). An
-    :class:`~rankscope.embeddings.Embedder` instance may be passed as ``embedder`` instead.
+    ``max_seq_length`` (word pieces embedded per text; default the model's own setting),
+    ``backend`` (``auto``: ONNX Runtime for the bundled or a local BERT model when the ``onnx``
+    extra is installed, else sentence-transformers; ``onnx``; ``torch``). An
+    :class:`~rankscope.engines.embeddings.Embedder` instance may be passed as ``embedder`` instead.
     """
 
     name = "vector"
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string", "match"})
     thread_safe = True
+    embeds_text = True
 
     def __init__(
         self,
@@ -64,6 +73,7 @@ class VectorEngine(Engine):
         cache: bool = True,
         cache_dir: str | Path | None = None,
         max_seq_length: int | None = None,
+        backend: str = "auto",
         embedder: Embedder | None = None,
     ) -> None:
         if isinstance(fields, str) or not fields or not all(isinstance(f, str) for f in fields):
@@ -83,12 +93,15 @@ class VectorEngine(Engine):
             cache=cache,
             cache_dir=cache_dir,
             max_seq_length=max_seq_length,
+            backend=backend,
         )
         self._docs: list[Document] = []
         self._ids: list[str] = []
         self._matrix: Matrix | None = None
         self._field_matrices: dict[str, Matrix] = {}
         self._known_fields: set[str] = set()
+        self._stats_at_index: dict[str, int | float] = embedding_stats(self.embedder)
+        self._embedded_docs = 0
 
     @staticmethod
     def document_text(doc: Document, fields: Sequence[str]) -> str:
@@ -96,6 +109,8 @@ class VectorEngine(Engine):
         return "\n".join(t for t in (doc.get(f).strip() for f in fields) if t)
 
     def index(self, docs: Iterable[Document]) -> None:
+        self._stats_at_index = embedding_stats(self.embedder)
+        self._embedded_docs = 0
         self._docs = list(docs)
         self._ids = [d.id for d in self._docs]
         self._field_matrices = {}
@@ -105,9 +120,19 @@ class VectorEngine(Engine):
         texts = [self.document_text(d, self.fields) for d in self._docs]
         self._matrix = self._embed_docs(texts)
 
+    def index_stats(self) -> Mapping[str, int | float]:
+        """Embedding-cache hits and misses (and seconds spent embedding) of the documents
+        embedded since :meth:`index` began (field embeddings made for ``match`` queries
+        included); ``documents_embedded`` when the embedder has no cache."""
+        cached = embedding_stats(self.embedder)
+        if cached:
+            return stats_since(cached, self._stats_at_index)
+        return {"documents_embedded": self._embedded_docs}
+
     def _embed_docs(self, texts: list[str]) -> Matrix:
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
+        self._embedded_docs += len(texts)
         m = self.embedder.embed_documents(texts)
         if m.shape[0] != len(texts):
             raise EngineError(

