@@ -8,7 +8,7 @@ be re-derived with ``rankscope eval``. Prints a table: nDCG@10 of each setting, 
 difference to the best member with a 95% bootstrap interval, and a 5-fold cross-validated
 estimate of "tune the setting on 4/5 of the queries, score it on the rest".
 
-    PYTHONPATH=src python bench/hybrid_fusion.py --out /tmp/fusion
+    PYTHONPATH=src python bench/hybrid_fusion.py --out bench/out/fusion
 """
 
 from __future__ import annotations
