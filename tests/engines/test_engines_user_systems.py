@@ -301,6 +301,7 @@ def test_a_non_finite_score_fails_only_its_configuration() -> None:
     settings = Settings(k=[1], max_k=5, warmup=0, repeats=1)
     config = BenchConfig("inf-cfg", "python", options={"search": f"{__name__}:infinite_score"})
     record = run_config(config, DOCS, [Query("q5", "fox")], settings)
-    assert record["status"] == "failed"
-    assert "query 'q5', document 'b'" in record["error"]
-    assert "not a finite number" in record["error"]
+    assert record.status == "failed"
+    assert record.error is not None
+    assert "query 'q5', document 'b'" in record.error
+    assert "not a finite number" in record.error
