@@ -12,8 +12,15 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from rankscope.testing.pgcluster import INSTALL_HINT, PgCluster, PgClusterError, find_bindir
+
+# Generated examples are the same on every run (a seed per test), so the suite passes or fails
+# the same way in CI; RANKSCOPE_HYPOTHESIS=explore draws new examples on each run.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("RANKSCOPE_HYPOTHESIS", "repeatable"))
 
 PG_DSN_ENV = "RANKSCOPE_TEST_PG_DSN"
 PGVECTOR_HINT = (

@@ -257,6 +257,10 @@ def test_paging_bounds_and_dates(service: Service) -> None:
     assert err["code"] == "bad_request"
     ok = get(service, METRICS, startDate="2024-05-01T00:00:00+02:00", endDate="2999-01-01")
     assert ok.status_code == 200 and ok.json()["data"]["totalQueries"] == 5
+    # a year below 1000 is stored zero-padded and reads back (it once broke every listing)
+    assert post(service, record("old", timestamp="0246-06-02T22:15:13Z"))
+    old = get(service, METRICS, endDate="0300-01-01").json()["data"]["queries"]
+    assert [q["timestamp"][:10] for q in old] == ["0246-06-02"]
 
 
 INJECTIONS = [

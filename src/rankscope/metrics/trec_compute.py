@@ -321,13 +321,11 @@ def _gains_and_ideal(ctx: Ctx, pairs: tuple[tuple[str, float], ...]) -> tuple[Fl
         if qrows.shape[0] and active:
             lv = np.array(sorted(active), dtype=np.int64)
             rk = np.array([active[int(x)] for x in lv], dtype=np.int64)
-            gv = np.array([dict(order)[int(x)] for x in lv], dtype=np.float64)
             g = qg[qrows]
             at = np.minimum(np.searchsorted(lv, g), lv.shape[0] - 1)
             hit = lv[at] == g
             q_rank[qrows[hit]] = rk[at[hit]]
             q_gain[qrows[hit]] = _level_gain(order, g[hit], active)
-            del gv
     keep = np.flatnonzero(q_rank >= 0)
     sort = keep[np.lexsort((-q_rank[keep], qq[keep]))]
     ideal_offsets = offsets_from_counts(np.bincount(qq[sort], minlength=nq).astype(np.int64))

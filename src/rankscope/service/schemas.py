@@ -23,7 +23,9 @@ JudgmentSource = Literal["provided", "heuristic", "feedback"]
 
 
 Finite = Annotated[float, Field(allow_inf_nan=False)]
-Grade = Annotated[int, Field(ge=-1_000_000, le=1_000_000)]
+# trec_eval's nDCG builds a gain table with one entry per grade up to the largest: bounded so a
+# request cannot make that table (and its cost) huge
+Grade = Annotated[int, Field(ge=-100, le=100)]
 
 
 class Camel(BaseModel):

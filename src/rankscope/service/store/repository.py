@@ -486,7 +486,8 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
             return last[1]
         out = v.astimezone(dt.UTC)
         if not postgres:
-            out = out.strftime("%Y-%m-%d %H:%M:%S.%f")
+            # SQLAlchemy's SQLite DATETIME text; strftime's %Y does not pad years below 1000
+            out = f"{out.year:04d}-" + out.strftime("%m-%d %H:%M:%S.%f")
         last[0], last[1] = v, out
         return out
 
