@@ -21,10 +21,10 @@ from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run
 from rankscope.bench.latency import latency_stats, query_latency_ms
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
-    BalanceFormula,
     Candidate,
     Recommendations,
     recommend,
+    view_statistics,
 )
 from rankscope.bench.records import ConfigRecord
 from rankscope.bench.results import (
@@ -42,6 +42,7 @@ from rankscope.bench.results import (
     ViewName,
     ViewScores,
 )
+from rankscope.bench.statistics import ViewStatistics
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.results import Results
@@ -104,6 +105,10 @@ def assemble_results(
     views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
     judged = [q in set(qrels.query_ids) for q in query_ids]
     configurations = [_config_result(r, views, sets, measures, query_ids, judged) for r in records]
+    picks = {
+        view: _recommendations(configurations, view, headline, suite, sets, query_ids)
+        for view in VIEW_NAMES
+    }
     from rankscope import __version__
 
     return BenchmarkResult(
@@ -142,12 +147,8 @@ def assemble_results(
         failures=[
             Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
         ],
-        recommendations={
-            view: _recommendations(
-                configurations, view, headline, settings.balance, sets, query_ids
-            )
-            for view in VIEW_NAMES
-        },
+        recommendations={view: picks[view][1] for view in VIEW_NAMES},
+        statistics={view: picks[view][0] for view in VIEW_NAMES},
         balance_formula=BALANCE_FORMULAS[settings.balance],
         warnings=list(warnings),
     )
@@ -293,10 +294,12 @@ def _recommendations(
     configurations: Sequence[ConfigResult],
     view: ViewName,
     headline: str,
-    balance: BalanceFormula,
+    suite: Suite,
     sets: dict[ViewName, list[str]],
     query_ids: list[str],
-) -> Recommendations:
+) -> tuple[ViewStatistics, Recommendations]:
+    """The view's comparison statistics and the recommendations they qualify; both from the
+    per-query arrays written to results.json (so ``rankscope compare`` reproduces them)."""
     chosen = sets[view]
     position = {q: i for i, q in enumerate(query_ids)}
     rows = [position[q] for q in chosen]
@@ -315,14 +318,26 @@ def _recommendations(
                 latencies_ms=np.asarray([_nan(latencies[i]) for i in rows], dtype=np.float64),
             )
         )
-    return recommend(
+    label = measure_label(headline)
+    described = _describe(view, len(chosen), len(sets["all"]))
+    statistics = view_statistics(
         candidates,
         headline,
-        measure_label(headline),
-        balance=balance,
-        num_queries=len(chosen),
-        query_set=_describe(view, len(chosen), len(sets["all"])),
+        label,
+        seed=suite.settings.seed,
+        view=view,
+        query_set=described,
     )
+    picks = recommend(
+        candidates,
+        headline,
+        label,
+        balance=suite.settings.balance,
+        num_queries=len(chosen),
+        query_set=described,
+        statistics=statistics,
+    )
+    return statistics, picks
 
 
 def _describe(view: ViewName, n: int, total: int) -> str:

@@ -1,0 +1,349 @@
+"""Is a configuration's lead real? The benchmark's comparison statistics, as typed values.
+
+For each view (one query set, see :mod:`rankscope.bench.assemble`) the benchmark compares its
+successful configurations twice, with :func:`rankscope.stats.compare` and the randomised Tukey
+HSD (``test="rtukey"``: every query's row of scores permuted across the configurations, B =
+10,000 seeded draws, family-wise over all pairs of configurations):
+
+- **quality**: the headline measure per query, against the best configuration;
+- **latency**: each query's latency (the median of its timed passes), against the fastest.
+
+Tukey's procedure holds for every pair at once, so comparing with a baseline picked *after*
+looking at the means (the best, the fastest) is sound, which a correction over "the others vs
+the best" would not be. Each configuration gets its mean with a 95% t interval and, against the
+baseline, the difference with its simultaneous 95% interval, the p-value and whether it is
+significantly worse. :func:`score_matrix` builds the same matrix from a ``results.json``, so
+``rankscope compare OUT_DIR --test rtukey --baseline BEST --seed SEED`` prints the same numbers
+(:attr:`ConfigurationComparison.command`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import BaseModel, ConfigDict
+
+from rankscope.errors import InputError, RankscopeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.bench.results import BenchmarkResult, ViewName
+    from rankscope.stats import ScoreMatrix
+
+#: the per-query quantity compared for latency, as ``rankscope compare OUT_DIR -m`` names it
+LATENCY = "latency_ms"
+LATENCY_ALIASES = frozenset({"latency", LATENCY})
+LATENCY_LABEL = "latency ms"
+TEST: Final = "rtukey"
+TEST_NAME = "randomised Tukey HSD"
+ALPHA = 0.05
+LEVEL = 0.95
+RESAMPLES = 10_000
+
+Direction = Literal["better", "worse"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ConfigStatistics(_Model):
+    """One configuration in a comparison.
+
+    ``mean`` with its t interval (``mean_low``, ``mean_high``); against the baseline (None on
+    the baseline's own row): ``delta`` = this configuration minus the baseline, its simultaneous
+    interval, the effect size (``delta / sqrt(V_E)``), the randomised Tukey p-value,
+    ``significant`` (``p <= alpha``) and ``direction``: ``"worse"`` or ``"better"`` than the
+    baseline in the quantity's own sense (for latency, higher is worse).
+    """
+
+    config: str
+    mean: float
+    mean_low: float | None
+    mean_high: float | None
+    delta: float | None = None
+    delta_low: float | None = None
+    delta_high: float | None = None
+    effect_size: float | None = None
+    p_value: float | None = None
+    significant: bool = False
+    direction: Direction | None = None
+
+
+class ConfigurationComparison(_Model):
+    """The configurations compared on one quantity (a measure, or ``latency_ms``) over
+    ``num_queries`` queries, against ``baseline``; rows in suite order."""
+
+    measure: str
+    label: str
+    higher_is_better: bool
+    baseline: str
+    baseline_reason: str
+    num_queries: int
+    query_set: str
+    configurations: list[ConfigStatistics]
+    #: ``rankscope compare`` arguments (after the output folder) that print these numbers
+    command: str
+    warnings: list[str] = []
+
+    def row(self, config: str) -> ConfigStatistics:
+        for r in self.configurations:
+            if r.config == config:
+                return r
+        raise KeyError(config)
+
+    @property
+    def compared(self) -> bool:
+        """Whether there was anything to compare (two or more configurations)."""
+        return len(self.configurations) >= 2
+
+
+class ViewStatistics(_Model):
+    """The comparison statistics of one view: how, and the quality and latency comparisons
+    (None, with the reason in ``notes``, when they cannot be made)."""
+
+    test: str = TEST
+    test_name: str = TEST_NAME
+    alpha: float = ALPHA
+    level: float = LEVEL
+    seed: int = 0
+    resamples: int = RESAMPLES
+    family: str = ""
+    mean_interval: str = "t"
+    quality: ConfigurationComparison | None = None
+    latency: ConfigurationComparison | None = None
+    notes: list[str] = []
+
+
+def compare_configurations(
+    names: Sequence[str],
+    values: NDArray[np.float64],
+    *,
+    baseline: str,
+    baseline_reason: str,
+    measure: str,
+    label: str,
+    higher_is_better: bool,
+    query_set: str,
+    view: str = "answered",
+    seed: int = 0,
+    resamples: int = RESAMPLES,
+    alpha: float = ALPHA,
+    observed: NDArray[np.bool_] | None = None,
+) -> ConfigurationComparison:
+    """Compare ``names`` (rows of ``values``, configurations × queries) with ``baseline`` by the
+    randomised Tukey HSD.
+
+    One configuration gets its mean and interval only. Raises
+    :class:`~rankscope.errors.InputError` with fewer than 2 queries or non-finite values;
+    everything else (few queries, zero variance, a constant quantity) is a warning in
+    ``warnings``, and no number is NaN.
+    """
+    from rankscope.stats import ScoreMatrix, StatsWarning, compare, t_interval
+
+    x = np.asarray(values, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] != len(names):
+        raise InputError("values must be configurations × queries", value=x.shape)
+    n = x.shape[1]
+    if n < 2:
+        raise InputError(
+            f"{label}: a comparison needs at least 2 queries",
+            value=n,
+            hint="add judged queries to the suite",
+        )
+    command = f"--view {view} -m {measure} --test {TEST} --baseline {baseline} --seed {seed}" + (
+        "" if resamples == RESAMPLES else f" --resamples {resamples}"
+    )
+    if len(names) < 2:
+        interval = t_interval(x[0], LEVEL)
+        row = ConfigStatistics(
+            config=names[0],
+            mean=float(x[0].mean()),
+            mean_low=_num(interval.low),
+            mean_high=_num(interval.high),
+        )
+        return ConfigurationComparison(
+            measure=measure,
+            label=label,
+            higher_is_better=higher_is_better,
+            baseline=baseline,
+            baseline_reason=baseline_reason,
+            num_queries=n,
+            query_set=query_set,
+            configurations=[row],
+            command=command,
+            warnings=["one configuration: nothing to compare it with"],
+        )
+    matrix = ScoreMatrix(
+        tuple(names),
+        tuple(str(i) for i in range(n)),
+        (measure,),
+        x[np.newaxis].copy(),
+        np.ones(x.shape, dtype=np.bool_) if observed is None else observed.copy(),
+        (0,) * len(names),
+        query_set,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)  # kept in ``warnings`` below
+        found = compare(
+            matrix, baseline=baseline, test=TEST, seed=seed, resamples=resamples, alpha=alpha
+        )
+    rows = []
+    for r in found.measure(measure).rows:
+        direction: Direction | None = None
+        if r.direction is not None:
+            higher = r.direction == "better"
+            direction = "better" if higher == higher_is_better else "worse"
+        rows.append(
+            ConfigStatistics(
+                config=r.system,
+                mean=r.mean,
+                mean_low=_num(r.mean_interval.low),
+                mean_high=_num(r.mean_interval.high),
+                delta=_num(r.delta),
+                delta_low=None if r.delta_interval is None else _num(r.delta_interval.low),
+                delta_high=None if r.delta_interval is None else _num(r.delta_interval.high),
+                effect_size=_num(r.effect_size),
+                p_value=_num(r.p_adjusted),
+                significant=r.significant,
+                direction=direction,
+            )
+        )
+    return ConfigurationComparison(
+        measure=measure,
+        label=label,
+        higher_is_better=higher_is_better,
+        baseline=baseline,
+        baseline_reason=baseline_reason,
+        num_queries=n,
+        query_set=query_set,
+        configurations=rows,
+        command=command,
+        # compare() warns that a constant difference makes the t statistic infinite; the
+        # randomised Tukey HSD uses neither t nor sd(d) (ES = delta / sqrt(V_E)), so drop it
+        warnings=[_short(w, measure) for w in found.warnings if "(zero variance)" not in w],
+    )
+
+
+def family_text(configurations: int) -> str:
+    pairs = configurations * (configurations - 1) // 2
+    return (
+        f"family-wise over all {pairs} pair{'s' if pairs != 1 else ''} of the "
+        f"{configurations} configurations"
+    )
+
+
+def _short(warning: str, measure: str) -> str:
+    """Warnings of a one-measure comparison without the ``measure:`` prefix."""
+    prefix = f"{measure}: "
+    return warning[len(prefix) :] if warning.startswith(prefix) else warning
+
+
+def _num(value: float | None) -> float | None:
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+# ---------------------------------------------------------------------------- from results.json
+def is_latency(measure: str) -> bool:
+    return measure in LATENCY_ALIASES
+
+
+def score_matrix(
+    result: BenchmarkResult, measures: Sequence[str], view: ViewName | None = None
+) -> ScoreMatrix:
+    """The successful configurations (suite order) × the view's queries (suite order), for
+    each of ``measures`` (``latency_ms``, alias ``latency``: each query's latency in ms),
+    read from a benchmark's typed results: the matrix the benchmark's statistics came from.
+
+    A query a configuration skipped (``all`` view) scores 0 and counts as filled. Latency
+    exists only for queries a configuration ran: it is compared over the view's queries every
+    configuration ran, and cannot be mixed with measures when that set is smaller.
+    """
+    from rankscope.stats import ScoreMatrix
+
+    chosen: ViewName = view or result.default_view
+    if chosen not in result.query_sets:
+        raise InputError(f"no view {chosen!r} in these results", hint="use answered or all")
+    configs = result.successful
+    if not configs:
+        raise InputError(
+            "the benchmark has no successful configuration to compare",
+            value=[f.name for f in result.failures],
+        )
+    wanted = [LATENCY if is_latency(m) else m for m in measures]
+    if not wanted:
+        raise InputError("no measures to compare")
+    ids = list(result.query_sets[chosen].query_ids)
+    position = {q: i for i, q in enumerate(result.query_ids)}
+    rows = [position[q] for q in ids]
+    arrays = [c.per_query for c in configs]
+    assert all(a is not None for a in arrays)
+    query_set = f"{len(ids)} {_view_text(chosen)}"
+    if LATENCY in wanted:
+        timed = [
+            i
+            for i, row in enumerate(rows)
+            if all(a is not None and a.latency_ms[row] is not None for a in arrays)
+        ]
+        if len(timed) < len(rows):
+            if len(wanted) > 1:
+                raise InputError(
+                    f"latency was measured on {len(timed)} of the {len(rows)} queries of the "
+                    f"{chosen} view (a configuration skipped the others)",
+                    hint="compare latency on its own (-m latency), or use --view answered",
+                )
+            rows = [rows[i] for i in timed]
+            ids = [ids[i] for i in timed]
+            query_set = f"{len(ids)} queries of the {chosen} view every configuration ran"
+    for m in wanted:
+        if m != LATENCY and m not in result.measures:
+            raise RankscopeError(
+                f"{m!r} was not measured; measured: {', '.join(result.measures)}",
+            )
+    values = np.zeros((len(wanted), len(configs), len(rows)), dtype=np.float64)
+    for k, m in enumerate(wanted):
+        for s, a in enumerate(arrays):
+            assert a is not None
+            column = a.latency_ms if m == LATENCY else a.values[m]
+            values[k, s] = [math.nan if column[i] is None else column[i] for i in rows]
+    observed = np.asarray(
+        [[a is not None and a.status[i] != "skipped" for i in rows] for a in arrays],
+        dtype=np.bool_,
+    ).reshape(len(configs), len(rows))
+    return ScoreMatrix(
+        tuple(c.name for c in configs),
+        tuple(ids),
+        tuple(wanted),
+        values,
+        observed,
+        (0,) * len(configs),
+        query_set,
+    )
+
+
+def _view_text(view: str) -> str:
+    if view == "answered":
+        return "judged queries every configuration answered"
+    return "judged queries (a query a configuration skipped scores 0)"
+
+
+__all__ = [
+    "ALPHA",
+    "LATENCY",
+    "LEVEL",
+    "RESAMPLES",
+    "TEST",
+    "ConfigStatistics",
+    "ConfigurationComparison",
+    "ViewStatistics",
+    "compare_configurations",
+    "family_text",
+    "is_latency",
+    "score_matrix",
+]
