@@ -22,7 +22,8 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +33,7 @@ from rankscope.errors import InputError, RankscopeError
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.bench.results import BenchmarkResult, ViewName
-    from rankscope.stats import ScoreMatrix
+    from rankscope.stats import Comparison, ScoreMatrix
 
 #: the per-query quantity compared for latency, as ``rankscope compare OUT_DIR -m`` names it
 LATENCY = "latency_ms"
@@ -276,7 +277,11 @@ def score_matrix(
             "the benchmark has no successful configuration to compare",
             value=[f.name for f in result.failures],
         )
-    wanted = [LATENCY if is_latency(m) else m for m in measures]
+    from rankscope.metrics.names import parse_measure
+
+    wanted = list(
+        dict.fromkeys(LATENCY if is_latency(m) else str(parse_measure(m)) for m in measures)
+    )
     if not wanted:
         raise InputError("no measures to compare")
     ids = list(result.query_sets[chosen].query_ids)
@@ -284,7 +289,7 @@ def score_matrix(
     rows = [position[q] for q in ids]
     arrays = [c.per_query for c in configs]
     assert all(a is not None for a in arrays)
-    query_set = f"{len(ids)} {_view_text(chosen)}"
+    query_set = f"{_view_text(chosen)} (view {chosen})"
     if LATENCY in wanted:
         timed = [
             i
@@ -300,7 +305,7 @@ def score_matrix(
                 )
             rows = [rows[i] for i in timed]
             ids = [ids[i] for i in timed]
-            query_set = f"{len(ids)} queries of the {chosen} view every configuration ran"
+            query_set = f"the queries of the {chosen} view every configuration ran"
     for m in wanted:
         if m != LATENCY and m not in result.measures:
             raise RankscopeError(
@@ -329,8 +334,93 @@ def score_matrix(
 
 def _view_text(view: str) -> str:
     if view == "answered":
-        return "judged queries every configuration answered"
-    return "judged queries (a query a configuration skipped scores 0)"
+        return "the judged queries every configuration answered"
+    return "every judged query, a skipped one scoring 0"
+
+
+def read_results(path: str | Path) -> BenchmarkResult:
+    """A benchmark's results from its output folder or its ``results.json``."""
+    from rankscope.bench.results import BenchmarkResult
+
+    target = Path(path)
+    if target.is_dir():
+        found = target / "results.json"
+        if not found.is_file():
+            raise InputError(
+                "no results.json in this folder",
+                path=target,
+                hint="give a folder rankscope bench or rankscope demo finished writing (an "
+                "interrupted benchmark writes it when run again)",
+            )
+        target = found
+    return BenchmarkResult.read(target)
+
+
+def compare_benchmark(
+    result: BenchmarkResult,
+    measures: Sequence[str] | None = None,
+    *,
+    view: ViewName | None = None,
+    baseline: str | None = None,
+    **options: Any,
+) -> Comparison:
+    """Compare a benchmark's successful configurations with :func:`rankscope.stats.compare`
+    (``options`` go to it) on ``measures`` (default: the headline, and MAP when measured; any
+    measure the benchmark reported, or ``latency``) over one view's queries (default: those
+    every configuration answered). ``baseline`` defaults to the first configuration."""
+    from rankscope.stats import compare
+
+    chosen: ViewName = view or result.default_view
+    ok = [c.name for c in result.successful]
+    failed = {c.name: c for c in result.configurations if not c.ok}
+    if len(ok) < 2:
+        raise InputError(
+            f"a comparison needs at least two configurations that ran; this benchmark has "
+            f"{len(ok)} ({', '.join(ok) or 'none'})"
+            + (f", and {len(failed)} failed ({', '.join(failed)})" if failed else ""),
+            hint="compare a benchmark of two or more configurations",
+        )
+    if baseline is not None and baseline not in ok:
+        if baseline in failed:
+            raise InputError(
+                f"the baseline {baseline!r} failed ({failed[baseline].error}); it has no scores",
+                hint=f"name one of {', '.join(ok)}",
+            )
+        raise InputError(
+            f"the baseline {baseline!r} is not a configuration of this benchmark",
+            hint=f"name one of {', '.join(ok)}",
+        )
+    n = len(result.query_sets[chosen].query_ids)
+    if n == 0:
+        raise InputError(
+            f"no judged query in the {chosen} view: the configurations answered no judged "
+            "query in common",
+            hint="use --view all (every judged query, a skipped one scoring 0)",
+        )
+    wanted = list(measures or _default_measures(result))
+    matrix = score_matrix(result, wanted, chosen)
+    return lower_is_better(compare(matrix, baseline=baseline, **options), {LATENCY})
+
+
+def lower_is_better(comparison: Comparison, measures: set[str]) -> Comparison:
+    """``comparison`` with the direction of ``measures`` turned round: for latency a higher
+    value is worse, so a significantly higher latency is ``"worse"``."""
+    from dataclasses import replace
+
+    flip: dict[str, Direction] = {"better": "worse", "worse": "better"}
+    out = []
+    for m in comparison.measures:
+        if m.measure in measures:
+            rows = tuple(
+                replace(r, direction=flip[r.direction]) if r.direction else r for r in m.rows
+            )
+            m = replace(m, rows=rows)
+        out.append(m)
+    return replace(comparison, measures=tuple(out))
+
+
+def _default_measures(result: BenchmarkResult) -> list[str]:
+    return list(dict.fromkeys([result.headline, *(["map"] if "map" in result.measures else [])]))
 
 
 __all__ = [
@@ -342,8 +432,10 @@ __all__ = [
     "ConfigStatistics",
     "ConfigurationComparison",
     "ViewStatistics",
+    "compare_benchmark",
     "compare_configurations",
     "family_text",
     "is_latency",
+    "read_results",
     "score_matrix",
 ]
