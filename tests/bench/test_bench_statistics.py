@@ -187,7 +187,11 @@ def test_results_json_holds_the_statistics_of_each_view(
     quality = stats.quality
     assert quality is not None and quality.num_queries == 24 and quality.measure == "ndcg@10"
     assert [r.config for r in quality.configurations] == ["even", "full", "full-again", "none"]
-    assert quality.baseline == "full" == result.recommended().best_quality.config  # type: ignore[union-attr]
+    # full and full-again tie on quality: the faster of the two is the best (timing decides)
+    best = quality.baseline
+    assert best in ("full", "full-again")
+    assert best == result.recommended().best_quality.config  # type: ignore[union-attr]
+    other = "full-again" if best == "full" else "full"
     _, values = result.per_query_values()
     for row in quality.configurations:
         interval = t_interval(values[row.config])
@@ -196,15 +200,15 @@ def test_results_json_holds_the_statistics_of_each_view(
             interval.low,
             interval.high,
         )
-    assert quality.row("full-again").p_value == 1.0 and not quality.row("full-again").significant
+    assert quality.row(other).p_value == 1.0 and not quality.row(other).significant
     for name in ("even", "none"):
         assert quality.row(name).significant and quality.row(name).direction == "worse"
-    assert quality.command == "--view answered -m ndcg@10 --test rtukey --baseline full --seed 0"
+    assert quality.command == f"--view answered -m ndcg@10 --test rtukey --baseline {best} --seed 0"
     assert stats.latency is not None and stats.latency.num_queries == 24
     # read back typed, equal
     assert BenchmarkResult.read(out / "results.json").statistics == result.statistics
     data = json.loads((out / "results.json").read_text())
-    assert data["statistics"]["all"]["quality"]["baseline"] == "full"
+    assert data["statistics"]["all"]["quality"]["baseline"] in ("full", "full-again")
 
 
 def test_every_statistic_is_reproduced_from_results_json(
@@ -237,16 +241,18 @@ def test_the_table_shows_the_interval_and_marks_what_is_worse_than_the_best(
     assert quality is not None
     assert "95% CI" in text and "Δ best" in text
     lines = {line.split()[1]: line for line in text.splitlines() if line.startswith("│")}
-    full, even = quality.row("full"), quality.row("even")
-    assert f"[{full.mean_low:.4f}, {full.mean_high:.4f}]" in lines["full"]
-    assert "best" in lines["full"]
-    assert "▼" in lines["even"] and "▼" in lines["none"] and "▼" not in lines["full-again"]
+    best = quality.baseline
+    other = "full-again" if best == "full" else "full"
+    full, even = quality.row(best), quality.row("even")
+    assert f"[{full.mean_low:.4f}, {full.mean_high:.4f}]" in lines[best]
+    assert "best" in lines[best]
+    assert "▼" in lines["even"] and "▼" in lines["none"] and "▼" not in lines[other]
     assert f"{even.delta:+.4f} ▼" in lines["even"]
     assert "randomised Tukey HSD (family-wise over all 6 pairs of the 4 configurations; " in text
     assert "B = 10,000, seed 0)" in text
     assert "rankscope compare <output folder> --view answered -m ndcg@10 --test rtukey" in text
-    assert "Best quality: full  (highest nDCG@10 lin (1.0000" in text
-    assert "full-again is within noise (full-again: p = 1.0000, Δ = +0.0000)" in text
+    assert f"Best quality: {best}  (highest nDCG@10 lin (1.0000" in text
+    assert f"{other} is within noise ({other}: p = 1.0000, Δ = +0.0000)" in text
     assert "nan" not in text.lower()
     md = to_markdown(result)
     assert "| 95% CI | Δ best | p |" in md and f"{even.delta:+.4f} ▼" in md

@@ -119,7 +119,8 @@ def test_the_benchmarks_own_statistics_are_printed_again(
 ) -> None:
     result = BenchmarkResult.read(out / "results.json")
     stats = result.statistics["answered"].quality
-    assert stats is not None and stats.baseline == "perfect"
+    # perfect and sqlite tie on quality: the faster of the two is the best
+    assert stats is not None and stats.baseline in ("perfect", "sqlite")
     code, text, err = run_cli(capsys, str(out), *stats.command.split())
     assert code == 0, err
     assert "24 queries: the judged queries every configuration answered (view answered)" in text

@@ -51,6 +51,7 @@ from rankscope.bench.statistics import (
     ViewStatistics,
     compare_configurations,
     family_text,
+    fmt_ms,
 )
 from rankscope.errors import InputError
 
@@ -534,7 +535,9 @@ def _p(p: float | None) -> str:
 def _signed(value: float | None, unit: str = "") -> str:
     if value is None:
         return "n/a"
-    digits = 3 if unit else 4
+    if unit:
+        return fmt_ms(value, signed=True) + unit
+    digits = 4
     if round(value, digits) == 0:
         value = 0.0
     return f"{value:+.{digits}f}{unit}"

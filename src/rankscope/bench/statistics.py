@@ -230,6 +230,17 @@ def compare_configurations(
     )
 
 
+def fmt_ms(value: float | None, signed: bool = False) -> str:
+    """Milliseconds as tables and reasons show them: 3 decimals, or 2 significant digits below
+    0.01 ms (fast engines differ by microseconds), ``n/a`` for none."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    sign = "+" if signed else ""
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:{sign}.3f}"
+    return f"{value:{sign}.1e}"
+
+
 def family_text(configurations: int) -> str:
     pairs = configurations * (configurations - 1) // 2
     return (
@@ -435,6 +446,7 @@ __all__ = [
     "compare_benchmark",
     "compare_configurations",
     "family_text",
+    "fmt_ms",
     "is_latency",
     "read_results",
     "score_matrix",

@@ -1,0 +1,70 @@
+"""A benchmark report as Markdown: the comparison table with intervals and p-values, the
+per-category table, the recommendations and how everything was computed (for a README, an
+issue or a paper's supplement). Figures are in the HTML report."""
+
+from __future__ import annotations
+
+from rankscope.report.content import ReportContent
+from rankscope.report.tables import Table, category_table, comparison_table, measures_table
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def markdown_table(table: Table, bold_best: bool = False) -> list[str]:
+    tops: list[float | None] = []
+    for i in range(len(table.header) - 1):
+        values = [c[i].value for _, c in table.rows if c[i].value is not None]
+        tops.append(max(v for v in values if v is not None) if bold_best and values else None)
+    lines = [_row(table.header), "|" + "|".join(["---"] + ["---:"] * (len(table.header) - 1)) + "|"]
+    for name, cells in table.rows:
+        texts = [
+            f"**{c.text}**" if tops[i] is not None and c.value == tops[i] else c.text
+            for i, c in enumerate(cells)
+        ]
+        lines.append(_row([name, *texts]))
+    return lines
+
+
+def render_markdown(content: ReportContent, folder: str = "<output folder>") -> str:
+    suite = content.result.suite
+    out = [f"# {suite.name}: benchmark report", ""]
+    if suite.description:
+        out += [suite.description, ""]
+    out += [
+        f"rankscope {content.result.rankscope_version}, {content.result.timestamp}, view "
+        f"`{content.view}`: {content.title}.",
+        "",
+        "## Comparison",
+        "",
+    ]
+    if content.rows:
+        out += [*markdown_table(comparison_table(content)), ""]
+    out += [
+        content.test_text() + " ▼ significantly worse than the best, ▲ significantly better; "
+        "Δ latency: mean per-query difference from the fastest (each query's median over the "
+        "timed passes).",
+        "",
+    ]
+    command = content.command(folder)
+    if command:
+        out += [f"Recompute: `{command}`", ""]
+    if content.recommendations:
+        out += ["## Recommendations", ""]
+        out += [f"- **{t}**: `{c}` ({r})" for t, c, r in content.recommendations]
+        out.append("")
+    categories = category_table(content)
+    if categories is not None:
+        out += [f"## Per category: {content.label}", "", *markdown_table(categories, True), ""]
+    if content.rows:
+        out += [f"## Every measure ({content.num_queries} queries)", ""]
+        out += [*markdown_table(measures_table(content), True), ""]
+    notes = [f"- FAILED {n}: {e}" for n, e in content.failures]
+    notes += [f"- {n}" for n in content.other_notes()]
+    if notes:
+        out += ["## Notes", "", *notes, ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = ["markdown_table", "render_markdown"]
