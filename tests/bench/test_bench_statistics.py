@@ -128,7 +128,10 @@ def test_recommendations_name_what_is_within_noise_of_the_best() -> None:
     assert stats.quality.row("d").significant and stats.quality.row("d").direction == "worse"
     assert best.reason.startswith("highest nDCG@10 (")
     assert "over 30 judged queries; b and c are within noise (b: p = " in best.reason
-    assert "randomised Tukey HSD over 4 configurations, n = 30" in best.reason
+    assert (
+        "randomised Tukey HSD, family-wise over all 6 pairs of the 4 configurations, n = 30"
+        in best.reason
+    )
     lead = best.lead
     assert lead is not None and lead.over == "b" and lead.verdict == "within_noise"
     assert lead.p_value == stats.quality.row("b").p_value
@@ -137,6 +140,9 @@ def test_recommendations_name_what_is_within_noise_of_the_best() -> None:
     assert fastest is not None and fastest.config == "c"
     assert fastest.lead is not None and fastest.lead.verdict == "beyond_noise"
     assert "every other configuration is significantly slower (next: " in fastest.reason
+    assert "paired randomization test, Holm-corrected over the 3 comparisons with c" in (
+        fastest.reason
+    )
     assert stats.latency is not None and stats.latency.measure == LATENCY
     assert stats.latency.baseline == "c"
 
@@ -182,10 +188,11 @@ def test_results_json_holds_the_statistics_of_each_view(
     result, out = wide
     assert result.schema_version == 3
     stats = result.statistics["answered"]
-    assert stats.test == "rtukey" and stats.seed == 0 and stats.resamples == 10_000
-    assert stats.family == "family-wise over all 6 pairs of the 4 configurations"
+    assert stats.seed == 0 and stats.resamples == 10_000 and stats.alpha == 0.05
     quality = stats.quality
     assert quality is not None and quality.num_queries == 24 and quality.measure == "ndcg@10"
+    assert quality.test == "rtukey" and quality.test_name == "randomised Tukey HSD"
+    assert quality.family == "family-wise over all 6 pairs of the 4 configurations"
     assert [r.config for r in quality.configurations] == ["even", "full", "full-again", "none"]
     # full and full-again tie on quality: the faster of the two is the best (timing decides)
     best = quality.baseline
@@ -204,7 +211,11 @@ def test_results_json_holds_the_statistics_of_each_view(
     for name in ("even", "none"):
         assert quality.row(name).significant and quality.row(name).direction == "worse"
     assert quality.command == f"--view answered -m ndcg@10 --test rtukey --baseline {best} --seed 0"
-    assert stats.latency is not None and stats.latency.num_queries == 24
+    latency = stats.latency
+    assert latency is not None and latency.num_queries == 24 and latency.measure == "latency_ms"
+    assert latency.test == "randomization" and latency.exact is True  # n = 24: every sign flip
+    assert latency.family == f"Holm-corrected over the 3 comparisons with {latency.baseline}"
+    assert latency.command.startswith("--view answered -m latency_ms --test randomization")
     # read back typed, equal
     assert BenchmarkResult.read(out / "results.json").statistics == result.statistics
     data = json.loads((out / "results.json").read_text())
@@ -223,13 +234,17 @@ def test_every_statistic_is_reproduced_from_results_json(
             again = compare(
                 score_matrix(saved, [measure], view),  # type: ignore[arg-type]
                 baseline=found.baseline,
-                test="rtukey",
+                test=found.test,  # type: ignore[arg-type]
                 seed=stats.seed,
             )
             for row in found.configurations:
                 other = again.row(again.measures[0].measure, row.config)
                 assert row.mean == other.mean and row.p_value == other.p_adjusted
-                assert row.delta == other.delta
+                assert row.delta == other.delta and row.delta_low == _low(other.delta_interval)
+
+
+def _low(interval: object) -> float | None:
+    return None if interval is None else interval.low  # type: ignore[attr-defined]
 
 
 def test_the_table_shows_the_interval_and_marks_what_is_worse_than_the_best(

@@ -179,7 +179,7 @@ def test_latency_is_compared_per_query_and_lower_is_better(
     code, text, err = run_cli(capsys, str(out), *latency.command.split())
     assert code == 0, err
     assert "latency_ms: lower is better (▲ marks a lower value)" in text
-    found = compare_benchmark(result, ["latency"], baseline=latency.baseline, test="rtukey")
+    found = compare_benchmark(result, ["latency"], baseline=latency.baseline, test=latency.test)
     for row in latency.configurations:
         other = found.row("latency_ms", row.config)
         assert other.p_adjusted == row.p_value and other.mean == row.mean

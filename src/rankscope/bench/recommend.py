@@ -44,13 +44,14 @@ from rankscope.bench.statistics import (
     ALPHA,
     LATENCY,
     LATENCY_LABEL,
+    LATENCY_TEST,
+    QUALITY_TEST,
     RESAMPLES,
-    TEST_NAME,
+    BenchTest,
     ConfigStatistics,
     ConfigurationComparison,
     ViewStatistics,
     compare_configurations,
-    family_text,
     fmt_ms,
 )
 from rankscope.errors import InputError
@@ -152,16 +153,20 @@ def lead_verdict(
     *,
     higher_is_better: bool,
     others: Sequence[NDArray[np.float64]] = (),
+    test: BenchTest | None = None,
     seed: int = 0,
     resamples: int = RESAMPLES,
     alpha: float = ALPHA,
 ) -> NoiseVerdict:
     """Whether ``leader`` is ahead of ``runner_up`` by more than noise, from their per-query
     values on the same queries (aligned): ``beyond_noise`` when the runner-up is significantly
-    worse than the leader by the randomised Tukey HSD over ``leader``, ``runner_up`` and
-    ``others`` (the family; with no others, the two alone), else ``within_noise``.
-    ``not_assessed`` when the values cannot be compared (fewer than 2 queries, lengths that
-    differ, missing values)."""
+    worse than the leader, else ``within_noise``; ``not_assessed`` when the values cannot be
+    compared (fewer than 2 queries, lengths that differ, missing values).
+
+    The test is the benchmark's (``test=None``): for quality (``higher_is_better``), the
+    randomised Tukey HSD over ``leader``, ``runner_up`` and ``others`` (the family; with no
+    others, the two alone); for latency, the paired randomization test of the runner-up against
+    the leader, Holm-corrected over it and ``others``."""
     arrays = [np.asarray(a, dtype=np.float64) for a in (leader, runner_up, *others)]
     n = arrays[0].size
     if any(a.ndim != 1 or a.size != n for a in arrays):
@@ -178,6 +183,7 @@ def lead_verdict(
         label="value",
         higher_is_better=higher_is_better,
         query_set=f"{n} queries",
+        test=test or (QUALITY_TEST if higher_is_better else LATENCY_TEST),
         seed=seed,
         resamples=resamples,
         alpha=alpha,
@@ -270,6 +276,7 @@ def view_statistics(
         measure=measure,
         label=label,
         higher_is_better=True,
+        test=QUALITY_TEST,
         seed=seed,
         resamples=resamples,
         alpha=alpha,
@@ -285,6 +292,7 @@ def view_statistics(
         measure=LATENCY,
         label=LATENCY_LABEL,
         higher_is_better=False,
+        test=LATENCY_TEST,
         seed=seed,
         resamples=resamples,
         alpha=alpha,
@@ -292,15 +300,7 @@ def view_statistics(
         query_set=query_set,
         notes=notes,
     )
-    compared = max((len(c.configurations) for c in (quality, latency) if c), default=0)
-    return base.model_copy(
-        update={
-            "quality": quality,
-            "latency": latency,
-            "family": family_text(compared) if compared >= 2 else "",
-            "notes": notes,
-        }
-    )
+    return base.model_copy(update={"quality": quality, "latency": latency, "notes": notes})
 
 
 def _compare(
@@ -312,6 +312,7 @@ def _compare(
     measure: str,
     label: str,
     higher_is_better: bool,
+    test: BenchTest,
     seed: int,
     resamples: int,
     alpha: float,
@@ -348,6 +349,7 @@ def _compare(
         higher_is_better=higher_is_better,
         query_set=where,
         view=view,
+        test=test,
         seed=seed,
         resamples=resamples,
         alpha=alpha,
@@ -514,8 +516,7 @@ def _noise(
             f"; every other configuration is significantly {worse} (next: {nxt.config}, "
             f"p {_p(nxt.p_value)}, Δ = {_signed(nxt.delta, unit)})"
         )
-    test = f"{TEST_NAME} over {len(comparison.configurations)} configurations, "
-    test += f"n = {comparison.num_queries}"
+    test = f"{comparison.test_name}, {comparison.family}, n = {comparison.num_queries}"
     return lead, contenders, text + f"; {test}"
 
 

@@ -179,7 +179,7 @@ def statistics_notes(result: BenchmarkResult, view: ViewName | None = None) -> l
     if stats.compared:
         text += (
             f"; Δ best, p: {stats.label} minus the best's ({stats.baseline}), "
-            f"{found.test_name} ({found.family}; B = {found.resamples:,}, seed {found.seed}); "
+            f"{stats.test_name} ({stats.family}; B = {found.resamples:,}, seed {found.seed}); "
             f"{WORSE} significantly worse than the best (p <= {found.alpha:g}). Recompute: "
             f"rankscope compare <output folder> {stats.command}"
         )

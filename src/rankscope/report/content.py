@@ -103,12 +103,22 @@ class ReportContent:
         s = self.statistics
         if not self.compared or self.quality is None:
             return "No comparison: " + ("; ".join(s.notes) or "one configuration")
-        return (
-            f"{s.test_name} over the configurations ({s.family}), B = {s.resamples:,} draws, "
-            f"seed {s.seed}, alpha {s.alpha:g}; intervals at {s.level * 100:g}% (mean: t "
-            f"interval; difference: simultaneous). n = {self.quality.num_queries} queries: "
-            f"{self.quality.query_set}."
+        q = self.quality
+        text = (
+            f"{q.label}: {q.test_name} over the configurations ({q.family}), B = "
+            f"{s.resamples:,} draws, seed {s.seed}, alpha {s.alpha:g}; intervals at "
+            f"{s.level * 100:g}% (mean: t interval; difference: simultaneous). n = "
+            f"{q.num_queries} queries: {q.query_set}."
         )
+        t = self.latency
+        if t is not None and t.compared:
+            draws = "exact" if t.exact else f"B = {s.resamples:,} draws, seed {s.seed}"
+            text += (
+                f" Latency: each query's median over the timed passes; Δ latency is the mean "
+                f"per-query difference from the fastest (lowest p50), {t.test_name} ({draws}), "
+                f"{t.family}, over {t.num_queries} queries."
+            )
+        return text
 
     def other_notes(self) -> list[str]:
         """The table's notes, less the failures and the statistics' own description (both

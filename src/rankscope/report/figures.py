@@ -91,7 +91,7 @@ def forest_svg(content: ReportContent) -> str | None:
     level = f"{content.statistics.level * 100:g}%"
     ax.set_title(
         f"Difference from the best, {level} simultaneous intervals "
-        f"({content.statistics.test_name}, n = {quality.num_queries}); red: significantly worse",
+        f"({quality.test_name}, n = {quality.num_queries}); red: significantly worse",
         fontsize=9,
         loc="left",
     )

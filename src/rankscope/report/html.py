@@ -127,10 +127,9 @@ def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
     parts.append(f"<p>{_e(content.title)}.</p>")
     if content.rows:
         parts.append(_table(comparison_table(content), "comparison-table", best=content.baseline))
-    parts.append(f'<p class="how">{_e(content.test_text())} ▼ significantly worse than the best, ')
     parts.append(
-        "▲ significantly better; latency: each query's median over the timed passes, Δ latency "
-        "is the mean per-query difference from the fastest (lowest p50).</p>"
+        f'<p class="how">{_e(content.test_text())} ▼ significantly worse than the best (or '
+        "the fastest), ▲ significantly better.</p>"
     )
     command = content.command(folder)
     if command:

@@ -61,11 +61,11 @@ def render_latex(content: ReportContent) -> str:
     out.append(f"% {content.title}")
     if content.rows:
         caption = f"{suite.name}: {content.label} over {content.num_queries} queries"
-        if content.compared:
+        if content.compared and content.quality is not None:
             caption += (
-                f". Mean with {s.level * 100:g}\\% t interval; difference from the best with "
-                f"simultaneous interval and p-value ({s.test_name}, B = {s.resamples:,}, "
-                f"seed {s.seed}); ▼ significantly worse (p ≤ {s.alpha:g})"
+                f". Mean with {s.level * 100:g}% t interval; difference from the best with "
+                f"simultaneous interval and p-value ({content.quality.test_name}, B = "
+                f"{s.resamples:,}, seed {s.seed}); ▼ significantly worse (p ≤ {s.alpha:g})"
             )
         out += latex_table(
             comparison_table(content), caption, "tab:rankscope-comparison", PAPER_COLUMNS

@@ -42,9 +42,8 @@ def render_markdown(content: ReportContent, folder: str = "<output folder>") -> 
     if content.rows:
         out += [*markdown_table(comparison_table(content)), ""]
     out += [
-        content.test_text() + " ▼ significantly worse than the best, ▲ significantly better; "
-        "Δ latency: mean per-query difference from the fastest (each query's median over the "
-        "timed passes).",
+        content.test_text() + " ▼ significantly worse than the best (or the fastest), ▲ "
+        "significantly better.",
         "",
     ]
     command = content.command(folder)
