@@ -347,3 +347,28 @@ def test_reading_something_that_is_not_results_json_is_a_clear_error(tmp_path: P
         BenchmarkResult.read(bad)
     with pytest.raises(InputError, match="file not found"):
         BenchmarkResult.read(tmp_path / "missing.json")
+
+
+def test_a_fast_engine_is_not_drowned_by_slow_ones() -> None:
+    """Latencies on scales 200x apart (the demo: tantivy 0.32 ms, SQLite 2.8 ms, dense 64 and
+    96 ms): SQLite, slower on every query, is significantly slower than tantivy. Permuting the
+    latencies across all configurations (randomised Tukey HSD) would call it noise."""
+    rng = np.random.default_rng(6)
+    n = 80
+    scales = {"tantivy": 0.32, "sqlite": 2.8, "dense": 64.0, "hybrid": 96.0}
+    quality = rng.uniform(0.2, 0.8, n)
+    rows = []
+    for name, scale in scales.items():
+        latency = scale * rng.lognormal(0.0, 0.3 if scale < 10 else 0.6, n)
+        rows.append(
+            Candidate(name, 0.5, float(np.median(latency)), values=quality, latencies_ms=latency)
+        )
+    stats = rec.view_statistics(rows)
+    latency = stats.latency
+    assert latency is not None and latency.baseline == "tantivy"
+    sqlite = latency.row("sqlite")
+    assert sqlite.significant and sqlite.direction == "worse"
+    assert sqlite.p_value is not None and sqlite.p_value < 0.001
+    # what the randomised Tukey HSD says on the same data
+    tukey = randomized_tukey_hsd(np.stack([r.latencies_ms for r in rows]), seed=0).pair(1, 0)
+    assert tukey.p_value > 0.5
