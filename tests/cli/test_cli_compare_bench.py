@@ -5,102 +5,29 @@ clear errors for what cannot be compared."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import sys
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
-from rankscope.bench import BenchmarkResult, run_benchmark
+from rankscope.bench import BenchmarkResult
 from rankscope.bench.statistics import compare_benchmark, score_matrix
 from rankscope.cli.app import main
-from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.report.compare import fmt_p, fmt_value
 from rankscope.stats import compare
-from rankscope.suite import load_suite
 
-
-class Finder(Engine):
-    """Finds query ``w<i>``'s document ``d<i>``, for the queries ``keep`` accepts."""
-
-    supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
-    thread_safe = True
-
-    def __init__(self, **options: object) -> None:
-        self.ids: list[str] = []
-
-    def index(self, docs: Iterable[Document]) -> None:
-        self.ids = [d.id for d in docs]
-
-    def keep(self, i: int) -> bool:
-        return True
-
-    def _search(self, query: Query, k: int) -> list[Hit]:
-        i = int(query.text[1:])
-        found = f"d{i}"
-        if not self.keep(i) or found not in self.ids:
-            return []
-        others = [Hit(d, 0.5) for d in self.ids if d != found]
-        return [Hit(found, 1.0), *others[: k - 1]]
-
-
-@register_engine("clitest-perfect")
-class Perfect(Finder):
-    name = "clitest-perfect"
-
-
-@register_engine("clitest-half")
-class Half(Finder):
-    name = "clitest-half"
-
-    def keep(self, i: int) -> bool:
-        return i % 2 == 0
-
-
-@register_engine("clitest-none")
-class Nothing(Finder):
-    name = "clitest-none"
-
-    def keep(self, i: int) -> bool:
-        return False
-
-
-@register_engine("clitest-broken")
-class Broken(Finder):
-    name = "clitest-broken"
-
-    def _search(self, query: Query, k: int) -> list[Hit]:
-        raise RuntimeError("connection reset by peer")
-
-
-def suite(folder: Path, engines: list[tuple[str, str]], queries: int = 24) -> Path:
-    docs = "".join(json.dumps({"_id": f"d{i}", "text": f"w{i}"}) + "\n" for i in range(queries))
-    (folder / "docs.jsonl").write_text(docs)
-    lines = [
-        "name: cli-compare",
-        "corpus: {type: jsonl, path: docs.jsonl}",
-        "settings: {k: [1, 3], max_k: 4, warmup: 0, repeats: 2}",
-        "queries:",
-        *(f"  - {{id: q{i:02d}, text: w{i}, judgments: {{d{i}: 1}}}}" for i in range(queries)),
-        "engines:",
-        *(f"  - {{name: {name}, engine: {engine}}}" for name, engine in engines),
-    ]
-    path = folder / "suite.yaml"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
+from report_suites import run_report_bench
 
 
 def bench(folder: Path, engines: list[tuple[str, str]], queries: int = 24) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    out = folder / "out"
-    run_benchmark(load_suite(suite(folder, engines, queries)), out)
-    return out
+    return run_report_bench(folder, queries, engines)[1]
 
 
 @pytest.fixture(scope="module")
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("compare-bench")
-    engines = [("half", "clitest-half"), ("perfect", "clitest-perfect"), ("sqlite", "sqlite")]
+    engines = [("half", "reporttest-half"), ("perfect", "reporttest-all"), ("sqlite", "sqlite")]
     return bench(folder, engines)
 
 
@@ -190,7 +117,7 @@ def test_latency_is_compared_per_query_and_lower_is_better(
 
 
 def test_fewer_than_two_configurations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out = bench(tmp_path, [("ok", "clitest-perfect"), ("broken", "clitest-broken")])
+    out = bench(tmp_path, [("ok", "reporttest-all"), ("broken", "reporttest-broken")])
     code, _, err = run_cli(capsys, str(out))
     assert code == 2 and "Traceback" not in err
     assert (
@@ -241,14 +168,16 @@ def test_no_query_in_common_points_at_the_all_view(
 def test_few_queries_constant_measure_and_zero_variance_warn_without_nan(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    out = bench(tmp_path, [("none", "clitest-none"), ("also-none", "clitest-none")], queries=3)
+    out = bench(
+        tmp_path, [("none", "reporttest-none"), ("also-none", "reporttest-none")], queries=3
+    )
     code, text, err = run_cli(capsys, str(out), "-m", "ndcg@10")
     assert code == 0, err
     assert "rankscope: warning: only 3 queries" in err
     assert "every system scores 0 on every query" in err
     assert "nan" not in text.lower() and "Traceback" not in err
 
-    shifted = bench(tmp_path / "b", [("none", "clitest-none"), ("perfect", "clitest-perfect")])
+    shifted = bench(tmp_path / "b", [("none", "reporttest-none"), ("perfect", "reporttest-all")])
     code, text, err = run_cli(capsys, str(shifted), "-m", "ndcg@10")
     assert code == 0
     assert "zero variance" in err and "+inf" in text and "nan" not in text.lower()

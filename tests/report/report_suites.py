@@ -1,5 +1,5 @@
-"""A small benchmark for the report tests: queries ``w<i>`` in two categories, engines that find
-every relevant document, half of them, or none (deterministic)."""
+"""A small benchmark for the report and compare tests: queries ``w<i>`` in two categories,
+engines that find every relevant document, most, half of them, none, or fail (deterministic)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,25 @@ class Half(Finder):
         return i % 2 == 0
 
 
+@register_engine("reporttest-none")
+class Nothing(Finder):
+    name = "reporttest-none"
+
+    def keep(self, i: int) -> bool:
+        return False
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        return []
+
+
+@register_engine("reporttest-broken")
+class Broken(Finder):
+    name = "reporttest-broken"
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        raise RuntimeError("connection reset by peer")
+
+
 ENGINES = [
     ("half", "reporttest-half"),
     ("all", "reporttest-all"),
@@ -66,7 +85,10 @@ ENGINES = [
 ]
 
 
-def run_report_bench(folder: Path, queries: int = 30) -> tuple[BenchmarkResult, Path]:
+def run_report_bench(
+    folder: Path, queries: int = 30, engines: list[tuple[str, str]] | None = None
+) -> tuple[BenchmarkResult, Path]:
+    """Run the benchmark of ``engines`` (name, engine) over ``queries`` queries in ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
     docs = "".join(
         json.dumps({"_id": f"d{i}", "title": f"doc {i}", "text": f"w{i} words"}) + "\n"
@@ -85,7 +107,7 @@ def run_report_bench(folder: Path, queries: int = 30) -> tuple[BenchmarkResult, 
             for i in range(queries)
         ),
         "engines:",
-        *(f"  - {{name: {name}, engine: {engine}}}" for name, engine in ENGINES),
+        *(f"  - {{name: {name}, engine: {engine}}}" for name, engine in engines or ENGINES),
     ]
     (folder / "suite.yaml").write_text("\n".join(lines) + "\n")
     out = folder / "out"

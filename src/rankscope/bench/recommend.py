@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal
 
 import numpy as np
@@ -268,15 +269,9 @@ def view_statistics(
     base = ViewStatistics(seed=seed, resamples=resamples, alpha=alpha, level=1.0 - alpha)
     if not candidates:
         return base.model_copy(update={"notes": ["no configuration ran successfully"]})
-    quality = _compare(
+    compare = partial(
+        _compare,
         candidates,
-        lambda c: c.values,
-        best=by_quality(pool)[0],
-        reason="highest mean",
-        measure=measure,
-        label=label,
-        higher_is_better=True,
-        test=QUALITY_TEST,
         seed=seed,
         resamples=resamples,
         alpha=alpha,
@@ -284,8 +279,16 @@ def view_statistics(
         query_set=query_set,
         notes=notes,
     )
-    latency = _compare(
-        candidates,
+    quality = compare(
+        lambda c: c.values,
+        best=by_quality(pool)[0],
+        reason="highest mean",
+        measure=measure,
+        label=label,
+        higher_is_better=True,
+        test=QUALITY_TEST,
+    )
+    latency = compare(
         lambda c: c.latencies_ms,
         best=by_speed(pool)[0],
         reason="lowest p50",
@@ -293,12 +296,6 @@ def view_statistics(
         label=LATENCY_LABEL,
         higher_is_better=False,
         test=LATENCY_TEST,
-        seed=seed,
-        resamples=resamples,
-        alpha=alpha,
-        view=view,
-        query_set=query_set,
-        notes=notes,
     )
     return base.model_copy(update={"quality": quality, "latency": latency, "notes": notes})
 

@@ -151,7 +151,6 @@ def compare_configurations(
     seed: int = 0,
     resamples: int = RESAMPLES,
     alpha: float = ALPHA,
-    observed: NDArray[np.bool_] | None = None,
 ) -> ConfigurationComparison:
     """Compare ``names`` (rows of ``values``, configurations × queries) with ``baseline`` by
     ``test``: the randomised Tukey HSD over all pairs, or the paired randomization test of
@@ -162,7 +161,7 @@ def compare_configurations(
     everything else (few queries, zero variance, a constant quantity) is a warning in
     ``warnings``, and no number is NaN.
     """
-    from rankscope.stats import ScoreMatrix, StatsWarning, compare, t_interval
+    from rankscope.stats import t_interval
 
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] != len(names):
@@ -179,35 +178,65 @@ def compare_configurations(
     )
     if len(names) < 2:
         interval = t_interval(x[0], LEVEL)
-        row = ConfigStatistics(
-            config=names[0],
-            mean=float(x[0].mean()),
-            mean_low=_num(interval.low),
-            mean_high=_num(interval.high),
+        rows = [
+            ConfigStatistics(
+                config=names[0],
+                mean=float(x[0].mean()),
+                mean_low=_num(interval.low),
+                mean_high=_num(interval.high),
+            )
+        ]
+        notes = ["one configuration: nothing to compare it with"]
+        exact = False
+    else:
+        rows, notes, exact = _compare_rows(
+            names, x, baseline, measure, higher_is_better, query_set, test, seed, resamples, alpha
         )
-        return ConfigurationComparison(
-            measure=measure,
-            label=label,
-            higher_is_better=higher_is_better,
-            baseline=baseline,
-            baseline_reason=baseline_reason,
-            num_queries=n,
-            query_set=query_set,
-            configurations=[row],
-            command=command,
-            warnings=["one configuration: nothing to compare it with"],
-        )
+    return ConfigurationComparison(
+        measure=measure,
+        label=label,
+        higher_is_better=higher_is_better,
+        baseline=baseline,
+        baseline_reason=baseline_reason,
+        test=test,
+        test_name=TEST_NAMES[test],
+        family=_family(test, len(names), baseline),
+        exact=exact,
+        num_queries=n,
+        query_set=query_set,
+        configurations=rows,
+        command=command,
+        warnings=notes,
+    )
+
+
+def _compare_rows(
+    names: Sequence[str],
+    x: NDArray[np.float64],
+    baseline: str,
+    measure: str,
+    higher_is_better: bool,
+    query_set: str,
+    test: BenchTest,
+    seed: int,
+    resamples: int,
+    alpha: float,
+) -> tuple[list[ConfigStatistics], list[str], bool]:
+    """Rows of :func:`rankscope.stats.compare` over two or more configurations, its warnings,
+    and whether the randomization test was exact."""
+    from rankscope.stats import ScoreMatrix, StatsWarning, compare
+
     matrix = ScoreMatrix(
         tuple(names),
-        tuple(str(i) for i in range(n)),
+        tuple(str(i) for i in range(x.shape[1])),
         (measure,),
         x[np.newaxis].copy(),
-        np.ones(x.shape, dtype=np.bool_) if observed is None else observed.copy(),
+        np.ones(x.shape, dtype=np.bool_),
         (0,) * len(names),
         query_set,
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", StatsWarning)  # kept in ``warnings`` below
+        warnings.simplefilter("ignore", StatsWarning)  # kept in the warnings returned
         found = compare(
             matrix,
             baseline=baseline,
@@ -238,28 +267,12 @@ def compare_configurations(
                 direction=direction,
             )
         )
-    return ConfigurationComparison(
-        measure=measure,
-        label=label,
-        higher_is_better=higher_is_better,
-        baseline=baseline,
-        baseline_reason=baseline_reason,
-        test=test,
-        test_name=TEST_NAMES[test],
-        family=_family(test, len(names), baseline),
-        exact=found.exact,
-        num_queries=n,
-        query_set=query_set,
-        configurations=rows,
-        command=command,
-        # compare() warns that a constant difference makes the t statistic infinite; the
-        # randomised Tukey HSD uses neither t nor sd(d) (ES = delta / sqrt(V_E)): not its concern
-        warnings=[
-            _short(w, measure)
-            for w in found.warnings
-            if test != "rtukey" or "(zero variance)" not in w
-        ],
-    )
+    # compare() warns that a constant difference makes the t statistic infinite; the
+    # randomised Tukey HSD uses neither t nor sd(d) (ES = delta / sqrt(V_E)): not its concern
+    notes = [
+        _short(w, measure) for w in found.warnings if test != "rtukey" or "(zero variance)" not in w
+    ]
+    return rows, notes, found.exact
 
 
 def fmt_ms(value: float | None, signed: bool = False) -> str:
