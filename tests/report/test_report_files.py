@@ -37,7 +37,9 @@ def test_markdown_tables_hold_the_statistics(bench: tuple[BenchmarkResult, Path]
             assert fmt_p(row.p_value) in line
             delta = [c.strip() for c in line.split("|")[1:-1]][3]
             assert ("▼" in delta) == (row.significant and row.direction == "worse")
-    assert "## Per category: nDCG@10 lin" in text and "| configuration | large (20) | small (10) |"
+    assert "## Per category: nDCG@10 lin" in text
+    assert "| category (queries) | half | all | most | sqlite |" in text
+    assert "| large (20) | 0.5000 | **1.0000** | 0.8000 | **1.0000** |" in text
     assert f"Recompute: `rankscope compare {out} {quality.command}`" in text
     assert "## Recommendations" in text and "nan" not in text.lower()
 

@@ -45,6 +45,7 @@ td.better { color: #2e7d32; font-weight: 600; }
 td.best { color: #1b6ac9; font-weight: 600; }
 td.top { font-weight: 700; }
 .figure svg { max-width: 100%; height: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
 .picks li { margin: 4px 0; }
 .picks b { color: #1b6ac9; }
 p.how, ul.notes { color: #3c4654; font-size: 0.88rem; }
@@ -58,15 +59,15 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def _cell(cell: Cell, top: float | None = None) -> str:
+def _cell(cell: Cell, top: bool = False) -> str:
     attrs = []
     classes = []
     if cell.key is not None:
         attrs.append(f'data-key="{_e(cell.key)}"')
     if cell.value is not None and math.isfinite(cell.value):
         attrs.append(f'data-value="{cell.value!r}"')
-        if top is not None and cell.value == top:
-            classes.append("top")
+    if top:
+        classes.append("top")
     if cell.mark:
         classes.append(cell.mark)
     if classes:
@@ -74,21 +75,18 @@ def _cell(cell: Cell, top: float | None = None) -> str:
     return f"<td {' '.join(attrs)}>{_e(cell.text)}</td>" if attrs else f"<td>{_e(cell.text)}</td>"
 
 
-def _table(table: Table, table_id: str, highlight: bool = False, best: str | None = None) -> str:
-    tops: list[float | None] = [None] * len(table.header)
-    if highlight:
-        for i in range(len(table.header) - 1):
-            values = [c[i].value for _, c in table.rows if c[i].value is not None]
-            tops[i] = max(v for v in values if v is not None) if values else None
+def _table(table: Table, table_id: str, best: str | None = None) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in table.header)
     body = []
-    for name, cells in table.rows:
+    for r, (name, cells) in enumerate(table.rows):
         row_class = ' class="best"' if name == best else ""
-        tds = "".join(_cell(c, tops[i]) for i, c in enumerate(cells))
-        body.append(f'<tr data-config="{_e(name)}"{row_class}><td>{_e(name)}</td>{tds}</tr>')
+        tds = "".join(_cell(c, table.is_top(r, i)) for i, c in enumerate(cells))
+        body.append(
+            f'<tr data-{table.row_kind}="{_e(name)}"{row_class}><td>{_e(name)}</td>{tds}</tr>'
+        )
     return (
-        f'<table id="{table_id}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f'<div class="scroll"><table id="{table_id}"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
 
@@ -172,15 +170,15 @@ def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
     categories = category_table(content)
     if categories is not None:
         parts.append(f'<section id="categories"><h2>Per category: {_e(content.label)}</h2>')
-        parts.append(_table(categories, "category-table", highlight=True))
+        parts.append(_table(categories, "category-table"))
         parts.append(
             '<p class="how">Means over each category\'s queries of the view (query count in '
-            "brackets); the best of each category in bold.</p></section>"
+            "brackets); the best configuration of each category in bold.</p></section>"
         )
     if content.rows:
         parts.append(f'<section id="measures"><h2>Every measure ({content.num_queries} ')
         parts.append("queries)</h2>")
-        parts.append(_table(measures_table(content), "measures-table", highlight=True))
+        parts.append(_table(measures_table(content), "measures-table"))
         parts.append("</section>")
     notes = [f'<li class="fail">FAILED {_e(n)}: {_e(e)}</li>' for n, e in content.failures]
     notes += [

@@ -21,15 +21,9 @@ def _cell(text: str) -> str:
     return text.replace("Δ", r"$\Delta$").replace("<", r"$<$").replace("—", "--")
 
 
-def latex_table(
-    table: Table, caption: str, label: str, columns: int | None = None, bold_best: bool = False
-) -> list[str]:
+def latex_table(table: Table, caption: str, label: str, columns: int | None = None) -> list[str]:
+    """A booktabs table of the first ``columns`` columns, its highest numbers in bold."""
     width = columns or len(table.header)
-    header = table.header[:width]
-    tops: list[float | None] = []
-    for i in range(width - 1):
-        values = [c[i].value for _, c in table.rows if c[i].value is not None]
-        tops.append(max(v for v in values if v is not None) if bold_best and values else None)
     out = [
         r"\begin{table}[t]",
         r"\centering",
@@ -37,16 +31,14 @@ def latex_table(
         r"\label{" + label + "}",
         r"\begin{tabular}{l" + "r" * (width - 1) + "}",
         r"\toprule",
-        " & ".join(_cell(h) for h in header) + r" \\",
+        " & ".join(_cell(h) for h in table.header[:width]) + r" \\",
         r"\midrule",
     ]
-    for name, cells in table.rows:
+    for r, (name, cells) in enumerate(table.rows):
         texts = []
         for i, c in enumerate(cells[: width - 1]):
             text = _cell(c.text)
-            if tops[i] is not None and c.value == tops[i]:
-                text = r"\textbf{" + text + "}"
-            texts.append(text)
+            texts.append(r"\textbf{" + text + "}" if table.is_top(r, i) else text)
         out.append(" & ".join([_cell(name), *texts]) + r" \\")
     out += [r"\bottomrule", r"\end{tabular}", r"\end{table}", ""]
     return out
@@ -73,7 +65,7 @@ def render_latex(content: ReportContent) -> str:
     categories = category_table(content)
     if categories is not None:
         caption = f"{suite.name}: {content.label} per query category (queries in brackets)"
-        out += latex_table(categories, caption, "tab:rankscope-categories", bold_best=True)
+        out += latex_table(categories, caption, "tab:rankscope-categories")
     return "\n".join(out)
 
 

@@ -12,17 +12,11 @@ def _row(cells: list[str]) -> str:
     return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
 
-def markdown_table(table: Table, bold_best: bool = False) -> list[str]:
-    tops: list[float | None] = []
-    for i in range(len(table.header) - 1):
-        values = [c[i].value for _, c in table.rows if c[i].value is not None]
-        tops.append(max(v for v in values if v is not None) if bold_best and values else None)
+def markdown_table(table: Table) -> list[str]:
+    """The table in Markdown, its highest numbers (``table.best``) in bold."""
     lines = [_row(table.header), "|" + "|".join(["---"] + ["---:"] * (len(table.header) - 1)) + "|"]
-    for name, cells in table.rows:
-        texts = [
-            f"**{c.text}**" if tops[i] is not None and c.value == tops[i] else c.text
-            for i, c in enumerate(cells)
-        ]
+    for r, (name, cells) in enumerate(table.rows):
+        texts = [f"**{c.text}**" if table.is_top(r, i) else c.text for i, c in enumerate(cells)]
         lines.append(_row([name, *texts]))
     return lines
 
@@ -55,10 +49,10 @@ def render_markdown(content: ReportContent, folder: str = "<output folder>") -> 
         out.append("")
     categories = category_table(content)
     if categories is not None:
-        out += [f"## Per category: {content.label}", "", *markdown_table(categories, True), ""]
+        out += [f"## Per category: {content.label}", "", *markdown_table(categories), ""]
     if content.rows:
         out += [f"## Every measure ({content.num_queries} queries)", ""]
-        out += [*markdown_table(measures_table(content), True), ""]
+        out += [*markdown_table(measures_table(content)), ""]
     notes = [f"- FAILED {n}: {e}" for n, e in content.failures]
     notes += [f"- {n}" for n in content.other_notes()]
     if notes:

@@ -8,6 +8,7 @@ carry the full-precision value beside the rounded text.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rankscope.bench.evaluation import measure_label
 from rankscope.bench.statistics import ConfigStatistics, fmt_ms
@@ -26,8 +27,26 @@ class Cell:
 
 @dataclass(frozen=True)
 class Table:
+    """A header and labelled rows of cells. ``best`` says which numbers are highlighted: the
+    highest of each ``column``, or of each ``row``; ``row_kind`` what a row is (``config``,
+    ``category``)."""
+
     header: list[str]
     rows: list[tuple[str, list[Cell]]]
+    best: Literal["column", "row"] | None = None
+    row_kind: str = "config"
+
+    def is_top(self, row: int, column: int) -> bool:
+        """Whether cell ``column`` of row ``row`` holds the highest value it is ranked with."""
+        value = self.rows[row][1][column].value
+        if self.best is None or value is None:
+            return False
+        if self.best == "column":
+            values = [cells[column].value for _, cells in self.rows]
+        else:
+            values = [c.value for c in self.rows[row][1]]
+        found = [v for v in values if v is not None]
+        return bool(found) and value == max(found)
 
 
 def _number(value: float | None, key: str, digits: int = 4, signed: bool = False) -> Cell:
@@ -105,15 +124,19 @@ def comparison_table(content: ReportContent) -> Table:
 
 
 def category_table(content: ReportContent) -> Table | None:
-    """The headline per category (columns) and configuration (rows)."""
+    """The headline per category (rows, with their query counts) and configuration
+    (columns); the best configuration of each category highlighted."""
     if not content.categories:
         return None
-    header = ["configuration"] + [f"{c.name} ({c.num_queries})" for c in content.categories]
-    rows = []
-    for r in content.rows:
-        cells = [_number(c.means.get(r.name), f"category.{c.name}") for c in content.categories]
-        rows.append((r.name, cells))
-    return Table(header, rows)
+    header = ["category (queries)"] + [r.name for r in content.rows]
+    rows = [
+        (
+            f"{c.name} ({c.num_queries})",
+            [_number(c.means.get(r.name), f"category.{c.name}.{r.name}") for r in content.rows],
+        )
+        for c in content.categories
+    ]
+    return Table(header, rows, best="row", row_kind="category")
 
 
 def measures_table(content: ReportContent) -> Table:
@@ -123,7 +146,7 @@ def measures_table(content: ReportContent) -> Table:
         (r.name, [_number(r.summary.get(m), f"summary.{m}") for m in content.measures])
         for r in content.rows
     ]
-    return Table(header, rows)
+    return Table(header, rows, best="column")
 
 
 __all__ = [
