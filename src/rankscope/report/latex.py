@@ -18,7 +18,8 @@ PAPER_COLUMNS = 7
 def _cell(text: str) -> str:
     text = latex_escape(text)
     text = text.replace("▼", r"$^{\blacktriangledown}$").replace("▲", r"$^{\blacktriangle}$")
-    return text.replace("Δ", r"$\Delta$").replace("<", r"$<$").replace("—", "--")
+    text = text.replace("Δ", r"$\Delta$").replace("<", r"$<$").replace("—", "--")
+    return text.replace("≤", r"$\leq$")
 
 
 def latex_table(table: Table, caption: str, label: str, columns: int | None = None) -> list[str]:
