@@ -108,3 +108,51 @@ def make_suite(tmp_path: Path, engines: str, extra: str = "", settings: str = ""
     path = tmp_path / "suite.yaml"
     path.write_text(body + "\n")
     return path
+
+
+class Nothing(Overlap):
+    """Instant, and finds nothing."""
+
+    name = "benchtest-none"
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        return []
+
+
+class EvenOnly(Overlap):
+    """Finds the relevant document for even-numbered queries only (w0, w2, ...)."""
+
+    name = "benchtest-even"
+
+    def _search(self, query: Query, k: int) -> list[Hit]:
+        word = query.text.split()[0]
+        if int(word[1:]) % 2:
+            return []
+        return super()._search(query, k)
+
+
+register_engine("benchtest-none")(Nothing)
+register_engine("benchtest-even")(EvenOnly)
+
+
+def make_wide_suite(tmp_path: Path, engines: str, queries: int = 12, settings: str = "") -> Path:
+    """``queries`` queries ``w<i>``, each with one relevant document holding that word (the
+    overlap engine finds every one, the even engine half, the none engine none)."""
+    docs = [{"_id": f"d{i}", "title": f"doc {i}", "text": f"w{i} filler"} for i in range(queries)]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    lines = [
+        "name: wide-bench",
+        "corpus: {type: jsonl, path: docs.jsonl}",
+        f"settings: {{k: [1, 3], max_k: 4, warmup: 0, repeats: 2{settings}}}",
+        "queries:",
+        *(
+            f"  - {{id: q{i:02d}, text: w{i}, category: {'even' if i % 2 == 0 else 'odd'}, "
+            f"judgments: {{d{i}: 2}}}}"
+            for i in range(queries)
+        ),
+        "engines:",
+        textwrap.indent(textwrap.dedent(engines).strip(), "  "),
+    ]
+    path = tmp_path / "suite.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -1,5 +1,5 @@
 """Recommendations: never a failed or zero-scoring configuration, no winner in an all-zero
-suite, the original design's balance by default, and a lead verdict from one seam."""
+suite, the original design's balance by default (leads and noise: test_bench_statistics)."""
 
 from __future__ import annotations
 
@@ -61,29 +61,6 @@ def test_an_all_zero_suite_has_no_winner_and_says_why() -> None:
     assert recs.note is not None and "no configuration scores above 0 on ndcg@10" in recs.note
     assert "document ids" in recs.note
     assert recommend([]).note == "no recommendation: no configuration ran successfully"
-
-
-def test_leads_carry_the_verdict_of_the_one_seam(monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = [Candidate("a", 0.5025, 2.0), Candidate("b", 0.5, 1.0)]
-    recs = recommend(rows)
-    lead = recs.best_quality.lead  # type: ignore[union-attr]
-    assert lead is not None and lead.over == "b" and lead.difference == pytest.approx(0.0025)
-    assert lead.verdict == "not_assessed"
-    assert "not tested for significance" in recs.best_quality.reason  # type: ignore[union-attr]
-
-    seen: list[bool] = []
-
-    def fake(leader: object, runner_up: object, *, higher_is_better: bool) -> rec.NoiseVerdict:
-        seen.append(higher_is_better)
-        return rec.NoiseVerdict("within_noise", "within noise (paired test)")
-
-    monkeypatch.setattr(rec, "lead_verdict", fake)
-    recs = recommend(rows)
-    assert seen == [True, False]  # quality, then latency
-    assert recs.best_quality is not None and recs.best_quality.lead is not None
-    assert recs.best_quality.lead.verdict == "within_noise"
-    assert "within noise (paired test)" in recs.best_quality.reason
-    assert recommend([Candidate("only", 0.5, 1.0)]).best_quality.lead is None  # type: ignore[union-attr]
 
 
 @register_engine("benchtest-nothing")

@@ -17,6 +17,7 @@ from rankscope.bench.results import (
     ViewScores,
 )
 from rankscope.bench.runner import NullReporter, Reporter, run_benchmark, run_config
+from rankscope.bench.statistics import ConfigStatistics, ConfigurationComparison, ViewStatistics
 
 __all__ = [
     "BALANCE_FORMULA",
@@ -27,6 +28,8 @@ __all__ = [
     "ConfigRecord",
     "ConfigResult",
     "ConfigSpec",
+    "ConfigStatistics",
+    "ConfigurationComparison",
     "IndexCache",
     "LatencyStats",
     "NullReporter",
@@ -35,6 +38,7 @@ __all__ = [
     "Recommendations",
     "Reporter",
     "ViewScores",
+    "ViewStatistics",
     "latency_stats",
     "recommend",
     "run_benchmark",

@@ -21,10 +21,10 @@ from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run
 from rankscope.bench.latency import latency_stats, query_latency_ms
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
-    BalanceFormula,
     Candidate,
     Recommendations,
     recommend,
+    view_statistics,
 )
 from rankscope.bench.records import ConfigRecord
 from rankscope.bench.results import (
@@ -42,6 +42,7 @@ from rankscope.bench.results import (
     ViewName,
     ViewScores,
 )
+from rankscope.bench.statistics import ViewStatistics
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.results import Results
@@ -106,7 +107,7 @@ def assemble_results(
     configurations = [_config_result(r, views, sets, measures, query_ids, judged) for r in records]
     from rankscope import __version__
 
-    return BenchmarkResult(
+    result = BenchmarkResult(
         rankscope_version=__version__,
         timestamp=datetime.now(UTC).isoformat(timespec="seconds"),
         suite=SuiteInfo(
@@ -142,15 +143,24 @@ def assemble_results(
         failures=[
             Failure(name=c.name, stage=c.stage, error=c.error) for c in configurations if not c.ok
         ],
-        recommendations={
-            view: _recommendations(
-                configurations, view, headline, settings.balance, sets, query_ids
-            )
-            for view in VIEW_NAMES
-        },
+        recommendations={},
         balance_formula=BALANCE_FORMULAS[settings.balance],
         warnings=list(warnings),
     )
+    return with_statistics(result, fresh=True)
+
+
+def with_statistics(result: BenchmarkResult, *, fresh: bool = False) -> BenchmarkResult:
+    """``result`` with the comparison statistics and recommendations of every view, computed
+    from its own per-query arrays (so ``rankscope compare`` reproduces them). Views that
+    already have statistics keep them unless ``fresh`` (results written before schema 3 have
+    none)."""
+    statistics = dict(result.statistics)
+    recommendations = dict(result.recommendations)
+    for view in VIEW_NAMES:
+        if fresh or view not in statistics:
+            statistics[view], recommendations[view] = _recommendations(result, view)
+    return result.model_copy(update={"statistics": statistics, "recommendations": recommendations})
 
 
 class _ViewEvaluation:
@@ -289,21 +299,15 @@ def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[floa
     )
 
 
-def _recommendations(
-    configurations: Sequence[ConfigResult],
-    view: ViewName,
-    headline: str,
-    balance: BalanceFormula,
-    sets: dict[ViewName, list[str]],
-    query_ids: list[str],
-) -> Recommendations:
-    chosen = sets[view]
-    position = {q: i for i, q in enumerate(query_ids)}
-    rows = [position[q] for q in chosen]
+def view_candidates(result: BenchmarkResult, view: ViewName) -> list[Candidate]:
+    """The successful configurations as the recommendations see them: headline and p50 over
+    the view, per-query headline values and latencies over the view's queries (suite order)."""
+    headline = result.headline
+    position = {q: i for i, q in enumerate(result.query_ids)}
+    rows = [position[q] for q in result.query_sets[view].query_ids]
     candidates = []
-    for c in configurations:
-        if not c.ok or c.per_query is None:
-            continue
+    for c in result.successful:
+        assert c.per_query is not None
         values = c.per_query.values.get(headline, [])
         latencies = c.per_query.latency_ms
         candidates.append(
@@ -315,14 +319,35 @@ def _recommendations(
                 latencies_ms=np.asarray([_nan(latencies[i]) for i in rows], dtype=np.float64),
             )
         )
-    return recommend(
+    return candidates
+
+
+def _recommendations(
+    result: BenchmarkResult, view: ViewName
+) -> tuple[ViewStatistics, Recommendations]:
+    """The view's comparison statistics and the recommendations they qualify."""
+    candidates = view_candidates(result, view)
+    n = len(result.query_sets[view].query_ids)
+    label = measure_label(result.headline)
+    described = _describe(view, n, len(result.query_sets["all"].query_ids))
+    statistics = view_statistics(
         candidates,
-        headline,
-        measure_label(headline),
-        balance=balance,
-        num_queries=len(chosen),
-        query_set=_describe(view, len(chosen), len(sets["all"])),
+        result.headline,
+        label,
+        seed=result.settings.seed,
+        view=view,
+        query_set=described,
     )
+    picks = recommend(
+        candidates,
+        result.headline,
+        label,
+        balance=result.settings.balance,
+        num_queries=n,
+        query_set=described,
+        statistics=statistics,
+    )
+    return statistics, picks
 
 
 def _describe(view: ViewName, n: int, total: int) -> str:

@@ -17,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from rankscope.bench.latency import LatencyStats
 from rankscope.bench.recommend import Recommendations
 from rankscope.bench.records import ConfigSpec, IndexCache, Stage, Status
-from rankscope.errors import RankscopeError
+from rankscope.bench.statistics import ViewStatistics
+from rankscope.errors import InputError, RankscopeError
 from rankscope.suite.schema import Settings
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 NO_CATEGORY = "(none)"
 
 #: which queries a comparison is made on (see :mod:`rankscope.bench.assemble`)
@@ -74,7 +75,7 @@ class QueryArrays(_Model):
     """Per-query values of one configuration, aligned on :attr:`BenchmarkResult.query_ids`.
 
     ``values[measure][i]`` is ``None`` for a query without judgments; a skipped query scores 0
-    (what an empty ranking scores). ``latency_ms[i]`` is the mean over the timed passes
+    (what an empty ranking scores). ``latency_ms[i]`` is the median over the timed passes
     (``None`` when skipped).
     """
 
@@ -172,6 +173,9 @@ class BenchmarkResult(_Model):
     configurations: list[ConfigResult]
     failures: list[Failure]
     recommendations: dict[ViewName, Recommendations]
+    #: per view: the headline and per-query latency compared across configurations (randomised
+    #: Tukey HSD, seeded); empty in results written before schema version 3
+    statistics: dict[ViewName, ViewStatistics] = Field(default_factory=dict)
     balance_formula: str
     #: problems found in the judgments or the rankings (judged documents missing from the
     #: corpus, nothing relevant retrieved...), with counts
@@ -218,8 +222,33 @@ class BenchmarkResult(_Model):
 
     @classmethod
     def read(cls, path: str | Path) -> BenchmarkResult:
-        """Read a results.json written by this version of rankscope."""
-        return cls.model_validate_json(Path(path).read_text(encoding="utf-8"))
+        """Read a results.json written by rankscope (schema version 2 or later); a file that
+        is missing, not JSON or not a benchmark's results raises
+        :class:`~rankscope.errors.InputError` naming it."""
+        from pydantic import ValidationError
+
+        file = Path(path)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InputError(
+                "file not found",
+                path=file,
+                hint="give a benchmark's output folder or its results.json",
+            ) from None
+        except (OSError, UnicodeDecodeError) as error:
+            raise InputError(f"cannot read it: {error}", path=file) from None
+        try:
+            return cls.model_validate_json(text)
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+            raise InputError(
+                f"not a rankscope benchmark's results.json: {where}: {first['msg']}",
+                path=file,
+                hint="give the results.json that rankscope bench or rankscope demo wrote "
+                "(rerun the benchmark if it was written by a rankscope older than schema 2)",
+            ) from None
 
     def to_data(self) -> dict[str, Any]:
         """The JSON-ready dictionary (what ``json.loads(results.json)`` gives)."""

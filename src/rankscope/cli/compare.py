@@ -1,6 +1,9 @@
 """``rankscope compare``: is a difference between runs real? Intervals, paired tests, corrections.
 
-Parses options, makes one library call (:func:`rankscope.stats.compare_runs`), renders with
+Two forms: ``rankscope compare QRELS RUN RUN...`` (run files) and ``rankscope compare OUT_DIR``
+(a benchmark's output folder or its results.json: its configurations, from the typed per-query
+results). Parses options, makes one library call (:func:`rankscope.stats.compare_runs` or
+:func:`rankscope.bench.statistics.compare_benchmark`), renders with
 :mod:`rankscope.report.compare`. Output formats: ``table`` (default), ``json``
 (:meth:`rankscope.stats.Comparison.to_dict`), ``csv`` (one row per measure and system),
 ``markdown`` and ``latex``. Warnings (few queries, zero variance, constant measures, runs lacking
@@ -13,10 +16,14 @@ import sys
 import warnings
 from enum import StrEnum
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from rankscope.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.stats import Comparison
 
 _MEASURE_HELP = (
     "Measure to compare; repeat for several (default: ndcg@10 and map). Any name rankscope "
@@ -46,6 +53,11 @@ class FamilyChoice(StrEnum):
     all = "all"
 
 
+class ViewChoice(StrEnum):
+    answered = "answered"
+    all = "all"
+
+
 class CompareFormat(StrEnum):
     table = "table"
     json = "json"
@@ -55,7 +67,12 @@ class CompareFormat(StrEnum):
 
 
 def compare_command(
-    qrels: Path = typer.Argument(..., help="Relevance judgments (TREC qrels, BEIR TSV, ...)."),
+    qrels: Path = typer.Argument(
+        ...,
+        help="Relevance judgments (TREC qrels, BEIR TSV, ...), or a benchmark's output folder "
+        "or results.json (then no run files).",
+        show_default=False,
+    ),
     runs: list[Path] = typer.Argument(None, help="Two or more run files (TREC, JSONL, CSV, ...)."),
     measure: list[str] = typer.Option([], "--measure", "-m", help=_MEASURE_HELP),
     baseline: str | None = typer.Option(
@@ -63,7 +80,15 @@ def compare_command(
         "--baseline",
         "-b",
         help="The run the others are compared with: its name, file name or path "
-        "(default: the first run).",
+        "(default: the first run); for a benchmark, a configuration name.",
+    ),
+    view: ViewChoice | None = typer.Option(
+        None,
+        "--view",
+        help="Benchmark only: compare over the judged queries every configuration answered "
+        "(answered, the default, as the bench table) or every judged query, a skipped one "
+        "scoring 0 (all).",
+        show_default=False,
     ),
     test: TestChoice = typer.Option(
         TestChoice.t,
@@ -119,47 +144,41 @@ def compare_command(
     ),
 ) -> None:
     """Compare runs on the qrels' queries: means with confidence intervals, differences from a
-    baseline with intervals, effect sizes, corrected p-values, wins/ties/losses."""
-    from rankscope.metrics.names import parse_measures
-    from rankscope.report import compare as render
-    from rankscope.stats import StatsWarning, compare_runs
+    baseline with intervals, effect sizes, corrected p-values, wins/ties/losses.
 
-    measures = parse_measures(measure or ["ndcg@10", "map"])  # fail fast on a bad name
+    `rankscope compare OUT_DIR` compares a benchmark's configurations the same way, from its
+    results.json (default measures: the headline and MAP; `-m latency` for per-query latency).
+    """
+    from rankscope.report import compare as render
+
     runs = list(runs or [])
-    for path in (qrels, *runs):
-        if not path.exists():
-            raise InputError("file not found", path=path, hint="Check the path and try again")
-        if path.is_dir():
+    options = {
+        "test": test.value,
+        "correction": correction.value,
+        "family": family.value,
+        "alpha": alpha,
+        "seed": seed,
+        "resamples": resamples,
+        "all_pairs": all_pairs,
+        "power": power,
+        "delta": delta,
+    }
+    if _is_benchmark(qrels, runs):
+        if depth is not None or rel_level != 1 or judged_only:
             raise InputError(
-                "expected a file, got a directory",
-                path=path,
-                hint="usage: rankscope compare QRELS RUN RUN [RUN...]",
+                "--depth, --rel-level and --judged-only apply to run files; a benchmark's "
+                "measures were computed when it ran (see evaluation in its results.json)",
+                path=qrels,
             )
-    if len(runs) < 2:
-        raise InputError(
-            "compare needs at least two runs",
-            value=[str(r) for r in runs],
-            hint="usage: rankscope compare QRELS RUN RUN [RUN...]",
-        )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", StatsWarning)  # printed below from the result
-        comparison = compare_runs(
-            qrels,
-            runs,
-            measures,
-            depth=depth,
-            rel_level=rel_level,
-            judged_only=judged_only,
-            baseline=baseline,
-            test=test.value,
-            correction=correction.value,
-            family=family.value,
-            alpha=alpha,
-            seed=seed,
-            resamples=resamples,
-            all_pairs=all_pairs,
-            power=power,
-            delta=delta,
+        comparison = _compare_benchmark(qrels, measure, view, baseline, options)
+    else:
+        if view is not None:
+            raise InputError(
+                "--view applies to a benchmark's results, not to run files",
+                hint="usage: rankscope compare OUT_DIR --view all",
+            )
+        comparison = _compare_runs(
+            qrels, runs, measure, baseline, depth, rel_level, judged_only, options
         )
     if output_format is CompareFormat.json:
         sys.stdout.write(render.to_json(comparison) + "\n")
@@ -173,6 +192,78 @@ def compare_command(
         render.print_table(comparison, plan=queries_needed, delta=delta)
     for note in comparison.warnings:
         print(f"rankscope: warning: {note}", file=sys.stderr)
+
+
+def _is_benchmark(path: Path, runs: list[Path]) -> bool:
+    """A folder or a ``.json`` file given alone: a benchmark's results."""
+    return not runs and (path.is_dir() or path.suffix.lower() == ".json")
+
+
+def _compare_benchmark(
+    path: Path,
+    measure: list[str],
+    view: ViewChoice | None,
+    baseline: str | None,
+    options: dict[str, Any],
+) -> Comparison:
+    from rankscope.bench.statistics import compare_benchmark, read_results
+    from rankscope.stats import StatsWarning
+
+    result = read_results(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)  # printed from the result
+        return compare_benchmark(
+            result,
+            measure or None,
+            view=None if view is None else view.value,  # type: ignore[arg-type]
+            baseline=baseline,
+            **options,
+        )
+
+
+def _compare_runs(
+    qrels: Path,
+    runs: list[Path],
+    measure: list[str],
+    baseline: str | None,
+    depth: int | None,
+    rel_level: int,
+    judged_only: bool,
+    options: dict[str, Any],
+) -> Comparison:
+    from rankscope.metrics.names import parse_measures
+    from rankscope.stats import StatsWarning, compare_runs
+
+    measures = parse_measures(measure or ["ndcg@10", "map"])  # fail fast on a bad name
+    for path in (qrels, *runs):
+        if not path.exists():
+            raise InputError("file not found", path=path, hint="Check the path and try again")
+        if path.is_dir():
+            raise InputError(
+                "expected a file, got a directory",
+                path=path,
+                hint="usage: rankscope compare QRELS RUN RUN [RUN...]; a benchmark's output "
+                "folder is compared on its own: rankscope compare OUT_DIR",
+            )
+    if len(runs) < 2:
+        raise InputError(
+            "compare needs at least two runs",
+            value=[str(r) for r in runs],
+            hint="usage: rankscope compare QRELS RUN RUN [RUN...], or rankscope compare OUT_DIR "
+            "for a benchmark's results",
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)  # printed from the result
+        return compare_runs(
+            qrels,
+            runs,
+            measures,
+            depth=depth,
+            rel_level=rel_level,
+            judged_only=judged_only,
+            baseline=baseline,
+            **options,
+        )
 
 
 def register(app: typer.Typer) -> None:

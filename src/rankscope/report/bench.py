@@ -3,8 +3,11 @@
 One row per configuration, measures as columns, the best value of each column highlighted
 (highest for quality, lowest for latency and index time), over one query set whose size the
 title states: by default the judged queries every configuration answered (``view="all"``: every
-judged query, a skipped one scoring 0). Below the table: queries skipped or sent as plain text,
-failed configurations with their error, then the recommendations.
+judged query, a skipped one scoring 0). Beside the headline: its 95% interval, the difference
+from the best configuration and the randomised Tukey HSD p-value, ``▼`` marking a configuration
+significantly worse than the best (:mod:`rankscope.bench.statistics`). Below the table: how
+those were computed, queries skipped or sent as plain text, failed configurations with their
+error, then the recommendations.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from rich.text import Text
 
 from rankscope.bench.evaluation import GAIN_NOTE, has_gain_label, measure_label
 from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
+from rankscope.bench.statistics import ConfigurationComparison, ViewStatistics
+
+WORSE = "▼"
 
 Better = Literal["max", "min", "none"]
 
@@ -40,11 +46,16 @@ class Column:
     digits: int
     #: how a value is shown, when not as a number with ``digits`` decimals
     show: Callable[[float], str] | None = None
+    #: the whole cell, for columns that are not one number (an interval, a marked difference)
+    cell: Callable[[ConfigResult], str] | None = None
 
     def text(self, value: float | None) -> str:
         if value is not None and self.show is not None:
             return self.show(value)
         return _fmt(value, self.digits)
+
+    def render(self, config: ConfigResult) -> str:
+        return self.cell(config) if self.cell is not None else self.text(self.value(config))
 
 
 @dataclass(frozen=True)
@@ -55,7 +66,15 @@ class Note:
     style: str = ""
 
 
-__all__ = ["measure_label", "render_table", "to_json", "to_markdown"]
+__all__ = [
+    "fmt_p",
+    "measure_label",
+    "quality_statistics",
+    "render_table",
+    "statistics_columns",
+    "to_json",
+    "to_markdown",
+]
 
 
 def table_measures(result: BenchmarkResult) -> list[str]:
@@ -77,6 +96,7 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
     """The table's columns: measures, latency percentiles, index time."""
     chosen = view or result.default_view
     cols = [Column(measure_label(m), _summary(chosen, m), "max", 4) for m in table_measures(result)]
+    cols[1:1] = statistics_columns(result, chosen)
     cols += [
         Column("p50 ms", _latency(chosen, "p50_ms"), "min", 3),
         Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3),
@@ -86,6 +106,101 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
     if any(c.index_cache is not None for c in result.successful):
         cols.append(Column(CACHE_HEADER, _cache_rate, "none", 0, show=lambda v: f"{v:.0%}"))
     return cols
+
+
+def quality_statistics(
+    result: BenchmarkResult, view: ViewName | None = None
+) -> ConfigurationComparison | None:
+    """The headline comparison of a view (None when it could not be made, or for results
+    written before schema version 3)."""
+    found = result.statistics.get(view or result.default_view)
+    return None if found is None else found.quality
+
+
+def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
+    """The headline's 95% interval, the difference from the best and its p-value."""
+    stats = quality_statistics(result, view)
+    if stats is None:
+        return []
+
+    def row(config: ConfigResult) -> tuple[float | None, float | None] | None:
+        try:
+            r = stats.row(config.name)
+        except KeyError:
+            return None
+        return r.mean_low, r.mean_high
+
+    def interval(config: ConfigResult) -> str:
+        found = row(config)
+        if found is None or found[0] is None or found[1] is None:
+            return "-"
+        return f"[{found[0]:.4f}, {found[1]:.4f}]"
+
+    cols = [Column("95% CI", lambda c: None, "none", 4, cell=interval)]
+    if not stats.compared:
+        return cols
+
+    def delta(config: ConfigResult) -> str:
+        if config.name == stats.baseline:
+            return "best"
+        try:
+            r = stats.row(config.name)
+        except KeyError:
+            return "-"
+        mark = f" {WORSE}" if r.significant and r.direction == "worse" else ""
+        return _signed(r.delta, 4) + mark
+
+    def p_value(config: ConfigResult) -> str:
+        if config.name == stats.baseline:
+            return ""
+        try:
+            return fmt_p(stats.row(config.name).p_value)
+        except KeyError:
+            return "-"
+
+    cols.append(Column("Δ best", lambda c: None, "none", 4, cell=delta))
+    cols.append(Column("p", lambda c: None, "none", 4, cell=p_value))
+    return cols
+
+
+def statistics_notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
+    """How the interval, the difference and the p-value were computed, and what to run to
+    recompute them."""
+    chosen = view or result.default_view
+    found: ViewStatistics | None = result.statistics.get(chosen)
+    if found is None:
+        return []
+    out = [Note(f"statistics: {n}", "yellow") for n in found.notes]
+    stats = found.quality
+    if stats is None:
+        return out
+    level = f"{found.level * 100:g}%"
+    text = f"{level} CI: t interval of the mean over the {stats.num_queries} queries"
+    if stats.compared:
+        text += (
+            f"; Δ best, p: {stats.label} minus the best's ({stats.baseline}), "
+            f"{stats.test_name} ({stats.family}; B = {found.resamples:,}, seed {found.seed}); "
+            f"{WORSE} significantly worse than the best (p <= {found.alpha:g}). Recompute: "
+            f"rankscope compare <output folder> {stats.command}"
+        )
+    out.append(Note(text, "dim"))
+    out += [Note(f"statistics: {w}", "yellow") for w in stats.warnings]
+    return out
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value as the tables show it: 4 decimals, ``<0.0001`` below that."""
+    if p is None:
+        return "-"
+    return "<0.0001" if p < 0.00005 else f"{p:.4f}"
+
+
+def _signed(value: float | None, digits: int) -> str:
+    if value is None:
+        return "-"
+    if round(value, digits) == 0:
+        value = 0.0
+    return f"{value:+.{digits}f}"
 
 
 def category_columns(
@@ -122,6 +237,7 @@ def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
     chosen = view or result.default_view
     ok = result.successful
     out = [Note(f"warning: {w}", "bold yellow") for w in result.warnings]
+    out += statistics_notes(result, chosen)
     for c in ok:
         if c.skipped_queries:
             out.append(Note(_skipped_note(c, chosen), "yellow"))
@@ -204,8 +320,10 @@ def _rich_table(title: str, rows: Sequence[ConfigResult], cols: Sequence[Column]
         cells: list[Text | str] = [row.name]
         for col, best in zip(cols, bests, strict=True):
             value = col.value(row)
-            text = col.text(value)
+            text = col.render(row)
             style = "bold green" if value is not None and best is not None and value == best else ""
+            if WORSE in text:
+                style = "red"
             cells.append(Text(text, style=style))
         table.add_row(*cells)
     return table
@@ -249,7 +367,7 @@ def _md_table(rows: Sequence[ConfigResult], cols: Sequence[Column]) -> str:
         cells = []
         for col, best in zip(cols, bests, strict=True):
             value = col.value(row)
-            text = col.text(value)
+            text = col.render(row)
             cells.append(f"**{text}**" if value is not None and value == best else text)
         body += f"| {row.name} | " + " | ".join(cells) + " |\n"
     return header + rule + body

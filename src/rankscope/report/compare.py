@@ -24,6 +24,8 @@ from rankscope.stats.intervals import Interval
 
 BETTER = "▲"
 WORSE = "▼"
+#: quantities where a lower value is better (a benchmark's per-query latency): ▲ marks lower
+LOWER_IS_BETTER = frozenset({"latency_ms"})
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -78,18 +80,27 @@ def header_lines(comparison: Comparison) -> list[str]:
     else:
         control = f"{CORRECTION_NAMES[c.correction]} correction over {c.family}"
         significant = f"{CORRECTION_NAMES[c.correction]}-corrected p <= {c.alpha:g}"
-    return [
+    lines = [
         f"{c.queries} queries: {_query_set(c)}",
         f"{test}; {control}; alpha {c.alpha:g}",
         f"{BETTER}/{WORSE} significantly better/worse than {c.baseline} ({significant}); "
         f"ES = {c.effect_size}; {_level(c)} intervals (Δ: {c.delta_interval})",
     ]
+    lower = [m.measure for m in c.measures if m.measure in LOWER_IS_BETTER]
+    if lower:
+        lines.append(f"{', '.join(lower)}: lower is better ({BETTER} marks a lower value)")
+    return lines
 
 
 def _query_set(c: Comparison) -> str:
     filled = [f"{s} {n}" for s, n in zip(c.systems, c.filled, strict=True) if n]
     dropped = [f"{s} {n}" for s, n in zip(c.systems, c.dropped, strict=True) if n]
-    where = "every judged query" if c.query_set == "qrels" else f"the {c.query_set} queries"
+    if c.query_set == "qrels":
+        where = "every judged query"
+    elif " " in c.query_set:  # already a description (a benchmark's view)
+        where = c.query_set
+    else:
+        where = f"the {c.query_set} queries"
     return (
         f"{where}; lacked by a run, scored 0: {', '.join(filled) if filled else 'none'}; "
         f"unjudged, dropped: {', '.join(dropped) if dropped else 'none'}"
@@ -154,10 +165,11 @@ def _pair_rows(c: Comparison, m: MeasureComparison) -> list[list[str]]:
     if m.pairs is None:
         return []
     rows = []
+    higher = m.measure not in LOWER_IS_BETTER
     for p in m.pairs.pairs:
         mark = ""
         if p.p_adjusted <= c.alpha and p.delta != 0:
-            mark = BETTER if p.delta > 0 else WORSE
+            mark = BETTER if (p.delta > 0) == higher else WORSE
         rows.append(
             [
                 f"{c.systems[p.first]} - {c.systems[p.second]}",

@@ -211,6 +211,9 @@ class Settings(_Strict):
     #: speed scaled between the fastest and the slowest configuration, or ``ratio``
     #: (2·quality + best p50 / p50) / 3 (see rankscope.bench.recommend)
     balance: Literal["minmax", "ratio"] = "minmax"
+    #: seed of the comparison statistics' random draws (randomised Tukey HSD), so the p-values
+    #: in the table and results.json are the same on every run
+    seed: Annotated[int, Field(ge=0)] = 0
 
     @field_validator("k", mode="before")
     @classmethod

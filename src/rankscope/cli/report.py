@@ -1,0 +1,68 @@
+"""``rankscope report``: a benchmark's results as a self-contained HTML report, and Markdown and
+LaTeX tables. Parses options, calls :func:`rankscope.report.write.write_report`, says what it
+wrote."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+
+class ViewChoice(StrEnum):
+    answered = "answered"
+    all = "all"
+
+
+def report_command(
+    source: Path = typer.Argument(
+        ..., help="A benchmark's output folder, or its results.json.", show_default=False
+    ),
+    html: Path | None = typer.Option(
+        None,
+        "--html",
+        help=r"Write the HTML report here \[default: report.html beside results.json, when "
+        "no other output is named].",
+        show_default=False,
+    ),
+    markdown: Path | None = typer.Option(
+        None, "--md", help="Write Markdown tables here ('-': standard output).", show_default=False
+    ),
+    latex: Path | None = typer.Option(
+        None,
+        "--latex",
+        help="Write LaTeX (booktabs) tables here ('-': standard output).",
+        show_default=False,
+    ),
+    view: ViewChoice | None = typer.Option(
+        None,
+        "--view",
+        help="answered (default): the judged queries every configuration answered; all: every "
+        "judged query, a skipped one scoring 0.",
+        show_default=False,
+    ),
+) -> None:
+    """Write a benchmark report: comparison table with confidence intervals, forest plot of the
+    differences from the best, per-query differences, quality against latency with the Pareto
+    front, per-category results (one HTML file, no network needed to view it)."""
+    from rankscope.report.write import write_report
+
+    written = write_report(
+        source,
+        html=html,
+        markdown=markdown,
+        latex=latex,
+        view=None if view is None else view.value,  # type: ignore[arg-type]
+    )
+    for kind in ("markdown", "latex", "html"):
+        if kind in written.text:
+            sys.stdout.write(written.text[kind])
+    for path in (written.html, written.markdown, written.latex):
+        if path is not None:
+            print(f"wrote {path}", file=sys.stderr)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("report")(report_command)

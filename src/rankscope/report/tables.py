@@ -1,0 +1,158 @@
+"""The report's tables as cells, shared by the HTML, Markdown and LaTeX renderers.
+
+A :class:`Cell` holds the text shown and, for a number, the exact value from ``results.json``
+and the key it came from (``mean``, ``delta_low``, ``latency.p_value``...), so the HTML can
+carry the full-precision value beside the rounded text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from rankscope.bench.evaluation import measure_label
+from rankscope.bench.statistics import ConfigStatistics, fmt_ms
+from rankscope.report.compare import BETTER, WORSE, fmt_p, fmt_value
+from rankscope.report.content import ReportContent
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    value: float | None = None
+    key: str | None = None
+    #: "worse" / "better" (a significant difference) or "best" (the baseline)
+    mark: str | None = None
+
+
+@dataclass(frozen=True)
+class Table:
+    """A header and labelled rows of cells. ``best`` says which numbers are highlighted: the
+    highest of each ``column``, or of each ``row``; ``row_kind`` what a row is (``config``,
+    ``category``)."""
+
+    header: list[str]
+    rows: list[tuple[str, list[Cell]]]
+    best: Literal["column", "row"] | None = None
+    row_kind: str = "config"
+
+    def is_top(self, row: int, column: int) -> bool:
+        """Whether cell ``column`` of row ``row`` holds the highest value it is ranked with."""
+        value = self.rows[row][1][column].value
+        if self.best is None or value is None:
+            return False
+        if self.best == "column":
+            values = [cells[column].value for _, cells in self.rows]
+        else:
+            values = [c.value for c in self.rows[row][1]]
+        found = [v for v in values if v is not None]
+        return bool(found) and value == max(found)
+
+
+def _number(value: float | None, key: str, digits: int = 4, signed: bool = False) -> Cell:
+    return Cell(fmt_value(value, digits, signed=signed), value, key)
+
+
+def _interval(
+    low: float | None, high: float | None, key: str, digits: int = 4, signed: bool = False
+) -> Cell:
+    if low is None or high is None:
+        return Cell("—")
+    text = f"[{fmt_value(low, digits, signed)}, {fmt_value(high, digits, signed)}]"
+    return Cell(text, None, key)
+
+
+def _delta(row: ConfigStatistics | None, baseline: str, word: str, key: str, ms: bool) -> Cell:
+    if row is None:
+        return Cell("—")
+    if row.config == baseline:
+        return Cell(word, mark="best")
+    mark = row.direction if row.significant else None
+    symbol = {"worse": f" {WORSE}", "better": f" {BETTER}"}.get(mark or "", "")
+    text = fmt_ms(row.delta, signed=True) if ms else fmt_value(row.delta, signed=True)
+    return Cell(text + symbol, row.delta, key, mark)
+
+
+def _p(row: ConfigStatistics | None, baseline: str, key: str) -> Cell:
+    if row is None or row.config == baseline:
+        return Cell("")
+    return Cell(fmt_p(row.p_value), row.p_value, key)
+
+
+def comparison_table(content: ReportContent) -> Table:
+    """Per configuration: the headline mean and interval, the difference from the best with
+    its interval and p, the p50 latency and the per-query latency difference from the fastest
+    with its p, the index time."""
+    level = f"{content.statistics.level * 100:g}%"
+    best = content.baseline or ""
+    fastest = "" if content.latency is None else content.latency.baseline
+    header = [
+        "configuration",
+        content.label,
+        f"{level} CI",
+        "Δ vs best",
+        f"{level} CI of Δ",
+        "p",
+        "p50 ms",
+        "Δ latency ms",
+        "p (latency)",
+        "index s",
+    ]
+    rows = []
+    for r in content.rows:
+        q, t = r.quality, r.latency
+        cells = [
+            _number(None if q is None else q.mean, "mean"),
+            _interval(
+                None if q is None else q.mean_low, None if q is None else q.mean_high, "mean_ci"
+            ),
+            _delta(q, best, "best", "delta", ms=False),
+            _interval(
+                None if q is None or q.config == best else q.delta_low,
+                None if q is None or q.config == best else q.delta_high,
+                "delta_ci",
+                signed=True,
+            ),
+            _p(q, best, "p_value"),
+            _number(r.p50_ms, "p50_ms", 3),
+            _delta(t, fastest, "fastest", "latency.delta", ms=True),
+            _p(t, fastest, "latency.p_value"),
+            _number(r.index_s, "index_s", 2),
+        ]
+        rows.append((r.name, cells))
+    return Table(header, rows)
+
+
+def category_table(content: ReportContent) -> Table | None:
+    """The headline per category (rows, with their query counts) and configuration
+    (columns); the best configuration of each category highlighted."""
+    if not content.categories:
+        return None
+    header = ["category (queries)"] + [r.name for r in content.rows]
+    rows = [
+        (
+            f"{c.name} ({c.num_queries})",
+            [_number(c.means.get(r.name), f"category.{c.name}.{r.name}") for r in content.rows],
+        )
+        for c in content.categories
+    ]
+    return Table(header, rows, best="row", row_kind="category")
+
+
+def measures_table(content: ReportContent) -> Table:
+    """Every reported measure's mean over the view, per configuration."""
+    header = ["configuration"] + [measure_label(m) for m in content.measures]
+    rows = [
+        (r.name, [_number(r.summary.get(m), f"summary.{m}") for m in content.measures])
+        for r in content.rows
+    ]
+    return Table(header, rows, best="column")
+
+
+__all__ = [
+    "Cell",
+    "Table",
+    "category_table",
+    "comparison_table",
+    "measures_table",
+]

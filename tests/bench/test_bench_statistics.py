@@ -1,0 +1,377 @@
+"""The benchmark's comparison statistics: the headline's interval per configuration, the
+randomised Tukey HSD against the best, latency against the fastest, recommendations that say
+what is within noise, all stored in results.json and reproducible from it."""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+from bench_suites import make_suite, make_wide_suite
+from rich.console import Console
+
+from rankscope.bench import BenchmarkResult, Candidate, recommend, run_benchmark
+from rankscope.bench.statistics import LATENCY, score_matrix
+from rankscope.report import render_table, to_markdown
+from rankscope.stats import StatsWarning, compare, randomized_tukey_hsd, t_interval
+from rankscope.suite import load_suite
+
+rec = importlib.import_module("rankscope.bench.recommend")
+
+ENGINES = """
+- {name: even, engine: benchtest-even}
+- {name: full, engine: benchtest-overlap}
+- {name: full-again, engine: benchtest-overlap}
+- {name: none, engine: benchtest-none}
+"""
+
+
+def table(result: BenchmarkResult, **options: object) -> str:
+    console = Console(file=io.StringIO(), width=400, color_system=None)
+    render_table(result, console, **options)  # type: ignore[arg-type]
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+# ------------------------------------------------------------------------- lead_verdict
+def test_lead_verdict_is_the_randomised_tukey_hsd_of_the_pair() -> None:
+    rng = np.random.default_rng(1)
+    runner_up = rng.uniform(0.2, 0.6, 40)
+    clear = runner_up + 0.1 + rng.normal(0, 0.02, 40)
+    verdict = rec.lead_verdict(clear, runner_up, higher_is_better=True)
+    assert verdict.verdict == "beyond_noise" and verdict.p_value is not None
+    assert verdict.p_value < 0.001 and verdict.difference == pytest.approx(
+        runner_up.mean() - clear.mean()
+    )
+    # the same p as the library's randomised Tukey HSD over the two (same seed, same order)
+    pair = randomized_tukey_hsd(np.stack([clear, runner_up]), seed=0).pair(1, 0)
+    assert verdict.p_value == pair.p_value
+
+    hair = runner_up + rng.normal(0.0025, 0.05, 40)
+    noisy = rec.lead_verdict(hair, runner_up, higher_is_better=True)
+    assert noisy.verdict == "within_noise" and noisy.p_value is not None and noisy.p_value > 0.05
+    assert "within noise (p = " in noisy.detail and "Δ = " in noisy.detail
+
+    same = rec.lead_verdict(runner_up, runner_up.copy(), higher_is_better=True)
+    assert same.verdict == "within_noise" and same.p_value == 1.0 and same.difference == 0.0
+
+
+def test_lead_verdict_for_latency_and_what_it_cannot_assess() -> None:
+    rng = np.random.default_rng(2)
+    slow = rng.uniform(1.0, 2.0, 30)
+    fast = slow * 0.5
+    verdict = rec.lead_verdict(fast, slow, higher_is_better=False)
+    assert verdict.verdict == "beyond_noise" and " ms" in verdict.detail
+    # a "leader" that is slower per query is never beyond noise
+    assert rec.lead_verdict(slow, fast, higher_is_better=False).verdict == "within_noise"
+    # a third configuration joins the family: p can only grow
+    family = rec.lead_verdict(fast, slow, higher_is_better=False, others=[slow * 0.75])
+    assert family.p_value is not None and verdict.p_value is not None
+    assert family.p_value >= verdict.p_value
+    assert rec.lead_verdict(fast[:1], slow[:1], higher_is_better=False).verdict == "not_assessed"
+    assert rec.lead_verdict(fast, slow[:5], higher_is_better=False).verdict == "not_assessed"
+    nan = fast.copy()
+    nan[3] = math.nan
+    assert rec.lead_verdict(nan, slow, higher_is_better=False).verdict == "not_assessed"
+
+
+def test_the_seed_makes_the_verdict_deterministic() -> None:
+    rng = np.random.default_rng(3)
+    a, b = rng.uniform(0, 1, 200), rng.uniform(0, 1, 200)
+    first = rec.lead_verdict(a, b, higher_is_better=True, seed=5)
+    assert rec.lead_verdict(a, b, higher_is_better=True, seed=5) == first
+    other = rec.lead_verdict(a, b, higher_is_better=True, seed=6)
+    assert other.p_value != first.p_value  # a different draw, same verdict
+    assert other.verdict == first.verdict == "within_noise"
+
+
+# ------------------------------------------------------------------------- recommend
+def candidates(n: int = 30) -> list[Candidate]:
+    rng = np.random.default_rng(4)
+    base = rng.uniform(0.3, 0.7, n)
+    lat = rng.uniform(1.0, 3.0, n)
+
+    def make(name: str, values: np.ndarray, latency: np.ndarray) -> Candidate:
+        return Candidate(
+            name,
+            float(values.mean()),
+            float(np.median(latency)),
+            values=values,
+            latencies_ms=latency,
+        )
+
+    return [
+        make("a", base + 0.0025 + rng.normal(0, 0.03, n), lat * 1.01),
+        make("b", base, lat),
+        make("c", base - 0.01 + rng.normal(0, 0.03, n), lat * 0.5),
+        make("d", base * 0.3, lat * 0.999),
+    ]
+
+
+def test_recommendations_name_what_is_within_noise_of_the_best() -> None:
+    rows = candidates()
+    picks = recommend(rows, "ndcg@10", "nDCG@10", num_queries=30, query_set="30 judged queries")
+    best = picks.best_quality
+    assert best is not None and best.config == "a"
+    stats = rec.view_statistics(rows, "ndcg@10", "nDCG@10")
+    assert stats.quality is not None and stats.quality.baseline == "a"
+    within = {c.config: c for c in best.within_noise}
+    assert set(within) == {"b", "c"}  # d is far below: significantly worse
+    for name, contender in within.items():
+        row = stats.quality.row(name)
+        assert contender.p_value == row.p_value and contender.difference == row.delta
+        assert not row.significant
+    assert stats.quality.row("d").significant and stats.quality.row("d").direction == "worse"
+    assert best.reason.startswith("highest nDCG@10 (")
+    assert "over 30 judged queries; b and c are within noise (b: p = " in best.reason
+    assert (
+        "randomised Tukey HSD, family-wise over all 6 pairs of the 4 configurations, n = 30"
+        in best.reason
+    )
+    lead = best.lead
+    assert lead is not None and lead.over == "b" and lead.verdict == "within_noise"
+    assert lead.p_value == stats.quality.row("b").p_value
+
+    fastest = picks.fastest
+    assert fastest is not None and fastest.config == "c"
+    assert fastest.lead is not None and fastest.lead.verdict == "beyond_noise"
+    assert "every other configuration is significantly slower (next: " in fastest.reason
+    assert "paired randomization test, Holm-corrected over the 3 comparisons with c" in (
+        fastest.reason
+    )
+    assert stats.latency is not None and stats.latency.measure == LATENCY
+    assert stats.latency.baseline == "c"
+
+
+def test_a_clear_winner_is_said_to_be_beyond_noise() -> None:
+    rng = np.random.default_rng(5)
+    base = rng.uniform(0.3, 0.6, 25)
+    rows = [
+        Candidate("top", float((base + 0.2).mean()), 1.0, values=base + 0.2),
+        Candidate("low", float(base.mean()), 1.0, values=base),
+    ]
+    best = recommend(rows).best_quality
+    assert best is not None and best.lead is not None and best.lead.verdict == "beyond_noise"
+    assert (
+        "every other configuration is significantly worse (next: low, p = 0.0001, Δ = -0.2000)"
+        in best.reason
+    )
+    assert best.within_noise == []
+
+
+def test_without_per_query_values_nothing_is_claimed() -> None:
+    picks = recommend([Candidate("a", 0.5025, 2.0), Candidate("b", 0.5, 1.0)])
+    lead = picks.best_quality.lead  # type: ignore[union-attr]
+    assert lead is not None and lead.verdict == "not_assessed" and lead.p_value is None
+    assert lead.difference == pytest.approx(0.0025)
+    assert "not tested for significance (nDCG@10" not in picks.best_quality.reason  # type: ignore[union-attr]
+    assert "0.0025 ahead of b, not tested for significance" in picks.best_quality.reason  # type: ignore[union-attr]
+    assert recommend([Candidate("only", 0.5, 1.0)]).best_quality.lead is None  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------------- the benchmark
+@pytest.fixture(scope="module")
+def wide(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchmarkResult, Path]:
+    folder = tmp_path_factory.mktemp("wide")
+    out = folder / "out"
+    result = run_benchmark(load_suite(make_wide_suite(folder, ENGINES, queries=24)), out)
+    return result, out
+
+
+def test_results_json_holds_the_statistics_of_each_view(
+    wide: tuple[BenchmarkResult, Path],
+) -> None:
+    result, out = wide
+    assert result.schema_version == 3
+    stats = result.statistics["answered"]
+    assert stats.seed == 0 and stats.resamples == 10_000 and stats.alpha == 0.05
+    quality = stats.quality
+    assert quality is not None and quality.num_queries == 24 and quality.measure == "ndcg@10"
+    assert quality.test == "rtukey" and quality.test_name == "randomised Tukey HSD"
+    assert quality.family == "family-wise over all 6 pairs of the 4 configurations"
+    assert [r.config for r in quality.configurations] == ["even", "full", "full-again", "none"]
+    # full and full-again tie on quality: the faster of the two is the best (timing decides)
+    best = quality.baseline
+    assert best in ("full", "full-again")
+    assert best == result.recommended().best_quality.config  # type: ignore[union-attr]
+    other = "full-again" if best == "full" else "full"
+    _, values = result.per_query_values()
+    for row in quality.configurations:
+        interval = t_interval(values[row.config])
+        assert (row.mean, row.mean_low, row.mean_high) == (
+            float(values[row.config].mean()),
+            interval.low,
+            interval.high,
+        )
+    assert quality.row(other).p_value == 1.0 and not quality.row(other).significant
+    for name in ("even", "none"):
+        assert quality.row(name).significant and quality.row(name).direction == "worse"
+    assert quality.command == f"--view answered -m ndcg@10 --test rtukey --baseline {best} --seed 0"
+    latency = stats.latency
+    assert latency is not None and latency.num_queries == 24 and latency.measure == "latency_ms"
+    assert latency.test == "randomization" and latency.exact is True  # n = 24: every sign flip
+    assert latency.family == f"Holm-corrected over the 3 comparisons with {latency.baseline}"
+    assert latency.command.startswith("--view answered -m latency_ms --test randomization")
+    # read back typed, equal
+    assert BenchmarkResult.read(out / "results.json").statistics == result.statistics
+    data = json.loads((out / "results.json").read_text())
+    assert data["statistics"]["all"]["quality"]["baseline"] in ("full", "full-again")
+
+
+def test_every_statistic_is_reproduced_from_results_json(
+    wide: tuple[BenchmarkResult, Path],
+) -> None:
+    _, out = wide
+    saved = BenchmarkResult.read(out / "results.json")
+    for view in ("answered", "all"):
+        stats = saved.statistics[view]  # type: ignore[index]
+        for found, measure in ((stats.quality, "ndcg@10"), (stats.latency, "latency")):
+            assert found is not None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", StatsWarning)  # "none" is 0 on every query
+                again = compare(
+                    score_matrix(saved, [measure], view),  # type: ignore[arg-type]
+                    baseline=found.baseline,
+                    test=found.test,  # type: ignore[arg-type]
+                    seed=stats.seed,
+                )
+            for row in found.configurations:
+                other = again.row(again.measures[0].measure, row.config)
+                assert row.mean == other.mean and row.p_value == other.p_adjusted
+                assert row.delta == other.delta and row.delta_low == _low(other.delta_interval)
+
+
+def _low(interval: object) -> float | None:
+    return None if interval is None else interval.low  # type: ignore[attr-defined]
+
+
+def test_the_table_shows_the_interval_and_marks_what_is_worse_than_the_best(
+    wide: tuple[BenchmarkResult, Path],
+) -> None:
+    result, _ = wide
+    text = table(result)
+    quality = result.statistics["answered"].quality
+    assert quality is not None
+    assert "95% CI" in text and "Δ best" in text
+    lines = {line.split()[1]: line for line in text.splitlines() if line.startswith("│")}
+    best = quality.baseline
+    other = "full-again" if best == "full" else "full"
+    full, even = quality.row(best), quality.row("even")
+    assert f"[{full.mean_low:.4f}, {full.mean_high:.4f}]" in lines[best]
+    assert "best" in lines[best]
+    assert "▼" in lines["even"] and "▼" in lines["none"] and "▼" not in lines[other]
+    assert f"{even.delta:+.4f} ▼" in lines["even"]
+    assert "randomised Tukey HSD (family-wise over all 6 pairs of the 4 configurations; " in text
+    assert "B = 10,000, seed 0)" in text
+    assert "rankscope compare <output folder> --view answered -m ndcg@10 --test rtukey" in text
+    assert f"Best quality: {best}  (highest nDCG@10 lin (1.0000" in text
+    assert f"{other} is within noise ({other}: p = 1.0000, Δ = +0.0000)" in text
+    assert "nan" not in text.lower()
+    md = to_markdown(result)
+    assert "| 95% CI | Δ best | p |" in md and f"{even.delta:+.4f} ▼" in md
+
+
+def test_the_seed_comes_from_the_suite_settings(tmp_path: Path) -> None:
+    engines = """
+    - {name: even, engine: benchtest-even}
+    - {name: full, engine: benchtest-overlap}
+    """
+    suite = load_suite(make_wide_suite(tmp_path, engines, settings=", seed: 7"))
+    result = run_benchmark(suite, tmp_path / "out")
+    stats = result.statistics["answered"]
+    assert stats.seed == 7 and stats.quality is not None
+    assert stats.quality.command.endswith("--seed 7")
+    again = compare(score_matrix(result, ["ndcg@10"]), baseline="full", test="rtukey", seed=7)
+    assert stats.quality.row("even").p_value == again.row("ndcg@10", "even").p_adjusted
+
+
+def test_few_queries_and_constant_scores_warn_without_nan(tmp_path: Path) -> None:
+    engines = """
+    - {name: a, engine: benchtest-none}
+    - {name: b, engine: benchtest-none}
+    """
+    result = run_benchmark(load_suite(make_suite(tmp_path, engines)), tmp_path / "out")
+    stats = result.statistics["answered"]
+    assert stats.quality is not None
+    warnings = " ".join(stats.quality.warnings)
+    assert "only 4 queries" in warnings and "every system scores 0 on every query" in warnings
+    assert all(r.p_value in (None, 1.0) for r in stats.quality.configurations)
+    text = table(result)
+    assert "statistics: only 4 queries" in text and "nan" not in text.lower()
+    assert "inf" not in text.replace("info", "")
+
+
+def test_one_configuration_gets_its_interval_and_no_comparison(tmp_path: Path) -> None:
+    engines = "- {name: only, engine: benchtest-overlap}"
+    result = run_benchmark(load_suite(make_wide_suite(tmp_path, engines)), tmp_path / "out")
+    quality = result.statistics["answered"].quality
+    assert quality is not None and not quality.compared
+    assert quality.warnings == ["one configuration: nothing to compare it with"]
+    text = table(result)
+    assert "95% CI" in text and "Δ best" not in text
+
+
+def test_results_written_before_the_statistics_still_read_and_render(
+    wide: tuple[BenchmarkResult, Path], tmp_path: Path
+) -> None:
+    result, _ = wide
+    data = result.to_data()
+    data["schema_version"] = 2
+    del data["statistics"]
+    del data["settings"]["seed"]
+    for picks in data["recommendations"].values():
+        for key in ("best_quality", "fastest", "best_balance"):
+            if picks[key] is not None:
+                picks[key].pop("within_noise", None)
+                if picks[key]["lead"] is not None:
+                    picks[key]["lead"].pop("p_value", None)
+    old = tmp_path / "results.json"
+    old.write_text(json.dumps(data))
+    read = BenchmarkResult.read(old)
+    assert read.statistics == {} and read.schema_version == 2
+    text = table(read)
+    assert "nDCG@10 lin" in text and "Δ best" not in text
+
+
+def test_reading_something_that_is_not_results_json_is_a_clear_error(tmp_path: Path) -> None:
+    from rankscope.errors import InputError
+
+    bad = tmp_path / "results.json"
+    bad.write_text('{"name": "x"}')
+    with pytest.raises(InputError, match=r"results.json: not a rankscope benchmark's"):
+        BenchmarkResult.read(bad)
+    bad.write_text("not json")
+    with pytest.raises(InputError, match=r"not a rankscope benchmark's results\.json"):
+        BenchmarkResult.read(bad)
+    with pytest.raises(InputError, match="file not found"):
+        BenchmarkResult.read(tmp_path / "missing.json")
+
+
+def test_a_fast_engine_is_not_drowned_by_slow_ones() -> None:
+    """Latencies on scales 200x apart (the demo: tantivy 0.32 ms, SQLite 2.8 ms, dense 64 and
+    96 ms): SQLite, slower on every query, is significantly slower than tantivy. Permuting the
+    latencies across all configurations (randomised Tukey HSD) would call it noise."""
+    rng = np.random.default_rng(6)
+    n = 80
+    scales = {"tantivy": 0.32, "sqlite": 2.8, "dense": 64.0, "hybrid": 96.0}
+    quality = rng.uniform(0.2, 0.8, n)
+    rows = []
+    for name, scale in scales.items():
+        latency = scale * rng.lognormal(0.0, 0.3 if scale < 10 else 0.6, n)
+        rows.append(
+            Candidate(name, 0.5, float(np.median(latency)), values=quality, latencies_ms=latency)
+        )
+    stats = rec.view_statistics(rows)
+    latency = stats.latency
+    assert latency is not None and latency.baseline == "tantivy"
+    sqlite = latency.row("sqlite")
+    assert sqlite.significant and sqlite.direction == "worse"
+    assert sqlite.p_value is not None and sqlite.p_value < 0.001
+    # what the randomised Tukey HSD says on the same data
+    tukey = randomized_tukey_hsd(np.stack([r.latencies_ms for r in rows]), seed=0).pair(1, 0)
+    assert tukey.p_value > 0.5
