@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope.data._numbers import c_atof, c_atol, is_plain_float
+from rankscope.data.numbers import c_atof, c_atol, is_plain_float
 
 if sys.platform != "linux":
     pytest.skip("compares with glibc", allow_module_level=True)

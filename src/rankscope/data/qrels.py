@@ -10,6 +10,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from rankscope.data.order import byte_key
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Qrels:
@@ -35,13 +37,13 @@ class Qrels:
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, int]], source: str | None = None) -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
-        qids = sorted((str(q) for q in data), key=_byte_key)
+        qids = sorted((str(q) for q in data), key=byte_key)
         docs: list[str] = []
         grades: list[int] = []
         offsets = [0]
         for q in qids:
             judged = data[q]
-            for d in sorted((str(d) for d in judged), key=_byte_key):
+            for d in sorted((str(d) for d in judged), key=byte_key):
                 docs.append(d)
                 grades.append(int(judged[d]))
             offsets.append(len(docs))
@@ -112,7 +114,3 @@ class Qrels:
     def __repr__(self) -> str:
         src = f", source={self.source!r}" if self.source else ""
         return f"Qrels({self.num_queries} queries, {len(self)} judgments{src})"
-
-
-def _byte_key(s: str) -> bytes:
-    return s.encode("utf-8", "surrogateescape")

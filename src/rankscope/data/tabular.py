@@ -39,8 +39,8 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from rankscope.data._build import build_qrels, build_run
-from rankscope.data._numbers import c_atof, is_plain_float
 from rankscope.data._source import Buffer, Warner, Where
+from rankscope.data.numbers import c_atof, is_plain_float
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import FormatError, InputError

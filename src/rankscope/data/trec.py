@@ -12,9 +12,10 @@ Qrels (``get_qrels.c``): lines ``qid iter docno rel``, exactly four words; the g
 C ``atol``. trec_eval treats a line as a comment only when ``#`` is its very first byte, and after
 a comment line it reads the next line as data whatever it holds; blank lines are malformed.
 
-Both readers refuse empty files, NUL bytes, invalid UTF-8 and duplicate (query, document) pairs,
-as trec_eval does; trec_eval only notices a duplicate when it evaluates that query, while these
-readers refuse it on reading, whichever query it is in. ``strict=True`` also
+Both readers refuse empty files, NUL bytes, invalid UTF-8 and duplicate (query, document) pairs;
+trec_eval only notices a duplicate when it evaluates that query, while these readers refuse it on
+reading, whichever query it is in (``read_trec_run(keep_duplicates=True)`` leaves it to
+evaluation, as ``rankscope trec_eval`` does). ``strict=True`` also
 refuses what trec_eval silently misreads: scores or grades that are not plain numbers, NaN and
 infinite scores, and qrels comment lines that trec_eval would read as judgments. With
 ``strict=False`` those are accepted as trec_eval reads them and reported through ``warn``.
@@ -42,14 +43,14 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from rankscope.data._build import QueryBlocks, build_qrels, build_run
-from rankscope.data._numbers import (
+from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text
+from rankscope.data.numbers import (
     c_atof,
     c_atol,
     is_plain_float,
     is_plain_int,
     is_special_float,
 )
-from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError
@@ -75,8 +76,11 @@ def read_trec_run(
     strict: bool,
     warn: Warner,
     fast: bool | None = None,
+    keep_duplicates: bool = False,
 ) -> Run:
-    """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path."""
+    """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path;
+    ``keep_duplicates`` keeps a document listed twice for a query (see
+    :func:`~rankscope.data._build.build_run`)."""
     where = loaded.where
     _refuse_empty(loaded.data, where, "run")
     cols = None
@@ -100,6 +104,7 @@ def read_trec_run(
         where=where,
         lines=cols.lines,
         source=where.name,
+        keep_duplicates=keep_duplicates,
     )
 
 

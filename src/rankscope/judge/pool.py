@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from rankscope.data import Run
-from rankscope.data.qrels import _byte_key
+from rankscope.data.order import byte_key as _byte_key
 from rankscope.errors import FormatError, InputError
 from rankscope.judge.io import CorpusDoc, PathLike, iter_jsonl
 

@@ -8,7 +8,10 @@ Aggregates (:meth:`Results.mean`) are trec_eval's ``all`` values for trec_eval's
 ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``) and the arithmetic mean over the
 evaluated queries for the extra measures; with ``average_over_qrels`` (trec_eval ``-c``) every
 qrels query counts, with 0 for those the run lacks.  ``gm_map`` and ``gm_bpref`` exist only as
-aggregates: their per-query values are NaN (``null`` in JSON); ``num_q`` is 1 per query.
+aggregates: their per-query values are NaN (``null`` in JSON); ``num_q`` is 1 per query.  The
+aggregate of a count is always the sum of its per-query values: under ``-c`` with a relevance
+level other than 1 trec_eval prints instead, for ``num_rel``, the number of judgments graded
+above 0 in the whole qrels file (``rankscope trec_eval`` reproduces that line).
 """
 
 from __future__ import annotations
