@@ -13,6 +13,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from rankscope.data import fingerprints
+from rankscope.data._nested import nested, query_rows
 from rankscope.data.order import byte_key
 
 
@@ -97,21 +98,10 @@ class Run:
             i = self.query_ids.index(query_id)
         except ValueError:
             return []
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        docs = self.doc_ids.slice(lo, hi - lo).to_pylist()
-        return list(zip(docs, self.scores[lo:hi].tolist(), strict=True))
+        return query_rows(self.offsets, i, self.doc_ids, self.scores)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        # one pass over the rows: per-query ranking() calls would search the query list each time
-        docs = self.doc_ids.to_pylist()
-        scores = self.scores.tolist()
-        bounds = self.offsets.tolist()
-        return {
-            q: dict(
-                zip(docs[bounds[i] : bounds[i + 1]], scores[bounds[i] : bounds[i + 1]], strict=True)
-            )
-            for i, q in enumerate(self.query_ids)
-        }
+        return nested(self.query_ids, self.offsets, self.doc_ids, self.scores)
 
     def __iter__(self) -> Iterator[tuple[str, str, int, float]]:
         """Rows as ``(query_id, doc_id, rank, score)``, rank 1-based in trec_eval order."""

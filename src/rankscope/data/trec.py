@@ -81,19 +81,7 @@ def read_trec_run(
     """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path;
     ``keep_duplicates`` keeps a document listed twice for a query (see
     :func:`~rankscope.data._build.build_run`)."""
-    where = loaded.where
-    _refuse_empty(loaded.data, where, "run")
-    cols = None
-    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
-        cols = _fast_columns(loaded, 6) or _fast_columns_normalised(loaded, 6)
-    if cols is None:
-        check_text(loaded.data, where)
-        cols = _exact_run(_as_bytes(loaded.data), where, strict, warn)
-    if len(cols.values) == 0:
-        raise where.error(
-            "no result lines (only blank or comment lines)", hint=_RUN_HINT, cls=InputError
-        )
-    warn.finish(where)
+    cols = _read_columns(loaded, 6, strict=strict, warn=warn, fast=fast)
     run_name = name if name is not None else (cols.runid or "run")
     scores = np.asarray(cols.values, dtype=np.float64)
     return build_run(
@@ -101,9 +89,9 @@ def read_trec_run(
         cols.docs,
         scores,
         name=run_name,
-        where=where,
+        where=loaded.where,
         lines=cols.lines,
-        source=where.name,
+        source=loaded.where.name,
         keep_duplicates=keep_duplicates,
     )
 
@@ -111,25 +99,39 @@ def read_trec_run(
 def read_trec_qrels(
     loaded: Loaded, *, strict: bool, warn: Warner, fast: bool | None = None
 ) -> Qrels:
-    where = loaded.where
-    _refuse_empty(loaded.data, where, "qrels")
-    cols = None
-    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
-        cols = _fast_columns(loaded, 4) or _fast_columns_normalised(loaded, 4)
-    if cols is None:
-        check_text(loaded.data, where)
-        cols = _exact_qrels(_as_bytes(loaded.data), where, strict, warn)
-    if len(cols.values) == 0:
-        raise where.error("no judgment lines", hint=_QRELS_HINT, cls=InputError)
-    warn.finish(where)
+    cols = _read_columns(loaded, 4, strict=strict, warn=warn, fast=fast)
     return build_qrels(
         cols.qids,
         cols.docs,
         np.asarray(cols.values, dtype=np.int64),
-        where=where,
+        where=loaded.where,
         lines=cols.lines,
-        source=where.name,
+        source=loaded.where.name,
     )
+
+
+def _read_columns(
+    loaded: Loaded, ncols: int, *, strict: bool, warn: Warner, fast: bool | None
+) -> _Columns:
+    """The columns of a run (``ncols`` 6) or qrels (4) file: the pyarrow path when the file
+    is large (or ``fast``) and regular, else the exact line parser."""
+    where = loaded.where
+    _refuse_empty(loaded.data, where, "run" if ncols == 6 else "qrels")
+    cols = None
+    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
+        cols = _fast_columns(loaded, ncols) or _fast_columns_normalised(loaded, ncols)
+    if cols is None:
+        check_text(loaded.data, where)
+        exact = _exact_run if ncols == 6 else _exact_qrels
+        cols = exact(_as_bytes(loaded.data), where, strict, warn)
+    if len(cols.values) == 0:
+        if ncols == 6:
+            problem, hint = "no result lines (only blank or comment lines)", _RUN_HINT
+        else:
+            problem, hint = "no judgment lines", _QRELS_HINT
+        raise where.error(problem, hint=hint, cls=InputError)
+    warn.finish(where)
+    return cols
 
 
 def _refuse_empty(data: Buffer, where: Where, what: str) -> None:

@@ -230,7 +230,7 @@ def _score_run(
     for i, m in enumerate(measures):
         kernel = kernel_for(m)
         raw = scored.values[m]
-        means[i] = aggregate(kernel, raw, nq)
+        means[i] = aggregate(kernel, raw)
         # geometric means exist only as aggregates: their per-query values are logarithms
         values[i] = np.nan if kernel.aggregate == "gm" else raw
     return RunScores(run.name, scored.query_ids, values, means, scored.missing_query_ids)

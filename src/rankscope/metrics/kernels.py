@@ -16,6 +16,7 @@ text (``utility(2,-1,0,0)``, ``ndcg(1=3,2=9)``, ``rbp(p=0.8)``) or trec_eval's d
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -32,6 +33,7 @@ Floats = NDArray[np.float64]
 Pairs = tuple[tuple[str, float], ...]
 Aggregate = Literal["mean", "sum", "gm"]
 Compute = Callable[[tc.Ctx, Sequence[Measure]], list[Floats]]
+MIN_GEO_MEAN = tc.MIN_GEO_MEAN
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,17 +114,21 @@ def compute(ctx: tc.Ctx, measures: Sequence[Measure]) -> dict[Measure, Floats]:
     return out
 
 
-def aggregate(kernel: Kernel, values: Floats, num_queries: int) -> float:
-    """trec_eval's summary of per-query ``values`` over ``num_queries`` queries: sums are added
-    left to right, as trec_eval accumulates; an average over no queries is 0."""
+def aggregate(kernel: Kernel, values: Floats, counted: int | None = None) -> float:
+    """trec_eval's summary of per-query ``values``: sums added left to right, as trec_eval
+    accumulates, then averaged over ``counted`` queries (default: one per value; trec_eval's
+    ``-c`` with ``-D`` counts queries without a value, as 0 or, in a geometric mean, as the
+    floor 0.00001).  An average over no queries is 0."""
     total = float(np.cumsum(values)[-1]) if values.shape[0] else 0.0
+    n = values.shape[0] if counted is None else counted
     if kernel.aggregate == "sum":
         return total
-    if not num_queries:
+    if not n:
         return 0.0
     if kernel.aggregate == "gm":
-        return float(np.exp(total / num_queries))
-    return total / num_queries
+        total += (n - values.shape[0]) * math.log(MIN_GEO_MEAN)
+        return math.exp(total / n)
+    return total / n
 
 
 # ------------------------------------------------------------------------- parameters

@@ -38,8 +38,9 @@ from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import DuplicateError, InputError, MeasureError, RankscopeError
 from rankscope.metrics import trec_compute as tc
+from rankscope.metrics.align import query_split
 from rankscope.metrics.evaluate import score_run
-from rankscope.metrics.kernels import kernel_for
+from rankscope.metrics.kernels import aggregate, kernel_for
 from rankscope.metrics.names import (
     TREC_BY_NAME,
     TREC_MEASURES,
@@ -50,7 +51,6 @@ from rankscope.metrics.names import (
 
 Floats = NDArray[np.float64]
 
-MIN_GEO_MEAN = 0.00001
 MISSING_ZSCORE = -1000000.0
 _UNSUPPORTED = (
     "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp",
@@ -360,7 +360,7 @@ def trec_measures(
                     4,
                 )
     evaluated = qrels if only_query is None else _only(qrels, only_query)
-    shared = set(run.query_ids).intersection(evaluated.query_ids)
+    shared, _ = query_split(evaluated, run)
     if not shared and not (average_over_qrels and evaluated.query_ids):
         raise TrecEvalError(
             "no query is in both the run and the qrels"
@@ -402,7 +402,7 @@ def trec_measures(
         if col.summary == "text":
             summary[col.name] = run.name
         elif col.measure is not None:
-            summary[col.name] = _summary(col, per_query[col.name], len(query_ids), n_all)
+            summary[col.name] = _summary(col, per_query[col.name], n_all)
     if average_over_qrels:
         for col in columns:
             if col.trec.name == "num_rel":  # m_num_rel.c: every judgment graded above 0
@@ -430,23 +430,13 @@ def _only(qrels: Qrels, query_id: str) -> Qrels:
     return Qrels.from_dict({query_id: judged} if judged else {}, source=qrels.source)
 
 
-def _summary(col: Column, values: Floats, n_evaluated: int, n_all: int) -> float:
-    """trec_eval's ``calc_avg`` for one column: sums added left to right over the evaluated
-    queries, then divided by every query counted (``-c``: every qrels query)."""
+def _summary(col: Column, values: Floats, counted: int) -> float:
+    """trec_eval's ``calc_avg`` for one column, over ``counted`` queries (``-c``: every
+    qrels query, even those ``-D`` left out)."""
     assert col.measure is not None
     if col.trec.name == "num_q":
-        return float(n_all)
-    total = float(np.cumsum(values)[-1]) if values.shape[0] else 0.0
-    kernel = kernel_for(col.measure)
-    if kernel.aggregate == "sum":
-        return total
-    if not n_all:
-        return total
-    if kernel.aggregate == "gm":
-        # queries counted but not evaluated (-c with -D) count as the floor
-        total += (n_all - n_evaluated) * math.log(MIN_GEO_MEAN)
-        return math.exp(total / n_all)
-    return total / n_all
+        return float(counted)
+    return aggregate(kernel_for(col.measure), values, counted)
 
 
 # --------------------------------------------------------------------------- z-scores
