@@ -160,7 +160,12 @@ def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
 
     from rankscope.data._source import Warner, load
     from rankscope.data.trec import read_trec_qrels, read_trec_run
-    from rankscope.metrics.trec_eval import parse_trec_measures, read_zscores, trec_measures
+    from rankscope.metrics.trec_eval import (
+        needs_judgments,
+        parse_trec_measures,
+        read_zscores,
+        trec_measures,
+    )
 
     columns = parse_trec_measures(measures)  # an unknown name exits 1 before reading files
     if rel_format not in ("qrels", "trec"):
@@ -180,11 +185,16 @@ def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
 
     # trec_eval reads both files before it evaluates: a judgment repeated in the qrels
     # (status 4, found while evaluating) comes after a malformed results file (status 2)
-    qrels_error: DuplicateError | None = None
+    # (and notices it only for measures that read the judgments: not runid or num_q)
+    repeated = not needs_judgments(columns)
     try:
-        qrels = read_trec_qrels(load(qrels_path), strict=False, warn=Warner(warn))
+        qrels = read_trec_qrels(
+            load(qrels_path), strict=False, warn=Warner(warn), keep_first=repeated
+        )
     except DuplicateError as error:
-        qrels_error = error
+        qrels_error: DuplicateError | None = error
+    else:
+        qrels_error = None
     source = sys.stdin.buffer if run_path == "-" else run_path
     run = read_trec_run(
         load(source), name=None, strict=False, warn=Warner(warn), keep_duplicates=True

@@ -362,8 +362,10 @@ def build_qrels(
     where: Where,
     lines: IntArray | None = None,
     source: str | None = None,
+    keep_first: bool = False,
 ) -> Qrels:
-    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing duplicates."""
+    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing a document
+    judged twice for one query, or with ``keep_first`` keeping its first judgment only."""
     if isinstance(qids, QueryBlocks):
         names, block_lengths = qids.names, qids.lengths
     else:
@@ -393,7 +395,10 @@ def build_qrels(
         same = (rq[1:] == rq[:-1]) & pc.equal(d_sorted.slice(0, n - 1), d_sorted.slice(1)).to_numpy(
             zero_copy_only=False
         )
-        if same.any():
+        if same.any() and keep_first:  # the sort is stable: a repeat follows the first row
+            keep = np.concatenate([[True], ~same])
+            perm, rq, d_sorted = perm[keep], rq[keep], d_sorted.filter(pa.array(keep))
+        elif same.any():
             k = np.flatnonzero(same)
             line_no = lines if lines is not None else np.arange(1, n + 1, dtype=np.int64)
             la, lb = line_no[perm[k]], line_no[perm[k + 1]]

@@ -369,6 +369,8 @@ def trec_measures(
             path=run.source,
             hint="Check that the run and the qrels use the same query ids",
         )
+    if not needs_judgments(columns):
+        return _counted_only(qrels, evaluated, run, columns, average_over_qrels, zscores)
     measures = list(dict.fromkeys(c.measure for c in columns if c.measure is not None))
     scored = score_run(
         evaluated,
@@ -415,6 +417,41 @@ def trec_measures(
         per_query=public,
         summary=summary,
         relstrings=strings,
+        zscores=zscores is not None,
+    )
+
+
+def needs_judgments(columns: Sequence[Column]) -> bool:
+    """Whether any column reads the judged ranking (trec_eval's ``form_res_rels``): all but
+    ``runid`` and ``num_q``, which is also where trec_eval notices a repeated document."""
+    return any(c.trec.name not in ("runid", "num_q") for c in columns)
+
+
+def _counted_only(
+    qrels: Qrels,
+    evaluated: Qrels,
+    run: Run,
+    columns: tuple[Column, ...],
+    average_over_qrels: bool,
+    zscores: Mapping[tuple[str, str], tuple[float, float]] | None,
+) -> TrecEvaluation:
+    """``runid`` and ``num_q`` alone: trec_eval counts the queries without ranking anything."""
+    shared, _ = query_split(evaluated, run)
+    query_ids = evaluated.query_ids if average_over_qrels else shared
+    ones = np.ones(len(query_ids), dtype=np.float64)
+    per_query = {c.name: ones for c in columns if c.measure is not None}
+    if zscores is not None:
+        per_query = _to_zscores(per_query, query_ids, zscores)
+    n_all = qrels.num_queries if average_over_qrels else len(query_ids)
+    summary: dict[str, float | str] = {
+        c.name: run.name if c.measure is None else float(n_all) for c in columns
+    }
+    return TrecEvaluation(
+        run_name=run.name,
+        query_ids=query_ids,
+        columns=columns,
+        per_query=per_query,
+        summary=summary,
         zscores=zscores is not None,
     )
 
@@ -504,6 +541,7 @@ __all__ = [
     "column_name",
     "exit_status",
     "format_double",
+    "needs_judgments",
     "parse_trec_measures",
     "read_zscores",
     "trec_measures",
