@@ -206,7 +206,9 @@ def test_results_render_as_tables() -> None:
     assert lines[0].split() == ["run", "hit@5", "mrr@10"]
     assert lines[2].split()[0] == "bm25" and lines[3].split()[0] == "dense"
     assert f"{r.mean('dense')['mrr@10']:.4f}" in lines[3]
-    assert repr(r).startswith("<Results: 2 run(s), 2 measures, 10 queries>")
+    assert repr(r).startswith("<Results: 2 runs, 2 measures, 10 queries>")
+    one = evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "P@1")
+    assert repr(one).startswith("<Results: 1 run, 1 measure, 1 query>")
     html = r._repr_html_()
     assert html.count("<tr>") == 3 and "<th>mrr@10</th>" in html
     from rich.console import Console
