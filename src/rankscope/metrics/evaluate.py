@@ -10,8 +10,10 @@ computes them, and the measures trec_eval lacks), every query at once.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -22,7 +24,7 @@ from numpy.typing import NDArray
 from rankscope.data.order import byte_key
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run, renamed, unique_run_names
-from rankscope.errors import InputError
+from rankscope.errors import InputError, RankscopeError
 from rankscope.metrics.align import align, query_split
 from rankscope.metrics.kernels import aggregate, compute, group_by_level, kernel_for, reads_top
 from rankscope.metrics.names import Measure, parse_measures
@@ -65,8 +67,7 @@ def evaluate(
     the qrels.
     """
     wanted = parse_measures(measures)  # a bad name fails before any file is read
-    the_qrels = _as_qrels(qrels)
-    runs = _as_runs(run)
+    the_qrels, runs = _read_inputs(qrels, run)
     settings = {
         "depth": depth,
         "rel_level": rel_level,
@@ -250,27 +251,44 @@ def _as_qrels(qrels: Any) -> Qrels:
     )
 
 
-def _as_runs(run: Any) -> list[Run]:
-    runs: list[Run]
+def _read_inputs(qrels: Any, run: Any) -> tuple[Qrels, list[Run]]:
+    """The qrels and the runs.  A qrels file is read on a second thread while the runs are
+    read, one after the other (a large run already parses on every core; two at once would
+    double the peak memory).  The qrels' error, if any, is raised first, as when reading in
+    turn."""
+    reading = isinstance(qrels, str | os.PathLike) and (os.cpu_count() or 1) > 1
+    if not reading:
+        the_qrels = _as_qrels(qrels)
+        return the_qrels, unique_run_names([job() for job in _run_jobs(run)])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(_as_qrels, qrels)
+        try:
+            runs = [job() for job in _run_jobs(run)]
+        except RankscopeError:
+            pending.result()  # a bad qrels file is reported first
+            raise
+        the_qrels = pending.result()
+    return the_qrels, unique_run_names(runs)
+
+
+def _run_jobs(run: Any) -> list[Callable[[], Run]]:
+    """One job per run given: reading a file, or taking a value."""
     if isinstance(run, Run | str | os.PathLike):
-        runs = [_as_run(run)]
-    elif isinstance(run, Mapping):
+        return [lambda: _as_run(run)]
+    if isinstance(run, Mapping):
         first = next(iter(run.values()), None)
         if first is None or _is_ranking(first):
-            runs = [Run.from_dict(run)]  # {query_id: {doc_id: score}}
-        else:  # {name: run}
-            runs = [_as_run(r, name=str(name)) for name, r in run.items()]
-    elif isinstance(run, Sequence):
-        runs = [_as_run(r) for r in run]
-        if not runs:
+            return [lambda: Run.from_dict(run)]  # {query_id: {doc_id: score}}
+        return [partial(_as_run, r, name=str(name)) for name, r in run.items()]  # {name: run}
+    if isinstance(run, Sequence):
+        if not run:
             raise InputError("no runs given; pass a run or a list of runs")
-    else:
-        raise InputError(
-            "run must be a Run, a {query_id: {doc_id: score}} dict, a file path, "
-            "or a list / {name: run} dict of these",
-            value=type(run).__name__,
-        )
-    return unique_run_names(runs)
+        return [partial(_as_run, r) for r in run]
+    raise InputError(
+        "run must be a Run, a {query_id: {doc_id: score}} dict, a file path, "
+        "or a list / {name: run} dict of these",
+        value=type(run).__name__,
+    )
 
 
 def _is_ranking(value: object) -> bool:
