@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rankscope.data import Qrels, Run, read_run, trec, write_run
-from rankscope.data._source import Loaded, Warner, Where, load
+from rankscope.data import Qrels, Run, read_run, write_run
+from rankscope.data._source import Loaded, Warner, Where
 from rankscope.data.trec import _fast_columns, read_trec_qrels, read_trec_run
 
 ID_CHARS = st.characters(
@@ -100,39 +98,3 @@ def test_written_files_read_back(
     run = Run.from_dict(data, name="gen")
     for name in ("r.txt", "r.parquet", "r.jsonl", "r.csv"):
         same_run(read_run(write_run(run, tmp_path / name)), run)
-
-
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(data=runs, seed=st.integers(0, 10_000), pieces=st.integers(2, 5))
-def test_a_file_read_in_ranges_on_threads_reads_as_a_whole(
-    data: dict[str, dict[str, float]],
-    seed: int,
-    pieces: int,
-    same_run: Callable[..., None],
-    tmp_path_factory: pytest.TempPathFactory,
-) -> None:
-    text = _run_text(data, seed, junk=False)
-    path = tmp_path_factory.mktemp("ranges") / "run.txt"
-    path.write_text(text)
-    whole = read_trec_run(load(path), name=None, strict=True, warn=Warner(None), fast=True)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(trec, "_PIECE_MIN_BYTES", 1)
-        mp.setattr(trec, "_cores", lambda: pieces)
-        for loaded in (load(path), _loaded(text)):  # a file on disk, and bytes in memory
-            split = read_trec_run(loaded, name=None, strict=True, warn=Warner(None), fast=True)
-            same_run(split, whole)
-            assert split.name == whole.name
-
-
-def test_line_ranges_end_at_line_ends() -> None:
-    data = b"a\nbb\nccc\ndddd\n"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(trec, "_PIECE_MIN_BYTES", 1)
-        ranges = trec._line_ranges(data, 0, 3)
-    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
-    assert all(data[b - 1 : b] == b"\n" for _, b in ranges)
-    assert all(a == b for (_, a), (b, _) in itertools.pairwise(ranges))

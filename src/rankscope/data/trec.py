@@ -33,16 +33,10 @@ give identical results.
 
 from __future__ import annotations
 
-import io
-import itertools
 import math
-import os
 import re
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -210,104 +204,28 @@ def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
 
 def _plain_separator(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, int] | None:
     """The single field separator of a regular file and the number of fields on its first line,
-    or ``None`` when the exact path is needed. Runs may carry extra words after the runid.
-
-    Bytes in memory are scanned here (:class:`_Scan`); a file is scanned as its ranges are
-    read (:class:`_Range`), so that it is read once, on several threads.
-    """
+    or ``None`` when the exact path is needed. Runs may carry extra words after the runid."""
     data = loaded.data
     nl = data.find(b"\n", start)
     first = bytes(data[start : nl if nl >= 0 else len(data)]).rstrip(b"\r")
-    sep = b"\t" if b"\t" in first else b" "
+    sep, other = (b"\t", b" ") if b"\t" in first else (b" ", b"\t")
     fields = len(first.split(sep))
     if fields < ncols or (ncols == 4 and fields != 4):
         return None
-    if loaded.path is None:
-        scan = _Scan(sep)
-        for chunk in _chunks(loaded, start):
-            scan.feed(chunk)
-            if scan.bad:
+    cr = crlf = 0
+    ended_cr = False
+    for chunk in _chunks(loaded, start):
+        for bad in (b"\0", b"\x0b", b"\x0c", other):
+            if chunk.find(bad) >= 0:
                 return None
-        if not scan.regular:
-            return None
-    return sep, fields
-
-
-class _Scan:
-    """Finds, piece by piece, what the fast path cannot read as trec_eval does: NUL, vertical
-    tab, form feed, the other separator, and a lone CR (whitespace to trec_eval, a line break
-    to pyarrow; CRLF line ends are fine)."""
-
-    def __init__(self, sep: bytes) -> None:
-        self._bad = (b"\0", b"\x0b", b"\x0c", b" " if sep == b"\t" else b"\t")
-        self.bad = False
-        self._cr = self._crlf = 0
-        self._ended_cr = False
-
-    def feed(self, chunk: bytes | bytearray) -> None:
-        if self.bad or not chunk:
-            return
-        if any(chunk.find(b) >= 0 for b in self._bad):
-            self.bad = True
-            return
-        if self._ended_cr and chunk[:1] == b"\n":
-            self._crlf += 1  # a CRLF split between two pieces
+        if ended_cr and chunk[:1] == b"\n":
+            crlf += 1  # a CRLF split between two pieces
         if chunk.find(b"\r") >= 0:
-            self._cr += chunk.count(b"\r")
-            self._crlf += chunk.count(b"\r\n")
-        self._ended_cr = chunk[-1:] == b"\r"
-
-    @property
-    def regular(self) -> bool:
-        return not self.bad and self._cr == self._crlf
-
-
-class _Range(io.RawIOBase):
-    """Bytes ``start:end`` of a file for a CSV reader of its own, scanned as they are read."""
-
-    step = 1 << 24  # bytes scanned at a time
-
-    def __init__(self, path: Path, start: int, end: int, scan: _Scan) -> None:
-        super().__init__()
-        self._fh = path.open("rb", buffering=0)
-        self._fh.seek(start)
-        self._left = end - start
-        self.scan = scan
-        self._buf = bytearray()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        done = 0
-        while done < len(view) and self._left:
-            want = min(self.step, len(view) - done, self._left)
-            if len(self._buf) < want:
-                self._buf = bytearray(want)  # one buffer, reused: no fresh pages per read
-            n = self._fh.readinto(memoryview(self._buf)[:want])
-            if not n:
-                break
-            piece = memoryview(self._buf)[:n]
-            self.scan.feed(self._buf if n == len(self._buf) else piece.tobytes())
-            view[done : done + n] = piece
-            done += n
-            self._left -= n
-        return done
-
-    def close(self) -> None:
-        self._fh.close()
-        super().close()
-
-
-@dataclass(slots=True)
-class _Piece:
-    """The columns of one byte range of a file."""
-
-    qids: list[QueryBlocks]
-    docs: list[pa.Array]
-    values: list[pa.Array]
-    runid: str | None
+            cr += chunk.count(b"\r")
+            crlf += chunk.count(b"\r\n")
+        ended_cr = chunk[-1:] == b"\r"
+    # a lone CR is whitespace to trec_eval but a line break to pyarrow
+    return (sep, fields) if cr == crlf else None
 
 
 def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
@@ -316,85 +234,22 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     The fast path is exact because it only accepts files where pyarrow's reading and
     trec_eval's coincide: one separator (space or tab) used once between fields, no other
     whitespace, no blank or comment lines, every field non-empty, numbers in plain notation.
-    A large file is cut at line ends into one range per core, each parsed by its own reader on
-    its own thread (Arrow releases the GIL; one streaming reader parses its blocks in turn).
     """
     skipped, start = _header_lines(loaded.data, ncols)
     found = _plain_separator(loaded, ncols, start)
     if found is None:
         return None
     sep, fields = found
-    bounds = _line_ranges(loaded.data, start, _cores())
-    try:
-        if len(bounds) == 1:
-            pieces = [_read_piece(loaded, bounds[0], sep, fields, ncols)]
-        else:
-            with ThreadPoolExecutor(max_workers=len(bounds)) as pool:
-                pieces = list(
-                    pool.map(lambda r: _read_piece(loaded, r, sep, fields, ncols), bounds)
-                )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return None
-    if any(p is None for p in pieces):
-        return None
-    parts = [p for p in pieces if p is not None]
-    values = [v for p in parts for v in p.values]
-    if not values:
-        return None
-    vals = pa.chunked_array(values).to_numpy()
-    if ncols == 6 and not np.all(np.isfinite(vals)):
-        return None
-    lines = None  # row i is line i + 1 ...
-    if skipped:  # ... unless header lines were skipped
-        lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
-    blocks = QueryBlocks.concat([b for p in parts for b in p.qids])
-    # one buffer now, while the pieces can still be freed on return (the builder needs one)
-    docs = pa.chunked_array([d for p in parts for d in p.docs]).combine_chunks()
-    runid = next((p.runid for p in reversed(parts) if p.runid is not None), None)
-    return _Columns(blocks, docs, vals, lines=lines, runid=runid)
-
-
-_MAX_PIECES = 8
-
-
-def _cores() -> int:
-    return min(os.cpu_count() or 1, _MAX_PIECES)
-
-
-_PIECE_MIN_BYTES = 1 << 25  # a range smaller than this is not worth a reader of its own
-
-
-def _line_ranges(data: Buffer, start: int, pieces: int) -> list[tuple[int, int]]:
-    """``[start, len(data))`` cut into up to ``pieces`` ranges that end at line ends."""
-    end = len(data)
-    pieces = max(1, min(pieces, (end - start) // _PIECE_MIN_BYTES))
-    cuts = [start]
-    for k in range(1, pieces):
-        at = data.find(b"\n", start + (end - start) * k // pieces)
-        if at < 0 or at + 1 >= end:
-            break
-        if at + 1 > cuts[-1]:
-            cuts.append(at + 1)
-    cuts.append(end)
-    return list(itertools.pairwise(cuts))
-
-
-def _read_piece(
-    loaded: Loaded, bounds: tuple[int, int], sep: bytes, fields: int, ncols: int
-) -> _Piece | None:
-    """Parse one range with pyarrow; ``None`` when it holds what the exact path must read."""
     names = [f"f{i}" for i in range(fields)]  # every line must have as many (pyarrow checks)
     types: dict[str, pa.DataType] = dict.fromkeys(names, pa.string())
     value_col = "f4" if ncols == 6 else "f3"
     types[value_col] = pa.float64() if ncols == 6 else pa.int64()
-    lo, hi = bounds
-    scan: _Scan | None = None
-    if loaded.path is not None:
-        scan = _Scan(sep)
-        stream: Any = _Range(loaded.path, lo, hi, scan)
-    else:  # bytes in memory were scanned as a whole
-        stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(lo, hi - lo))
-    with stream:
+    try:
+        if loaded.path is not None:
+            stream = pa.OSFile(str(loaded.path))
+            stream.seek(start)
+        else:
+            stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(start))
         reader = pcsv.open_csv(
             stream,
             read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24, use_threads=True),
@@ -413,7 +268,10 @@ def _read_piece(
                 check_utf8=True,
             ),
         )
-        piece = _Piece([], [], [], None)
+        qids: list[QueryBlocks] = []
+        docs: list[pa.Array] = []
+        values: list[pa.Array] = []
+        runid: str | None = None
         for batch in reader:
             if batch.num_rows == 0:
                 continue
@@ -427,12 +285,25 @@ def _read_piece(
             q = batch.column(0)
             if pc.any(pc.starts_with(q, "#")).as_py():
                 return None
-            piece.qids.append(QueryBlocks.of(q))  # a few names per batch, not one per row
-            piece.docs.append(batch.column(2))
-            piece.values.append(batch.column(value_col))
+            qids.append(QueryBlocks.of(q))  # a few names per batch, not a string per row
+            docs.append(batch.column(2))
+            values.append(batch.column(value_col))
             if ncols == 6:
-                piece.runid = batch.column(5)[batch.num_rows - 1].as_py()
-    return piece if scan is None or scan.regular else None
+                runid = batch.column(5)[batch.num_rows - 1].as_py()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        return None
+    if not values:
+        return None
+    vals = pa.chunked_array(values).to_numpy()
+    if ncols == 6 and not np.all(np.isfinite(vals)):
+        return None
+    lines = None  # row i is line i + 1 ...
+    if skipped:  # ... unless header lines were skipped
+        lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
+    blocks = QueryBlocks.concat(qids)
+    # one buffer now, while the batches can still be freed on return (the builder needs one)
+    one = pa.chunked_array(docs).combine_chunks()
+    return _Columns(blocks, one, vals, lines=lines, runid=runid)
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")
