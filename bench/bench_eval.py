@@ -291,7 +291,8 @@ def _ratios(results: dict[str, dict[str, Any]]) -> list[str]:
         "|---|---:|---:|",
     ]
     for tool, r in results.items():
-        if not tool.startswith("rankscope") or "error" in r or tool.endswith("parse"):
+        base = tool.split(" (")[0]  # "rankscope (before)" is a baseline of "rankscope"
+        if not base.startswith("rankscope") or base == "rankscope-parse" or "error" in r:
             continue
         ev = r.get("evaluate", {}).get("wall")
         only = f"{peer['evaluate']['wall'] / ev:.1f}x" if ev else "—"

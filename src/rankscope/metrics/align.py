@@ -132,8 +132,7 @@ def align(
 
     # Look every ranked (query, doc) up in the qrels.
     qrels_query = segment_ids(qrels.offsets)
-    row_run_query = np.repeat(np.flatnonzero(in_both), counts)
-    joined = _join_hashed(qrels, qrels_query, run, run_docs, rows, row_run_query)
+    joined = _join_hashed(qrels, qrels_query, run, run_docs, rows, in_both, counts)
     if joined is None:
         row_qrels_query = np.repeat(qrels_of_query, counts)
         joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
@@ -224,15 +223,16 @@ def _join_hashed(
     run: Run,
     run_docs: pa.Array,
     rows: NDArray[np.int64] | None,
-    row_run_query: NDArray[np.int64],
+    in_both: NDArray[np.bool_],
+    counts: NDArray[np.int64],
 ) -> tuple[NDArray[np.bool_], NDArray[np.int64], int] | None:
     """Join through 64-bit (query, doc) fingerprints (:mod:`rankscope.data.fingerprints`): the
     ones the reader kept when it has (hashing only the qrels doc ids), else computed here.
     Every match is checked against the strings; ``None`` (use the exact path) when the doc ids
     are not plain strings or a fingerprint ever collides.
 
-    ``rows``: the run rows ranked (``None``: all of them, in order); ``row_run_query``: the run
-    query of each ranked row.  Returns (judged per row, qrels row of each judged one, a
+    ``rows``: the run rows ranked (``None``: all of them, in order), ``counts`` of the run
+    queries ``in_both``.  Returns (judged per row, qrels row of each judged one, a
     duplicated row or -1).
     """
     if not (keys.usable(run_docs) and keys.usable(qrels.doc_ids)):
@@ -241,6 +241,7 @@ def _join_hashed(
     if kept is not None:  # the reader refused repeated (query, doc) pairs already
         probe = kept if rows is None else kept[rows]
     else:
+        row_run_query = np.repeat(np.flatnonzero(in_both), counts)  # run query of each row
         probe = fingerprints.pair_keys(row_run_query, run_docs, run.num_queries)
     qbits = fingerprints.pair_key_bits(run.num_queries)
     run_index = {q: i for i, q in enumerate(run.query_ids)}
