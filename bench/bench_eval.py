@@ -5,12 +5,18 @@ Measures {map, ndcg_cut.10, P.10, recall.100, recip_rank} on the files written b
 in its own subprocess, so imports, caches and peak memory (``ru_maxrss``) do not leak between
 them. For every tool the worker times reading the files the way its users do, then evaluation;
 ranx compiles its kernels with numba on first use, so ranx first evaluates a tiny run (the JIT
-warm-up, timed apart) and then the real one. rankscope also gets a parse-only row.
+warm-up, timed apart) and then the real one. rankscope also gets a parse-only row, and a row for
+the command itself (``rankscope eval``, timed from outside: start-up and imports included).
+
+``--baseline NAME=DIR`` adds the rankscope rows again for the source tree ``DIR`` (e.g. an export
+of an earlier commit: ``git archive <commit> src | tar -x -C /tmp/before``), so that a change is
+measured before and after in the same run.
 
 Usage::
 
     python bench/make_data.py
     python bench/bench_eval.py [--data bench/data] [--out bench/RESULTS.md] [--tools ...]
+                               [--baseline before=/tmp/before/src]
 """
 
 from __future__ import annotations
@@ -22,12 +28,16 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-TOOLS = ("rankscope-parse", "rankscope", "pytrec_eval", "ranx", "ir_measures")
+TOOLS = ("rankscope-parse", "rankscope", "rankscope-cli", "pytrec_eval", "ranx", "ir_measures")
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
 MEASURE_KEYS = ("map", "ndcg@10", "P@10", "recall@100", "mrr")
 
 
@@ -64,6 +74,15 @@ def _worker_rankscope(qrels_path: Path, run_path: Path, parse_only: bool) -> dic
     from rankscope.data import read_qrels, read_run
 
     out: dict[str, Any] = {"import": _since(t)}
+    if not parse_only:
+        # what a user calls: evaluate() on the two paths (it reads them concurrently)
+        t = _clock()
+        res = evaluate(qrels_path, run_path, measures=MEASURE_KEYS)
+        out["end_to_end"] = _since(t)
+        means = res.mean()
+        out["means"] = {k: means[k] for k in MEASURE_KEYS}
+        del res
+    # the same work in stages, for the breakdown
     t = _clock()
     run = read_run(run_path)
     out["parse_run"] = _since(t)
@@ -73,10 +92,8 @@ def _worker_rankscope(qrels_path: Path, run_path: Path, parse_only: bool) -> dic
     if parse_only:
         return out
     t = _clock()
-    res = evaluate(qrels, run, measures=("map", "ndcg@10", "P@10", "recall@100", "mrr"))
+    evaluate(qrels, run, measures=MEASURE_KEYS)
     out["evaluate"] = _since(t)
-    means = res.mean()
-    out["means"] = {k: means[k] for k in MEASURE_KEYS}
     return out
 
 
@@ -156,11 +173,17 @@ WORKERS: dict[str, Callable[[Path, Path], dict[str, Any]]] = {
 }
 
 
-def _run_worker(tool: str, qrels: Path, run: Path, timeout: float) -> dict[str, Any]:
+def _run_worker(
+    tool: str, qrels: Path, run: Path, timeout: float, src: Path | None = None
+) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--worker", tool, "--qrels", str(qrels), "--run", str(run)]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(src if src is not None else REPO / "src")  # this tree, not an install
     start = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env
+        )
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     wall = time.perf_counter() - start
@@ -170,6 +193,36 @@ def _run_worker(tool: str, qrels: Path, run: Path, timeout: float) -> dict[str, 
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     result["process_wall"] = wall
     return result
+
+
+def _run_cli(qrels: Path, run: Path, timeout: float, src: Path | None = None) -> dict[str, Any]:
+    """``rankscope eval`` as a user runs it: wall, CPU and peak memory of the whole process."""
+    measures = [a for m in ("map", "ndcg@10", "P@10", "recall@100", "mrr") for a in ("-m", m)]
+    cmd = [sys.executable, "-m", "rankscope", "eval", str(qrels), str(run), *measures, "-f", "json"]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(src if src is not None else REPO / "src")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak memory
+        wall = time.perf_counter() - start
+        timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if proc.returncode != 0:
+        tail = (stderr or stdout).decode(errors="replace").strip().splitlines()[-3:]
+        return {"error": f"exit {proc.returncode}: {' | '.join(tail)}"}
+    mean = json.loads(stdout)["runs"][0]["mean"]
+    return {
+        "process_wall": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "maxrss_mb": usage.ru_maxrss / 1024,
+        "means": {k: mean[k] for k in MEASURE_KEYS},
+    }
 
 
 def _cpu_model() -> str:
@@ -188,26 +241,85 @@ def _fmt(seconds: float | None) -> str:
 
 def _row(tool: str, r: dict[str, Any]) -> str:
     if "error" in r:
-        return f"| {tool} | {r['error']} | | | | | |"
-    parse = r["parse_run"]["wall"] + r["parse_qrels"]["wall"]
+        return f"| {tool} | {r['error']} | | | | | | |"
+    if "parse_run" not in r:  # a command timed from outside
+        return (
+            f"| {tool} | — | — | — | {_fmt(r['process_wall'])} | {_fmt(r['cpu'])} | — | "
+            f"{r['maxrss_mb']:.0f} |"
+        )
     ev = r.get("evaluate", {}).get("wall")
-    total = parse + (ev or 0.0)
     jit = r.get("jit_warmup", {}).get("wall")
-    cpu = r["parse_run"]["cpu"] + r["parse_qrels"]["cpu"] + r.get("evaluate", {}).get("cpu", 0.0)
     return (
-        f"| {tool} | {_fmt(r['parse_run']['wall'])} | {_fmt(parse)} | {_fmt(ev)} | "
-        f"{_fmt(total if ev is not None else None)} | {_fmt(cpu)} | {_fmt(jit)} | "
+        f"| {tool} | {_fmt(r['parse_run']['wall'])} | {_fmt(_parse(r))} | {_fmt(ev)} | "
+        f"{_fmt(_total(r) if ev is not None else None)} | {_fmt(_cpu(r))} | {_fmt(jit)} | "
         f"{r['maxrss_mb']:.0f} |"
     )
 
 
+def _parse(r: dict[str, Any]) -> float:
+    return float(r["parse_run"]["wall"] + r["parse_qrels"]["wall"])
+
+
+def _total(r: dict[str, Any]) -> float:
+    """End to end: timed as one call where the worker has it (rankscope's evaluate() on the
+    paths), else parsing plus evaluation, or the whole process for a command."""
+    if "end_to_end" in r:
+        return float(r["end_to_end"]["wall"])
+    if "parse_run" not in r:
+        return float(r["process_wall"])
+    return _parse(r) + float(r.get("evaluate", {}).get("wall", 0.0))
+
+
+def _cpu(r: dict[str, Any]) -> float:
+    if "end_to_end" in r:
+        return float(r["end_to_end"]["cpu"])
+    parts = ("parse_run", "parse_qrels", "evaluate")
+    return float(sum(r[k]["cpu"] for k in parts if k in r))
+
+
+def _ratios(results: dict[str, dict[str, Any]]) -> list[str]:
+    """How many times faster than pytrec_eval, from the rows of this run."""
+    peer = results.get("pytrec_eval", {})
+    if "error" in peer or "evaluate" not in peer:
+        return []
+    out = [
+        "",
+        "Speed-up over pytrec_eval in this run (its end-to-end "
+        f"{_fmt(_total(peer))} s, evaluate only {_fmt(peer['evaluate']['wall'])} s):",
+        "",
+        "| rankscope | end-to-end | evaluate only |",
+        "|---|---:|---:|",
+    ]
+    for tool, r in results.items():
+        base = tool.split(" (")[0]  # "rankscope (before)" is a baseline of "rankscope"
+        if not base.startswith("rankscope") or base == "rankscope-parse" or "error" in r:
+            continue
+        ev = r.get("evaluate", {}).get("wall")
+        only = f"{peer['evaluate']['wall'] / ev:.1f}x" if ev else "—"
+        out.append(f"| {tool} | {_total(peer) / _total(r):.1f}x | {only} |")
+    return out
+
+
+def _relative(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
 def main() -> None:
-    here = Path(__file__).resolve().parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=here / "data")
-    ap.add_argument("--out", type=Path, default=here / "RESULTS.md")
+    ap.add_argument("--data", type=Path, default=HERE / "data")
+    ap.add_argument("--out", type=Path, default=HERE / "RESULTS.md")
     ap.add_argument("--tools", nargs="+", default=list(TOOLS), choices=TOOLS)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument(
+        "--baseline",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="also time rankscope from the source tree DIR (its `src` folder), rows named NAME",
+    )
     ap.add_argument("--worker", choices=TOOLS, help=argparse.SUPPRESS)
     ap.add_argument("--qrels", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--run", type=Path, help=argparse.SUPPRESS)
@@ -222,19 +334,30 @@ def main() -> None:
     qrels, run = args.data / "qrels.txt", args.data / "run.txt"
     if not (qrels.is_file() and run.is_file()):
         sys.exit(f"missing {qrels} or {run}; run bench/make_data.py first")
+    trees: list[tuple[str, Path | None]] = [("", None)]
+    for item in args.baseline:
+        name, _, folder = item.partition("=")
+        trees.append((f" ({name})", Path(folder).resolve()))
     results: dict[str, dict[str, Any]] = {}
     load_before = os.getloadavg()
     for tool in args.tools:
-        print(f"running {tool} ...", file=sys.stderr, flush=True)
-        results[tool] = _run_worker(tool, qrels, run, args.timeout)
-        print(f"  {json.dumps(results[tool])}", file=sys.stderr, flush=True)
+        for label, src in trees if tool.startswith("rankscope") else trees[:1]:
+            print(f"running {tool}{label} ...", file=sys.stderr, flush=True)
+            if tool == "rankscope-cli":
+                result = _run_cli(qrels, run, args.timeout, src)
+            else:
+                result = _run_worker(tool, qrels, run, args.timeout, src)
+            results[tool + label] = result
+            print(f"  {json.dumps(result)}", file=sys.stderr, flush=True)
     load_after = os.getloadavg()
 
     n_lines = sum(1 for _ in run.open("rb"))
+    command = [Path(sys.executable).name, _relative(Path(sys.argv[0])), *sys.argv[1:]]
     lines = [
         "# Evaluation benchmark",
         "",
-        f"Data: `{run}` ({n_lines:,} lines, {run.stat().st_size / 2**20:.0f} MiB) and `{qrels}`,",
+        f"Data: `{_relative(run)}` ({n_lines:,} lines, {run.stat().st_size / 2**20:.0f} MiB) and "
+        f"`{_relative(qrels)}`,",
         "from `bench/make_data.py` (10,000 queries x 1,000 docs; 30 judged docs per query).",
         "Measures: map, ndcg_cut.10, P.10, recall.100, recip_rank.",
         "",
@@ -243,15 +366,18 @@ def main() -> None:
         f"{load_before[0]:.1f} / {load_after[0]:.1f} (other work shares this machine, so wall "
         "times are noisy; CPU seconds are steadier).",
         "",
-        "Command: `" + " ".join([Path(sys.executable).name, *sys.argv]) + "`",
+        "Command: `" + " ".join(command) + "`",
         "",
-        "Times in seconds (wall clock unless noted); each tool in its own process.",
+        "Times in seconds (wall clock unless noted); each tool in its own process. "
+        "`rankscope-cli` is the command `rankscope eval` timed from outside (interpreter start-up "
+        "and imports included); the other rows time reading and evaluating inside the process.",
         "",
         "| tool | parse run | parse run + qrels | evaluate only | end-to-end | end-to-end CPU "
         "| JIT warm-up | peak RSS (MiB) |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     lines += [_row(tool, r) for tool, r in results.items()]
+    lines += _ratios(results)
     lines += ["", "Mean values (all tools should agree):", ""]
     lines += ["| tool | " + " | ".join(MEASURE_KEYS) + " |", "|---|" + "---:|" * len(MEASURE_KEYS)]
     for tool, r in results.items():
@@ -262,10 +388,18 @@ def main() -> None:
         "",
         "Notes: pytrec_eval is fed dicts parsed with plain Python (`line.split()`), as its users "
         "do; ranx reads with `Run.from_file(kind='trec')`; ir_measures' readers are generators, "
-        "materialised with `list()` so parsing is timed apart from `calc_aggregate`.",
+        "materialised with `list()` so parsing is timed apart from `calc_aggregate`. rankscope's "
+        "end-to-end is one `evaluate(qrels_path, run_path, ...)` call (it reads the two files "
+        "concurrently); its other columns time the same work again in stages, one after the "
+        "other.",
         "",
     ]
-    args.out.write_text("\n".join(lines))
+    kept = ""  # hand-written sections after the table survive a new run
+    if args.out.is_file():
+        old = args.out.read_text()
+        at = old.find("\n## ")
+        kept = old[at + 1 :] if at >= 0 else ""
+    args.out.write_text("\n".join(lines) + ("\n" + kept if kept else ""))
     print("\n".join(lines))
 
 

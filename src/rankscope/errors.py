@@ -61,6 +61,10 @@ class FormatError(InputError):
     """A file does not follow its format (TREC, BEIR, JSONL, CSV, Parquet, YAML)."""
 
 
+class DuplicateError(FormatError):
+    """A document listed twice for one query (in a run or in qrels)."""
+
+
 class MeasureError(RankscopeError):
     """An unknown or malformed measure name or parameter."""
 
@@ -91,6 +95,7 @@ class ServiceError(RankscopeError):
 
 __all__ = [
     "ConfigError",
+    "DuplicateError",
     "EngineError",
     "FormatError",
     "InputError",

@@ -74,11 +74,38 @@ def test_csv_with_per_query_rows(capsys: pytest.CaptureFixture[str]) -> None:
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == ["run", "query_id", "measure", "value"]
     assert len(rows) == 2 * (10 + 1) * 2
-    alls = {(r["run"], r["measure"]): float(r["value"]) for r in rows if r["query_id"] == "all"}
+    alls = {(r["run"], r["measure"]): float(r["value"]) for r in rows if r["query_id"] == ""}
     expected = evaluate(QRELS, [BM25, DENSE], ["hit@5", "judged@20"])
     assert alls[("dense", "judged@20")] == expected.mean("dense")["judged@20"]
     code, out, _ = run_cli(capsys, QRELS, BM25, "-m", "hit@5", "-f", "csv")
-    assert out.splitlines()[1:] == [f"bm25,all,hit@5,{expected.mean('bm25')['hit@5']!r}"]
+    assert out.splitlines()[1:] == [f"bm25,,hit@5,{expected.mean('bm25')['hit@5']!r}"]
+
+
+def test_csv_query_named_all_is_not_the_summary_row(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("all 0 a 1\nq2 0 b 1\n")
+    run.write_text("all Q0 a 1 2 r\nall Q0 x 2 1 r\nq2 Q0 x 1 1 r\n")
+    code, out, _ = run_cli(capsys, str(qrels), str(run), "-m", "P@1", "-q", "-f", "csv")
+    assert code == 0
+    rows = list(csv.reader(io.StringIO(out)))[1:]
+    assert rows == [
+        ["r", "all", "P@1", "1.0"],
+        ["r", "q2", "P@1", "0.0"],
+        ["r", "", "P@1", "0.5"],
+    ]
+
+
+def test_one_query_is_counted_in_the_singular(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 a 1\n")
+    run.write_text("q1 Q0 a 1 2 r\n")
+    code, out, _ = run_cli(capsys, str(qrels), str(run), "-m", "P@1")
+    assert code == 0
+    assert "1 query" in out and "1 queries" not in out
 
 
 def test_per_query_table(capsys: pytest.CaptureFixture[str]) -> None:

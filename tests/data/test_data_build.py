@@ -8,15 +8,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from rankscope.data import Run, _build
-from rankscope.data._build import QueryBlocks, build_run, find_duplicate, hash_strings
+from rankscope.data import Run, fingerprints
+from rankscope.data._build import QueryBlocks, build_run
 from rankscope.data._source import Where
+from rankscope.data.fingerprints import find_duplicate, hash_strings
 from rankscope.errors import FormatError
 
 
 @pytest.mark.parametrize("chunk", [3, 1 << 18])
 def test_hash_is_a_function_of_the_string(monkeypatch: pytest.MonkeyPatch, chunk: int) -> None:
-    monkeypatch.setattr(_build, "_CHUNK", chunk)
+    monkeypatch.setattr(fingerprints, "_CHUNK", chunk)
     words = ["a", "bb", "a", "x" * 200, "é", "bb", "x" * 200, "", "ab", "ba", "a\0"]
     arr = pa.array(words)
     h = hash_strings(arr)
@@ -45,7 +46,7 @@ def test_forced_hash_collisions_never_report_false_duplicates(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(
-        _build, "hash_strings", lambda values: np.zeros(len(values), dtype=np.uint64)
+        fingerprints, "hash_strings", lambda values: np.zeros(len(values), dtype=np.uint64)
     )
     docs = pa.array(["a", "b", "c", "d"])
     assert find_duplicate(np.zeros(4, dtype=np.int32), docs, 1) is None

@@ -49,7 +49,8 @@ def test_order_by_query_then_best_rank() -> None:
 def test_query_filter_and_duplicate_run_names() -> None:
     twin = Run.from_dict({"1": {"d7": 1.0}}, name="bm25")
     pool = build_pool([A, twin], depth=5, query_ids=["1"])
-    assert pool.run_names == ("bm25#1", "bm25#2")
+    # named as rankscope eval names them (no file here: a numeric suffix)
+    assert pool.run_names == ("bm25", "bm25-2")
     assert {e.query_id for e in pool.entries} == {"1"}
 
 

@@ -206,7 +206,9 @@ def test_results_render_as_tables() -> None:
     assert lines[0].split() == ["run", "hit@5", "mrr@10"]
     assert lines[2].split()[0] == "bm25" and lines[3].split()[0] == "dense"
     assert f"{r.mean('dense')['mrr@10']:.4f}" in lines[3]
-    assert repr(r).startswith("<Results: 2 run(s), 2 measures, 10 queries>")
+    assert repr(r).startswith("<Results: 2 runs, 2 measures, 10 queries>")
+    one = evaluate({"q": {"d": 1}}, {"q": {"d": 1.0}}, "P@1")
+    assert repr(one).startswith("<Results: 1 run, 1 measure, 1 query>")
     html = r._repr_html_()
     assert html.count("<tr>") == 3 and "<th>mrr@10</th>" in html
     from rich.console import Console
@@ -228,3 +230,17 @@ def test_common_query_ids() -> None:
         r.values("hit@1", "x", ["q1", "q2"])
     assert "queries per run differ" in repr(r)
     assert not math.isnan(r.mean("x")["hit@1"])
+
+
+def test_files_read_together_report_the_qrels_error_first(tmp_path: Path) -> None:
+    good_qrels, bad_qrels = tmp_path / "q.txt", tmp_path / "bad_q.txt"
+    good_run, bad_run = tmp_path / "r.txt", tmp_path / "bad_r.txt"
+    good_qrels.write_text("1 0 a 1\n")
+    bad_qrels.write_text("1 0 a\n")
+    good_run.write_text("1 Q0 a 1 1.0 r\n")
+    bad_run.write_text("1 Q0 a 1\n")
+    with pytest.raises(InputError, match=r"bad_q\.txt:1"):
+        evaluate(bad_qrels, [good_run, bad_run], "P@1")
+    with pytest.raises(InputError, match=r"bad_r\.txt:1"):
+        evaluate(good_qrels, [good_run, bad_run], "P@1")
+    assert evaluate(good_qrels, [good_run], "P@1").mean() == {"P@1": 1.0}

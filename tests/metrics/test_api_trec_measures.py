@@ -11,7 +11,7 @@ from test_api_evaluate import random_data
 
 from rankscope import Qrels, Run, evaluate
 from rankscope.errors import InputError
-from rankscope.metrics import trec
+from rankscope.metrics import trec_eval as trec
 
 
 def test_trec_measures_agree_with_pytrec_eval() -> None:
@@ -137,7 +137,8 @@ def test_all_trec_through_evaluate_matches_trec_eval(
     means = results.mean()
     checked = 0
     for m in results.measure_objects:
-        column = m.trec_column if not m.is_extra else f"success_{m.cutoff}"
+        column = trec.column_name(m)
+        assert column is not None, m
         integer = column.startswith("num_")
         for query, value in [
             *((q, per_query[q][str(m)]) for q in per_query),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from rankscope import evaluate
 from rankscope.data import Qrels, Run
 from rankscope.metrics.align import align
-from rankscope.metrics.extra import extra_measures
+from rankscope.metrics.kernels import measure_values
 from rankscope.metrics.names import parse_measure
 
 L2 = math.log2
@@ -80,16 +80,16 @@ def aligned():  # type: ignore[no-untyped-def]
 def test_extra_measure_by_hand(aligned, name: str, expected: list[float]) -> None:  # type: ignore[no-untyped-def]
     assert aligned.query_ids == ("q1", "q2", "q3", "q4")
     m = parse_measure(name)
-    got = extra_measures(aligned, [m])[m]
+    got = measure_values(aligned, [m])[m]
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
 def test_rel_level_argument_applies_without_measure_rel(aligned) -> None:  # type: ignore[no-untyped-def]
     m = parse_measure("hit@2")
-    np.testing.assert_array_equal(extra_measures(aligned, [m], rel_level=2)[m], [1, 0, 0, 0])
+    np.testing.assert_array_equal(measure_values(aligned, [m], rel_level=2)[m], [1, 0, 0, 0])
     # A measure's own rel= wins over the call's level.
     own = parse_measure("hit(rel=1)@2")
-    np.testing.assert_array_equal(extra_measures(aligned, [own], rel_level=2)[own], [1, 1, 0, 0])
+    np.testing.assert_array_equal(measure_values(aligned, [own], rel_level=2)[own], [1, 1, 0, 0])
 
 
 def test_ties_follow_trec_eval_order() -> None:
@@ -97,7 +97,7 @@ def test_ties_follow_trec_eval_order() -> None:
     qrels = Qrels.from_dict({"q": {"a": 1, "b": 0}})
     run = Run.from_dict({"q": {"a": 1.0, "b": 1.0}})
     a = align(qrels, run)
-    got = extra_measures(a, [parse_measure(n) for n in ("mrr@10", "hit@1", "ndcg_exp@2")])
+    got = measure_values(a, [parse_measure(n) for n in ("mrr@10", "hit@1", "ndcg_exp@2")])
     assert [float(v[0]) for v in got.values()] == [0.5, 0.0, 1 / L2(3)]
 
 
@@ -105,9 +105,9 @@ def test_depth_and_judged_only_change_the_ranking() -> None:
     qrels = Qrels.from_dict({"q": {"a": 1, "c": 1}})
     run = Run.from_dict({"q": {"x": 3.0, "a": 2.0, "c": 1.0}})
     mrr, hit = parse_measure("mrr@10"), parse_measure("hit@1")
-    got = extra_measures(align(qrels, run, depth=1), [mrr, hit])
+    got = measure_values(align(qrels, run, depth=1), [mrr, hit])
     assert (got[mrr][0], got[hit][0]) == (0.0, 0.0)
-    got = extra_measures(align(qrels, run, judged_only=True), [mrr, hit])
+    got = measure_values(align(qrels, run, judged_only=True), [mrr, hit])
     assert (got[mrr][0], got[hit][0]) == (1.0, 1.0)
 
 
@@ -121,7 +121,7 @@ def test_graded_ndcg_exp_against_a_direct_formula() -> None:
         run[f"q{q}"] = {d: float(rng.integers(0, 6)) for d in rng.permutation(docs)[:15]}
     a = align(Qrels.from_dict(qrels), Run.from_dict(run))
     m = parse_measure("ndcg_exp@10")
-    got = extra_measures(a, [m])[m]
+    got = measure_values(a, [m])[m]
     the_run = Run.from_dict(run)
     for i, q in enumerate(a.query_ids):
         ranked = [d for d, _ in the_run.ranking(q)][:10]
@@ -138,7 +138,7 @@ def test_queries_with_empty_rankings_score_zero() -> None:
     run = Run.from_dict({"q1": {}, "q2": {"b": 1.0}})
     a = align(qrels, run)
     ms = [parse_measure(n) for n in ("hit@5", "judged@5", "f1@5", "mrr@5", "ndcg_exp@5")]
-    got = extra_measures(a, ms)
+    got = measure_values(a, ms)
     for m in ms:
         assert got[m][a.query_ids.index("q1")] == 0.0, m
         assert got[m][a.query_ids.index("q2")] > 0.0, m

@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope.data import Qrels, Run
-from rankscope.errors import InputError
+from rankscope.data import Qrels, Run, fingerprints
+from rankscope.errors import DuplicateError, InputError
 from rankscope.metrics import align as align_module
-from rankscope.metrics import trec_keys
 from rankscope.metrics.align import UNJUDGED, align
 
 QRELS = Qrels.from_dict({"1": {"a": 1, "b": 0, "c": -1, "d": 2}, "2": {"x": 1}, "3": {"z": 1}})
@@ -56,7 +55,7 @@ def test_align_refuses_duplicate_docs() -> None:
         doc_ids=pa.array(["q", "b", "q"]),
         scores=np.array([3.0, 2.0, 1.0]),
     )
-    with pytest.raises(InputError, match=r"twice.*'q'"):
+    with pytest.raises(DuplicateError, match=r"duplicate document 'q' for query '1'"):
         align(QRELS, run)
 
 
@@ -110,7 +109,7 @@ def test_align_fast_join_equals_exact_join(case: tuple[Qrels, Run], depth: int |
     qrels, run = case
     fast = align(qrels, run, depth=depth)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(align_module, "_join_fast", lambda *args: None)
+        mp.setattr(align_module, "_join_hashed", lambda *args: None)
         exact = align(qrels, run, depth=depth)
     assert _as_tuple(fast) == _as_tuple(exact)
 
@@ -118,10 +117,10 @@ def test_align_fast_join_equals_exact_join(case: tuple[Qrels, Run], depth: int |
 def test_align_collisions_fall_back_to_exact_join(monkeypatch: pytest.MonkeyPatch) -> None:
     expected = _as_tuple(align(QRELS, RUN))
 
-    def colliding(self: trec_keys.StringBytes, lo: int, hi: int, seed: object) -> object:
-        return np.zeros(hi - lo, dtype=np.uint64)  # every doc gets the same key
+    def colliding(values: pa.Array) -> object:
+        return np.zeros(len(values), dtype=np.uint64)  # every doc gets the same key
 
-    monkeypatch.setattr(trec_keys.StringBytes, "keys", colliding)
+    monkeypatch.setattr(fingerprints, "hash_strings", colliding)
     assert _as_tuple(align(QRELS, RUN)) == expected
 
 

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rankscope.data import Qrels, Run, read_run
-from rankscope.data._build import hash_strings
+from rankscope.data import Qrels, Run, fingerprints, read_run
+from rankscope.data.fingerprints import hash_strings
+from rankscope.data.run import renamed
 from rankscope.metrics import align as align_module
 from rankscope.metrics.align import Aligned, align
 
@@ -69,9 +70,9 @@ def test_align_cached_keys_equal_rehashed(
     if not plain:
         return
     read = _read(plain)
-    assert read.pair_keys is not None
+    assert fingerprints.recall(read) is not None
     built = Run.from_dict(plain)
-    assert built.pair_keys is None
+    assert fingerprints.recall(built) is None
     fast = align(qrels, read, depth=depth, judged_only=judged_only)
     other = align(qrels, built, depth=depth, judged_only=judged_only)
     assert _as_tuple(fast) == _as_tuple(other)
@@ -81,19 +82,28 @@ def test_align_cached_keys_collision_falls_back(monkeypatch: pytest.MonkeyPatch)
     qrels = Qrels.from_dict({"1": {"a": 1, "b": 2}, "2": {"c": 1}})
     run = _read({"1": {"a": 2.0, "b": 1.0, "z": 0.5}, "2": {"c": 1.0, "a": 0.0}})
     expected = _as_tuple(align(qrels, run))
-    assert run.pair_keys is not None
+    kept = fingerprints.recall(run)
+    assert kept is not None
     # every row claims the first row's fingerprint
-    run = dataclasses.replace(run, pair_keys=np.full(len(run), run.pair_keys[0], dtype=np.uint64))
+    run = dataclasses.replace(run)
+    fingerprints.remember(run, np.full(len(run), kept[0], dtype=np.uint64))
     calls: list[object] = []
-    real = align_module._join_fast
+    real = align_module._join_exact
 
     def spy(*args: object) -> object:
         calls.append(args)
         return real(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(align_module, "_join_fast", spy)
+    monkeypatch.setattr(align_module, "_join_exact", spy)
     assert _as_tuple(align(qrels, run)) == expected
-    assert calls  # the cached join noticed the mismatching strings and stepped aside
+    assert calls  # the hashed join noticed the mismatching strings and stepped aside
+
+
+def test_renamed_runs_keep_their_fingerprints() -> None:
+    run = _read({"1": {"a": 2.0}})
+    copy = renamed(run, "other")
+    assert copy.name == "other" and fingerprints.recall(copy) is fingerprints.recall(run)
+    assert fingerprints.recall(dataclasses.replace(run, name="x")) is None  # other copies: none
 
 
 def test_hash_strings_depends_only_on_the_string() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from rankscope.cli.app import main
 from rankscope.data import read_qrels, read_run
-from rankscope.metrics.trec import read_zscores, trec_measures
+from rankscope.metrics.trec_eval import read_zscores, trec_measures
 
 
 def _data_dir() -> Path:

@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from rankscope.cli.app import main
 from rankscope.cli.trec_eval import run_trec_eval
 from rankscope.data import Qrels, Run
+from rankscope.data.numbers import c_atof, c_atol
 from rankscope.errors import MeasureError
-from rankscope.metrics.trec import c_atof, c_atol, format_double, parse_measures, trec_measures
+from rankscope.metrics.trec_eval import format_double, parse_trec_measures, trec_measures
 
 SPECS = ["all_trec", "dcg", "ideal_dcg", "ndcg.0=1,2=5", "rbp.p=0.8", "G.1=0.5,3=7"]
 DOCS = [f"d{i}" for i in range(10)]
@@ -114,17 +115,19 @@ def test_trec_format_double_like_printf() -> None:
 
 
 def test_trec_measure_parsing() -> None:
-    request = parse_measures(["P.20,5", "map", "P.1", "official"])
-    assert request.params == {"P": "20,5"}  # trec_eval uses the first parameters given
-    assert request.marked[:3] == ("runid", "num_q", "num_ret")
+    columns = parse_trec_measures(["P.20,5", "map", "P.1", "official"])
+    names = [c.name for c in columns]
+    assert names[:3] == ["runid", "num_q", "num_ret"]
+    # trec_eval uses the first parameters given, cutoffs sorted
+    assert [n for n in names if n.startswith("P_")] == ["P_5", "P_20"]
     for bad, message in [
-        ("nope", "unknown trec_eval measure"),
+        ("nope", "illegal measure"),
         ("P.", "empty parameter list"),
         ("prefs_simp", "preference"),
         ("all_prefs", "preference"),
     ]:
         with pytest.raises(MeasureError, match=message):
-            parse_measures([bad])
+            parse_trec_measures([bad])
 
 
 @pytest.mark.parametrize(

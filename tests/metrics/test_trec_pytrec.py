@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from rankscope.data import Qrels, Run
 from rankscope.errors import InputError
-from rankscope.metrics.trec import trec_measures
+from rankscope.metrics.trec_eval import trec_measures
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

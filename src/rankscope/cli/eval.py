@@ -4,9 +4,9 @@ Output formats (stable):
 
 - ``table`` (default): runs as rows, measures as columns; with ``-q`` a per-query table first.
 - ``json``: :meth:`rankscope.metrics.results.Results.to_dict` (``per_query`` only with ``-q``).
-- ``csv``: header ``run,query_id,measure,value``; aggregate rows use query id ``all`` (as
-  trec_eval); with ``-q`` the per-query rows come first for each run.  Values are printed with
-  full precision (``repr`` of the float).
+- ``csv``: header ``run,query_id,measure,value``; the aggregate rows have an empty ``query_id``
+  (trec_eval's ``all`` could be a query's id; no query id is empty); with ``-q`` the per-query
+  rows come first for each run.  Values are printed with full precision (``repr`` of the float).
 """
 
 from __future__ import annotations
@@ -101,13 +101,15 @@ def _csv(results: Results, per_query: bool) -> str:
                 for name, value in values.items():
                     writer.writerow([run, query, name, repr(value)])
         for name, value in results.mean(run).items():
-            writer.writerow([run, "all", name, repr(value)])
+            writer.writerow([run, "", name, repr(value)])
     return out.getvalue()
 
 
 def _print_tables(results: Results, per_query: bool) -> None:
     from rich.console import Console
     from rich.table import Table
+
+    from rankscope.metrics.results import count
 
     header, rows = results.table_rows()
     needed = sum(max(len(c) for c in col) + 3 for col in zip(header, *rows, strict=True)) + 1
@@ -127,7 +129,7 @@ def _print_tables(results: Results, per_query: bool) -> None:
     console.print(summary)
     counts = {len(results.query_ids(r)) for r in results.run_names}
     if len(counts) == 1:
-        console.print(f"[dim]{counts.pop()} queries[/dim]")
+        console.print(f"[dim]{count(counts.pop(), 'query', 'queries')}[/dim]")
     else:
         shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
         console.print(f"[dim]queries per run differ ({shown}); -c scores all qrels queries[/dim]")

@@ -46,12 +46,7 @@ def pool_command(
     from rankscope.judge.io import load_run, read_corpus, read_queries
     from rankscope.judge.pool import build_pool, pool_stats, select_query_ids, write_pool
 
-    loaded = [load_run(p) for p in runs]
-    names = [r.name for r in loaded]
-    if len(set(names)) != len(names):  # same run tag in several files: name them by file
-        from dataclasses import replace
-
-        loaded = [replace(r, name=p.stem) for r, p in zip(loaded, runs, strict=True)]
+    loaded = [load_run(p) for p in runs]  # build_pool names runs that share a tag by file
     qtext = read_queries(queries) if queries else None
     docs = read_corpus(corpus) if corpus else None
     given = [q.strip() for q in query_ids.split(",") if q.strip()] if query_ids else None
@@ -264,8 +259,9 @@ def agree_command(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Cohen's kappa and confusion between two qrels; Kendall's tau of system rankings."""
-    from dataclasses import asdict, replace
+    from dataclasses import asdict
 
+    from rankscope.data import unique_run_names
     from rankscope.judge.agreement import label_agreement, parse_grade_map, ranking_agreement
     from rankscope.judge.io import load_qrels, load_run
 
@@ -281,9 +277,7 @@ def agree_command(
     rankings = []
     runs = [*runs, *(more_runs or [])]
     if runs:
-        loaded = [load_run(p) for p in runs]
-        if len({r.name for r in loaded}) != len(loaded):
-            loaded = [replace(r, name=p.stem) for r, p in zip(loaded, runs, strict=True)]
+        loaded = unique_run_names([load_run(p) for p in runs])
         if len(loaded) < 2:
             raise InputError(
                 "ranking agreement needs at least two runs", value=[str(p) for p in runs]

@@ -3,23 +3,23 @@
 Takes trec_eval's own options (parsed the way its ``getopt_long`` does, so ``-M100`` and
 ``-M 100`` both work and options may follow the file names) and prints byte-identical output
 for the standard qrels/results formats.  Input that trec_eval refuses (malformed lines, empty
-files, duplicate documents) is refused with a message naming file and line; input it silently
-accepts (scores such as ``abc`` or ``nan``, read with C ``atof``) is accepted with a warning on
-standard error.
+files, duplicate documents in an evaluated query) is refused with a message naming file and
+line, and the exit status trec_eval gives it (1: usage or unknown measure; 2: unreadable input
+or measure parameters; 4: a duplicate document or no query to evaluate; 7: no query left by
+``-D``; 255: unreadable ``-Z`` file).  Input it silently accepts (scores such as ``abc`` or
+``nan``, read with C ``atof``; bytes that are not UTF-8 where it never looks) is accepted, the
+odd scores with a warning on standard error.
 """
 
 from __future__ import annotations
 
 import getopt
 import sys
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 import typer
 
-from rankscope.errors import InputError
-
-if TYPE_CHECKING:
-    from rankscope.data import Qrels
+from rankscope.errors import DuplicateError, InputError, RankscopeError
 
 TREC_EVAL_VERSION = "10.0-rc3"
 
@@ -79,13 +79,27 @@ measures, options and output).  If results_file is '-', it is read from stdin.
 
 
 def _parse_int(text: str) -> int:
-    from rankscope.metrics.trec import c_atol  # trec_eval reads numbers with atol
+    from rankscope.data.numbers import c_atol  # trec_eval reads numbers with atol
 
     return c_atol(text)
 
 
 def run_trec_eval(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
-    """Run with trec_eval's arguments; returns the exit status."""
+    """Run with trec_eval's arguments; returns trec_eval's exit status for the outcome.
+
+    Output goes to ``stdout.buffer`` when there is one (trec_eval's bytes, ids that are not
+    UTF-8 included), else to ``stdout`` as text with surrogate escapes.
+    """
+    from rankscope.metrics.trec_eval import exit_status
+
+    try:
+        return _run(argv, stdout, stderr)
+    except RankscopeError as error:
+        stderr.write(f"rankscope trec_eval: error: {error}\n")
+        return exit_status(error)
+
+
+def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
     try:
         opts, args = getopt.gnu_getopt(argv, _SHORT, _LONG)
     except getopt.GetoptError as error:
@@ -101,6 +115,7 @@ def run_trec_eval(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
     num_docs = 0
     zscore_file: str | None = None
     debug_query: str | None = None
+    rel_format, results_format = "qrels", "trec_results"
     for opt, value in opts:
         if opt in ("-h", "--help"):
             stdout.write(HELP)
@@ -132,18 +147,9 @@ def run_trec_eval(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
         elif opt in ("-M", "--Max_retrieved_per_topic"):
             depth = _parse_int(value)
         elif opt in ("-R", "--Rel_info_format"):
-            if value not in ("qrels", "trec"):
-                raise InputError(
-                    f"rel_info format {value!r} is not supported",
-                    hint="Only standard qrels files are read ('-R qrels', the default); "
-                    "preference and multi-judgment formats are not",
-                )
+            rel_format = value
         elif opt in ("-T", "--Results_format"):
-            if value not in ("trec_results", "trec"):
-                raise InputError(
-                    f"results format {value!r} is not supported",
-                    hint="Only standard TREC results files are read ('-T trec_results')",
-                )
+            results_format = value
         elif opt in ("-Z", "--Zscore"):
             zscore_file = value
         # -o / --Output_old_results_format: obsolete, no effect (as in trec_eval 10)
@@ -152,40 +158,71 @@ def run_trec_eval(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
         return 1
     qrels_path, run_path = args
 
-    from rankscope.data import read_qrels, read_run
-    from rankscope.metrics.trec import read_zscores, trec_measures
+    from rankscope.data._source import Warner, load
+    from rankscope.data.trec import read_trec_qrels, read_trec_run
+    from rankscope.metrics.trec_eval import (
+        needs_judgments,
+        parse_trec_measures,
+        read_zscores,
+        trec_measures,
+    )
+
+    columns = parse_trec_measures(measures)  # an unknown name exits 1 before reading files
+    if rel_format not in ("qrels", "trec"):
+        raise InputError(
+            f"rel_info format {rel_format!r} is not supported",
+            hint="Only standard qrels files are read ('-R qrels', the default); "
+            "preference and multi-judgment formats are not",
+        )
+    if results_format not in ("trec_results", "trec"):
+        raise InputError(
+            f"results format {results_format!r} is not supported",
+            hint="Only standard TREC results files are read ('-T trec_results')",
+        )
 
     def warn(message: str) -> None:
         stderr.write(f"rankscope trec_eval: warning: {message}\n")
 
-    qrels = read_qrels(qrels_path, format="trec", strict=False, on_warning=warn)
-    source: object = sys.stdin.buffer if run_path == "-" else run_path
-    run = read_run(source, format="trec", strict=False, on_warning=warn)
-    if debug_query is not None:
-        qrels = _only_query(qrels, debug_query)
-    if depth is not None and depth < 0:
-        raise InputError(
-            "-M needs a number of documents, 0 or more", value=depth, hint="For example -M 1000"
+    # trec_eval reads both files before it evaluates: a judgment repeated in the qrels
+    # (status 4, found while evaluating) comes after a malformed results file (status 2)
+    # (and notices it only for measures that read the judgments: not runid or num_q)
+    repeated = not needs_judgments(columns)
+    try:
+        qrels = read_trec_qrels(
+            load(qrels_path), strict=False, warn=Warner(warn), keep_first=repeated
         )
+    except DuplicateError as error:
+        qrels_error: DuplicateError | None = error
+    else:
+        qrels_error = None
+    source = sys.stdin.buffer if run_path == "-" else run_path
+    run = read_trec_run(
+        load(source), name=None, strict=False, warn=Warner(warn), keep_duplicates=True
+    )
+    if qrels_error is not None:
+        raise qrels_error
     evaluation = trec_measures(
         qrels,
         run,
-        measures or ("official",),
+        columns,
         depth=depth,
         rel_level=rel_level,
         judged_only=judged_only,
         average_over_qrels=average_over_qrels,
         num_docs_in_coll=num_docs,
         zscores=read_zscores(zscore_file) if zscore_file is not None else None,
+        only_query=debug_query,
     )
-    stdout.write(evaluation.format(per_query=per_query, summary=summary))
+    text = evaluation.format(per_query=per_query, summary=summary)
+    raw = getattr(stdout, "buffer", None)
+    if raw is not None:
+        stdout.flush()
+        raw.write(text.encode("utf-8", "surrogateescape"))
+        raw.flush()
+    else:
+        stdout.write(text)
     stdout.flush()
     return 0
-
-
-def _only_query(qrels: Qrels, query_id: str) -> Qrels:
-    judged = qrels.query(query_id)
-    return type(qrels).from_dict({query_id: judged} if judged else {}, source=qrels.source)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ false report.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -26,8 +27,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankscope.data._source import Where
-from rankscope.data.qrels import Qrels, _byte_key
+from rankscope.data.fingerprints import find_duplicate, pair_keys, remember
+from rankscope.data.order import byte_key
+from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
+from rankscope.errors import DuplicateError
 
 IntArray = npt.NDArray[np.int64]
 RowIndex = npt.NDArray[np.signedinteger[Any]]  # int32 or int64 row positions
@@ -89,16 +93,14 @@ class QueryBlocks:
 
     @classmethod
     def of(cls, qids: StrArray) -> QueryBlocks:
-        n = len(qids)
-        if n == 0:
+        if isinstance(qids, pa.ChunkedArray):
+            return cls.concat([cls.of(chunk) for chunk in qids.chunks])
+        if len(qids) == 0:
             return cls([], np.zeros(0, dtype=np.int64))
-        change = pc.not_equal(qids.slice(1), qids.slice(0, n - 1))
-        if isinstance(change, pa.ChunkedArray):
-            change = change.combine_chunks()
-        starts = np.flatnonzero(change.to_numpy(zero_copy_only=False)) + 1
-        starts = np.concatenate([np.zeros(1, dtype=np.int64), starts.astype(np.int64)])
-        names: list[str] = qids.take(pa.array(starts)).to_pylist()
-        return cls(names, np.diff(np.append(starts, n)).astype(np.int64))
+        runs = pc.run_end_encode(qids)  # Arrow finds the runs (4x faster than comparing)
+        ends = runs.run_ends.to_numpy().astype(np.int64)
+        lengths = np.diff(ends, prepend=np.int64(0))
+        return cls(runs.values.to_pylist(), lengths)
 
     @classmethod
     def concat(cls, parts: Sequence[QueryBlocks]) -> QueryBlocks:
@@ -120,7 +122,7 @@ class _Groups:
     def __init__(self, blocks: QueryBlocks) -> None:
         names, lengths = blocks.names, blocks.lengths
         n = blocks.rows
-        unique = sorted(set(names), key=_byte_key)
+        unique = sorted(set(names), key=byte_key)
         rank_of = {q: i for i, q in enumerate(unique)}
         block_rank = np.fromiter((rank_of[q] for q in names), dtype=np.int32, count=len(names))
         self.query_ids: tuple[str, ...] = tuple(unique)
@@ -148,168 +150,6 @@ class _Groups:
     @classmethod
     def sorted_rows(cls, query_ids: tuple[str, ...], offsets: IntArray) -> _Groups:
         return cls(QueryBlocks(list(query_ids), np.diff(offsets).astype(np.int64)))
-
-
-# --------------------------------------------------------------------------- hashing
-
-
-_K1 = np.uint64(0x9E3779B97F4A7C15)
-_K2 = np.uint64(0xBF58476D1CE4E5B9)
-_K3 = np.uint64(0x94D049BB133111EB)
-_CHUNK = 1 << 18
-_WORD_MASKS = np.array(
-    [0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [(1 << 64) - 1], dtype=np.uint64
-)
-
-
-def _mix(h: npt.NDArray[np.uint64]) -> None:
-    """Scramble ``h`` in place (splitmix64's finaliser); in place saves a temporary per step."""
-    tmp = h >> np.uint64(30)
-    h ^= tmp
-    h *= _K2
-    np.right_shift(h, np.uint64(27), out=tmp)
-    h ^= tmp
-    h *= _K3
-    np.right_shift(h, np.uint64(31), out=tmp)
-    h ^= tmp
-
-
-def _hash_words(mat: npt.NDArray[np.uint8], lens: npt.NDArray[Any]) -> npt.NDArray[np.uint64]:
-    rows, width = mat.shape
-    pad = (-width) % 8
-    if pad:
-        padded = np.zeros((rows, width + pad), dtype=np.uint8)
-        padded[:, :width] = mat
-        mat = padded
-    words = np.ascontiguousarray(mat).view("<u8")
-    h = lens.astype(np.uint64)
-    h *= _K1
-    for j in range(words.shape[1]):
-        # Only words a string reaches: its hash must not depend on the other rows' widths, so
-        # that equal strings hash equal across chunks (and across run and qrels).
-        longer = lens > 8 * j if j else None
-        if longer is None or bool(longer.all()):
-            h ^= words[:, j]
-            _mix(h)
-        else:
-            part = h[longer] ^ words[longer, j]
-            _mix(part)
-            h[longer] = part
-    return h
-
-
-def hash_strings(values: StrArray) -> npt.NDArray[np.uint64]:
-    """A 64-bit hash of each string, computed without Python objects per row."""
-    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
-    out = np.empty(len(values), dtype=np.uint64)  # one allocation: fresh pages are costly
-    at = 0
-    for chunk in chunks:
-        _hash_chunk(chunk, out[at : at + len(chunk)])
-        at += len(chunk)
-    return out
-
-
-def _hash_chunk(values: pa.Array, out: npt.NDArray[np.uint64]) -> None:
-    n = len(values)
-    if n == 0:
-        return
-    if values.type != pa.string():
-        values = values.cast(pa.string())
-    bufs = values.buffers()
-    offs = np.frombuffer(bufs[1], dtype=np.int32)[values.offset : values.offset + n + 1]
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    lens = np.diff(offs)
-    lo, hi = int(lens.min()), int(lens.max())
-    if lo == hi:
-        base = int(offs[0])
-        for a in range(0, n, _CHUNK):
-            b = min(n, a + _CHUNK)
-            mat = data[base + a * lo : base + b * lo].reshape(b - a, lo)
-            out[a:b] = _hash_words(mat, lens[a:b])
-        return
-    # Mixed lengths: read each string's 8-byte words straight from the buffer (overlapping
-    # little-endian loads, masked to the string's end), which gives exactly the words of the
-    # zero-padded rows above, without building a padded matrix.
-    first, stop = int(offs[0]), int(offs[-1])
-    padded = np.zeros(stop - first + 8, dtype=np.uint8)
-    padded[: stop - first] = data[first:stop]
-    words = np.ndarray(shape=(stop - first + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    starts = offs.astype(np.int64) - first
-    lengths = lens.astype(np.int64)
-    for a in range(0, n, _CHUNK):
-        b = min(n, a + _CHUNK)
-        st, ln = starts[a:b], lengths[a:b]
-        h = ln.astype(np.uint64)
-        h *= _K1
-        for j in range(0, max(int(ln.max()), 1), 8):
-            if j == 0:
-                h ^= words[st] & _WORD_MASKS[np.minimum(ln, 8)]
-                _mix(h)
-            else:
-                rows = np.flatnonzero(ln > j)
-                part = h[rows] ^ (words[st[rows] + j] & _WORD_MASKS[np.minimum(ln[rows] - j, 8)])
-                _mix(part)
-                h[rows] = part
-        out[a:b] = h
-
-
-def pair_key_bits(num_queries: int) -> int:
-    """High bits of a :func:`pair_keys` key that hold the query number."""
-    return max(1, int(num_queries).bit_length())
-
-
-def pair_keys(
-    row_query: npt.NDArray[np.integer], docs: StrArray, num_queries: int
-) -> npt.NDArray[np.uint64]:
-    """Per row, a 64-bit (query, doc) fingerprint: the query number in the top
-    :func:`pair_key_bits` bits, the doc id's :func:`hash_strings` below.  Equal pairs give equal
-    keys; unequal pairs almost never do (callers compare the strings of matches)."""
-    qbits = pair_key_bits(num_queries)
-    k = hash_strings(docs)
-    k >>= np.uint64(qbits)
-    for a in range(0, len(k), _CHUNK):  # in pieces: no 10M-row temporaries
-        part = row_query[a : a + _CHUNK].astype(np.uint64)
-        part <<= np.uint64(64 - qbits)
-        k[a : a + _CHUNK] |= part
-    return k
-
-
-def find_duplicate(
-    row_query: npt.NDArray[np.integer],
-    docs: StrArray,
-    num_queries: int,
-    pair_keys_: npt.NDArray[np.uint64] | None = None,
-) -> tuple[int, int] | None:
-    """``(first_row, repeat_row)`` of the earliest repeated (query, doc) pair, else ``None``.
-
-    ``pair_keys_`` are the rows' :func:`pair_keys` when the caller already has them (left intact).
-    """
-    n = len(docs)
-    if n < 2:
-        return None
-
-    def keys() -> npt.NDArray[np.uint64]:
-        if pair_keys_ is not None:
-            return pair_keys_.copy()
-        return pair_keys(row_query, docs, num_queries)
-
-    ks = keys()
-    ks.sort()  # in place: at 10M rows every copy costs 80 MB
-    same = ks[1:] == ks[:-1]
-    if not same.any():
-        return None
-    suspects = np.unique(ks[1:][same])
-    del ks, same
-    rows = np.flatnonzero(np.isin(keys(), suspects))
-    names = docs.take(pa.array(rows)).to_pylist()
-    seen: dict[tuple[int, str], int] = {}
-    best: tuple[int, int] | None = None
-    for r, name in zip(rows.tolist(), names, strict=True):
-        key = (int(row_query[r]), name)
-        first = seen.setdefault(key, r)
-        if first != r and (best is None or r < best[1]):
-            best = (first, r)
-    return best
 
 
 # --------------------------------------------------------------------------- ordering
@@ -425,13 +265,15 @@ def _in_query_fix(
         fix[pos] = pos[idx]
     for q in np.flatnonzero(nan_query).tolist():
         rows = np.arange(query_start[q], query_end[q], dtype=np.int64)
-        names = [_byte_key(d) for d in docs.take(pa.array(rows)).to_pylist()]
+        names = [byte_key(d) for d in docs.take(pa.array(rows)).to_pylist()]
         order = np.asarray(glibc_qsort_order(scores[rows].tolist(), names), dtype=np.int64)
         fix[rows] = rows[order]
     return fix
 
 
 # --------------------------------------------------------------------------- builders
+
+_PARALLEL_ROWS = 1 << 16  # below this a second thread costs more than it saves
 
 
 def build_run(
@@ -443,8 +285,13 @@ def build_run(
     where: Where,
     lines: IntArray | None = None,
     source: str | None = None,
+    keep_duplicates: bool = False,
 ) -> Run:
-    """Group, order and check rows into a ``Run`` (scores already validated by the reader)."""
+    """Group, order and check rows into a ``Run`` (scores already validated by the reader).
+
+    A document repeated for a query is refused, unless ``keep_duplicates`` (trec_eval's
+    reading: it refuses a repeat only in a query it evaluates, within the depth it reads).
+    """
     if isinstance(qids, QueryBlocks):
         blocks = qids
         if any(not q for q in blocks.names):
@@ -468,10 +315,23 @@ def build_run(
         d, s = as_string_array(d).take(take), s[perm]
         lines = (lines[perm] if lines is not None else perm + 1).astype(np.int64)
         groups = _Groups.sorted_rows(groups.query_ids, groups.offsets)
-    # Kept on the Run, so that evaluation joins it to qrels without hashing the doc ids again.
-    row_keys = pair_keys(groups.row_query, d, len(groups.query_ids))
-    dup = find_duplicate(groups.row_query, d, len(groups.query_ids), row_keys)
-    if dup is not None:
+    d = as_string_array(d)  # one buffer: gathers from a chunked array cost several times more
+    nq = len(groups.query_ids)
+    # The fingerprints (kept beside the Run, so that evaluation joins it to qrels without hashing
+    # doc ids again) and the search for a repeated document run on a second thread while this
+    # one finds the rows out of trec_eval order: numpy and Arrow release the GIL.
+    row_keys: npt.NDArray[np.uint64] | None
+    if len(d) >= _PARALLEL_ROWS:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            keyed = pool.submit(_keys_and_repeat, groups.row_query, d, nq)
+            fix = _in_query_fix(groups, d, s)
+            row_keys, dup = keyed.result()
+    else:
+        row_keys, dup = _keys_and_repeat(groups.row_query, d, nq)
+        fix = _in_query_fix(groups, d, s)
+    if dup is not None and keep_duplicates:
+        row_keys = None  # the cache promises distinct pairs
+    elif dup is not None:
         first, again = dup
         doc, qid = d[again].as_py(), groups.query_ids[int(groups.row_query[again])]
         raise where.error(
@@ -479,8 +339,8 @@ def build_run(
             f"(first seen on {where.unit} {_at(lines, first)})",
             at=_at(lines, again),
             hint="Each document may appear once per query; remove the repeat",
+            cls=DuplicateError,
         )
-    fix = _in_query_fix(groups, d, s)
     order = fix
     if groups.perm is not None:
         order = groups.perm if fix is None else fix[groups.perm]
@@ -489,18 +349,27 @@ def build_run(
     if order is not None:
         d = d.take(pa.array(order))
         s = s[order]
-        row_keys = row_keys[order]
+        if row_keys is not None:
+            row_keys = row_keys[order]
         del order
-    row_keys.setflags(write=False)
-    return Run(
+    run = Run(
         name=name,
         query_ids=groups.query_ids,
         offsets=groups.offsets,
-        doc_ids=as_string_array(d),
+        doc_ids=d,
         scores=s,
         source=source,
-        pair_keys=row_keys,
     )
+    if row_keys is not None:
+        remember(run, row_keys)
+    return run
+
+
+def _keys_and_repeat(
+    row_query: npt.NDArray[np.integer], docs: pa.Array, num_queries: int
+) -> tuple[npt.NDArray[np.uint64], tuple[int, int] | None]:
+    keys = pair_keys(row_query, docs, num_queries)
+    return keys, find_duplicate(row_query, docs, num_queries, keys)
 
 
 def build_qrels(
@@ -511,8 +380,10 @@ def build_qrels(
     where: Where,
     lines: IntArray | None = None,
     source: str | None = None,
+    keep_first: bool = False,
 ) -> Qrels:
-    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing duplicates."""
+    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing a document
+    judged twice for one query, or with ``keep_first`` keeping its first judgment only."""
     if isinstance(qids, QueryBlocks):
         names, block_lengths = qids.names, qids.lengths
     else:
@@ -525,7 +396,7 @@ def build_qrels(
     g = np.ascontiguousarray(grades, dtype=np.int64)
     check_ids(d, "document id", where, lines)
     n = len(d)
-    query_ids = sorted(set(names), key=_byte_key)
+    query_ids = sorted(set(names), key=byte_key)
     rank_of = {name: i for i, name in enumerate(query_ids)}
     name_rank = np.fromiter((rank_of[x] for x in names), dtype=np.int64, count=len(names))
     if block_lengths is not None:
@@ -542,7 +413,10 @@ def build_qrels(
         same = (rq[1:] == rq[:-1]) & pc.equal(d_sorted.slice(0, n - 1), d_sorted.slice(1)).to_numpy(
             zero_copy_only=False
         )
-        if same.any():
+        if same.any() and keep_first:  # the sort is stable: a repeat follows the first row
+            keep = np.concatenate([[True], ~same])
+            perm, rq, d_sorted = perm[keep], rq[keep], d_sorted.filter(pa.array(keep))
+        elif same.any():
             k = np.flatnonzero(same)
             line_no = lines if lines is not None else np.arange(1, n + 1, dtype=np.int64)
             la, lb = line_no[perm[k]], line_no[perm[k + 1]]
@@ -556,6 +430,7 @@ def build_qrels(
                 at=_at(lines, again),
                 hint="Each (query, document) pair may be judged once; remove the repeat "
                 "(multi-judge qrels with judgment groups are not plain qrels)",
+                cls=DuplicateError,
             )
     counts = np.bincount(rq, minlength=len(query_ids)) if n else np.zeros(0, dtype=np.int64)
     return Qrels(

@@ -157,8 +157,9 @@ def line_of(data: Buffer, pos: int) -> int:
     return data.count(b"\n", 0, pos) + 1
 
 
-def check_text(data: Buffer, where: Where) -> None:
-    """Refuse NUL bytes and invalid UTF-8, naming the line (trec_eval cannot read either)."""
+def check_text(data: Buffer, where: Where, *, utf8: bool = True) -> None:
+    """Refuse NUL bytes (trec_eval cannot read them) and, with ``utf8``, text that is not
+    UTF-8, naming the line."""
     pos = data.find(b"\0")
     if pos >= 0:
         raise where.error(
@@ -166,6 +167,8 @@ def check_text(data: Buffer, where: Where) -> None:
             at=line_of(data, pos),
             hint="This does not look like a text file; check that you passed the right file",
         )
+    if not utf8:
+        return
     try:
         (data if isinstance(data, bytes) else bytes(data)).decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -10,6 +10,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from rankscope.data._nested import nested, query_rows
+from rankscope.data.order import byte_key
+
 
 @dataclass(frozen=True, eq=False, slots=True)
 class Qrels:
@@ -35,13 +38,13 @@ class Qrels:
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, int]], source: str | None = None) -> Qrels:
         """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
-        qids = sorted((str(q) for q in data), key=_byte_key)
+        qids = sorted((str(q) for q in data), key=byte_key)
         docs: list[str] = []
         grades: list[int] = []
         offsets = [0]
         for q in qids:
             judged = data[q]
-            for d in sorted((str(d) for d in judged), key=_byte_key):
+            for d in sorted((str(d) for d in judged), key=byte_key):
                 docs.append(d)
                 grades.append(int(judged[d]))
             offsets.append(len(docs))
@@ -80,23 +83,10 @@ class Qrels:
     def query(self, query_id: str) -> dict[str, int]:
         """Judgments of one query as ``{doc_id: grade}`` (empty when the query is unjudged)."""
         i = self._index().get(query_id)
-        if i is None:
-            return {}
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        docs = self.doc_ids.slice(lo, hi - lo).to_pylist()
-        return dict(zip(docs, self.grades[lo:hi].tolist(), strict=True))
+        return {} if i is None else dict(query_rows(self.offsets, i, self.doc_ids, self.grades))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
-        # one pass over the rows: per-query query() calls would rebuild the query index each time
-        docs = self.doc_ids.to_pylist()
-        grades = self.grades.tolist()
-        bounds = self.offsets.tolist()
-        return {
-            q: dict(
-                zip(docs[bounds[i] : bounds[i + 1]], grades[bounds[i] : bounds[i + 1]], strict=True)
-            )
-            for i, q in enumerate(self.query_ids)
-        }
+        return nested(self.query_ids, self.offsets, self.doc_ids, self.grades)
 
     def __iter__(self) -> Iterator[tuple[str, str, int]]:
         """Rows as ``(query_id, doc_id, grade)``."""
@@ -112,7 +102,3 @@ class Qrels:
     def __repr__(self) -> str:
         src = f", source={self.source!r}" if self.source else ""
         return f"Qrels({self.num_queries} queries, {len(self)} judgments{src})"
-
-
-def _byte_key(s: str) -> bytes:
-    return s.encode("utf-8", "surrogateescape")

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from rankscope.data.qrels import _byte_key
+from rankscope.data import fingerprints
+from rankscope.data._nested import nested, query_rows
+from rankscope.data.order import byte_key
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
 class Run:
     """query_id -> ranked (doc_id, score), with a run name.
 
@@ -36,18 +40,13 @@ class Run:
     doc_ids: pa.Array
     scores: npt.NDArray[np.float64]
     source: str | None = None
-    #: Per row, the (query, doc) fingerprints of ``rankscope.data._build.pair_keys``, kept by the
-    #: readers (which have checked that no (query, doc) repeats) so that evaluation need not hash
-    #: the doc ids again; ``None`` for runs built another way.  A copy of a run with other rows
-    #: (``dataclasses.replace``) must pass ``pair_keys=None``.
-    pair_keys: npt.NDArray[np.uint64] | None = field(default=None, repr=False)
 
     @classmethod
     def from_dict(
         cls, data: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None
     ) -> Run:
         """Build from ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
-        qids = sorted((str(q) for q in data), key=_byte_key)
+        qids = sorted((str(q) for q in data), key=byte_key)
         docs: list[str] = []
         scores: list[float] = []
         offsets = [0]
@@ -99,21 +98,10 @@ class Run:
             i = self.query_ids.index(query_id)
         except ValueError:
             return []
-        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
-        docs = self.doc_ids.slice(lo, hi - lo).to_pylist()
-        return list(zip(docs, self.scores[lo:hi].tolist(), strict=True))
+        return query_rows(self.offsets, i, self.doc_ids, self.scores)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
-        # one pass over the rows: per-query ranking() calls would search the query list each time
-        docs = self.doc_ids.to_pylist()
-        scores = self.scores.tolist()
-        bounds = self.offsets.tolist()
-        return {
-            q: dict(
-                zip(docs[bounds[i] : bounds[i + 1]], scores[bounds[i] : bounds[i + 1]], strict=True)
-            )
-            for i, q in enumerate(self.query_ids)
-        }
+        return nested(self.query_ids, self.offsets, self.doc_ids, self.scores)
 
     def __iter__(self) -> Iterator[tuple[str, str, int, float]]:
         """Rows as ``(query_id, doc_id, rank, score)``, rank 1-based in trec_eval order."""
@@ -132,7 +120,7 @@ class _neg_bytes:  # a sort key that reverses the byte order of a string
     __slots__ = ("b",)
 
     def __init__(self, s: str) -> None:
-        self.b = _byte_key(s)
+        self.b = byte_key(s)
 
     def __lt__(self, other: _neg_bytes) -> bool:
         return self.b > other.b
@@ -142,3 +130,59 @@ class _neg_bytes:  # a sort key that reverses the byte order of a string
 
     def __hash__(self) -> int:
         return hash(self.b)
+
+
+def renamed(run: Run, name: str) -> Run:
+    """``run`` under another name (the same rows; a reader's fingerprints stay valid)."""
+    if run.name == name:
+        return run
+    copy = dataclasses.replace(run, name=name)
+    keys = fingerprints.recall(run)
+    if keys is not None:
+        fingerprints.remember(copy, keys)
+    return copy
+
+
+def unique_run_names(runs: Sequence[Run]) -> list[Run]:
+    """``runs``, renamed where names repeat, so that every run has its own name.
+
+    Runs named alike (two files with the same runid, say) are named by their file instead:
+    the file name without ``.gz`` and its last suffix (``bm25-v2`` for ``bm25-v2.run.gz``),
+    else the whole file name; runs that still collide get ``-2``, ``-3``... in order. A run
+    whose name is unique keeps it.
+    """
+    names = [r.name for r in runs]
+    if len(set(names)) == len(names):
+        return list(runs)
+    for label in (_file_stem, _file_name):
+        candidate = [label(r) if names.count(r.name) > 1 else r.name for r in runs]
+        if None not in candidate and len(set(candidate)) == len(candidate):
+            return [renamed(r, str(n)) for r, n in zip(runs, candidate, strict=True)]
+    taken = set(names)
+    seen: dict[str, int] = {}
+    out: list[Run] = []
+    for r in runs:
+        seen[r.name] = seen.get(r.name, 0) + 1
+        if seen[r.name] == 1:
+            out.append(r)
+            continue
+        n = seen[r.name]
+        while f"{r.name}-{n}" in taken:
+            n += 1
+        taken.add(f"{r.name}-{n}")
+        out.append(renamed(r, f"{r.name}-{n}"))
+    return out
+
+
+def _file_name(run: Run) -> str | None:
+    return Path(run.source).name if run.source and not run.source.startswith("<") else None
+
+
+def _file_stem(run: Run) -> str | None:
+    name = _file_name(run)
+    if name is None:
+        return None
+    path = Path(name)
+    if path.suffix.lower() in (".gz", ".gzip"):
+        path = Path(path.stem)
+    return path.stem or None

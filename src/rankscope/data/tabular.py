@@ -39,8 +39,8 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
 from rankscope.data._build import build_qrels, build_run
-from rankscope.data._numbers import c_atof, is_plain_float
 from rankscope.data._source import Buffer, Warner, Where
+from rankscope.data.numbers import c_atof, is_plain_float
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import FormatError, InputError
@@ -60,10 +60,6 @@ GRADE_NAMES = ("relevance", "rel", "grade", "label", "judgment", "judgement", "s
 SCORE_NAMES = ("score", "sim", "similarity")
 RANK_NAMES = ("rank",)
 RUN_NAMES = ("run_id", "runid", "run", "system", "tag")
-IGNORED_NAMES = ("iteration", "iter", "q0", "unused")
-KNOWN_NAMES = frozenset(
-    QUERY_NAMES + DOC_NAMES + GRADE_NAMES + SCORE_NAMES + RANK_NAMES + RUN_NAMES + IGNORED_NAMES
-)
 
 
 def norm(name: str) -> str:
@@ -132,6 +128,15 @@ class _Table:
                 ) from exc
         return values.cast(pa.string())
 
+    def id_columns(self, what: str) -> tuple[pa.Array, pa.Array]:
+        """The query and document id columns; an empty table is refused."""
+        qcol = self.column(QUERY_NAMES, "query id")
+        dcol = self.column(DOC_NAMES, "document id")
+        assert qcol is not None and dcol is not None
+        if self.table.num_rows == 0:
+            raise self.where.error(f"no {what} (the table is empty)", cls=InputError)
+        return self.ids(qcol, "query id"), self.ids(dcol, "document id")
+
     def _missing(self, values: pa.Array, col: str) -> None:
         if values.null_count:
             row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
@@ -139,25 +144,34 @@ class _Table:
                 f"missing value in column {col!r}", at=self.at(row), hint="Fill every row"
             )
 
+    def _numbers(
+        self, texts: list[str], strict: bool, warn: Warner, *, what: str, problem: str, hint: str
+    ) -> npt.NDArray[np.float64]:
+        """Numbers written as text: plain decimals, else (lenient) what C ``atof`` reads."""
+        out = np.empty(len(texts), dtype=np.float64)
+        for i, text in enumerate(texts):
+            word = text.strip().encode("utf-8")
+            if is_plain_float(word):
+                out[i] = float(word)
+            elif strict:
+                raise self.where.error(problem, at=self.at(i), value=text, hint=hint)
+            else:
+                out[i] = c_atof(word)
+                warn(f"{self.where.prefix(self.at(i))}{what} {text!r} read as {out[i]!r}")
+        return out
+
     def scores(self, col: str, strict: bool, warn: Warner) -> npt.NDArray[np.float64]:
         values = self.table.column(col).combine_chunks()
         self._missing(values, col)
         if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-            out = np.empty(len(values), dtype=np.float64)
-            for i, text in enumerate(values.to_pylist()):
-                word = text.strip().encode("utf-8")
-                if is_plain_float(word):
-                    out[i] = float(word)
-                elif strict:
-                    raise self.where.error(
-                        f"non-numeric score in column {col!r}",
-                        at=self.at(i),
-                        value=text,
-                        hint="Scores must be finite numbers",
-                    )
-                else:
-                    out[i] = c_atof(word)
-                    warn(f"{self.where.prefix(self.at(i))}score {text!r} read as {out[i]!r}")
+            out = self._numbers(
+                values.to_pylist(),
+                strict,
+                warn,
+                what="score",
+                problem=f"non-numeric score in column {col!r}",
+                hint="Scores must be finite numbers",
+            )
         elif pa.types.is_integer(values.type) or pa.types.is_floating(values.type):
             out = values.cast(pa.float64()).to_numpy(zero_copy_only=False).astype(np.float64)
         else:
@@ -187,22 +201,14 @@ class _Table:
             ints: npt.NDArray[np.int64] = values.cast(pa.int64()).to_numpy(zero_copy_only=False)
             return ints.astype(np.int64)
         if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
-            texts = values.to_pylist()
-            floats = np.empty(len(texts), dtype=np.float64)
-            for i, text in enumerate(texts):
-                word = text.strip().encode("utf-8")
-                if is_plain_float(word):
-                    floats[i] = float(word)
-                elif strict:
-                    raise self.where.error(
-                        f"relevance grade in column {col!r} is not a number",
-                        at=self.at(i),
-                        value=text,
-                        hint="Grades must be integers such as 0, 1, 2",
-                    )
-                else:
-                    floats[i] = c_atof(word)
-                    warn(f"{self.where.prefix(self.at(i))}grade {text!r} read as {floats[i]!r}")
+            floats = self._numbers(
+                values.to_pylist(),
+                strict,
+                warn,
+                what="grade",
+                problem=f"relevance grade in column {col!r} is not a number",
+                hint="Grades must be integers such as 0, 1, 2",
+            )
         elif pa.types.is_floating(values.type):
             floats = values.cast(pa.float64()).to_numpy(zero_copy_only=False)
         else:
@@ -236,17 +242,14 @@ def qrels_from_table(
 ) -> Qrels:
     """Qrels from a table; ``lines`` gives each row's line for messages (default: row number)."""
     t = _Table(table, where, lines)
-    qcol = t.column(QUERY_NAMES, "query id")
-    dcol = t.column(DOC_NAMES, "document id")
     gcol = t.column(GRADE_NAMES, "relevance")
-    assert qcol is not None and dcol is not None and gcol is not None
-    if table.num_rows == 0:
-        raise where.error("no judgments (the table is empty)", cls=InputError)
+    assert gcol is not None
+    qids, docs = t.id_columns("judgments")
     grades = t.grades(gcol, strict, warn)
     warn.finish(where)
     return build_qrels(
-        t.ids(qcol, "query id"),
-        t.ids(dcol, "document id"),
+        qids,
+        docs,
         grades,
         where=where,
         lines=t.lines(),
@@ -266,12 +269,8 @@ def run_from_table(
 ) -> Run:
     """A run from a table; ``lines`` gives each row's line for messages (default: row number)."""
     t = _Table(table, where, lines)
-    qcol = t.column(QUERY_NAMES, "query id")
-    dcol = t.column(DOC_NAMES, "document id")
-    assert qcol is not None and dcol is not None
+    qids, docs = t.id_columns("results")
     scol = t.column(SCORE_NAMES, "score", required=False)
-    if table.num_rows == 0:
-        raise where.error("no results (the table is empty)", cls=InputError)
     if scol is not None:
         scores = t.scores(scol, strict, warn)
     else:
@@ -291,8 +290,8 @@ def run_from_table(
             run_name = None if last is None else str(last)
     warn.finish(where)
     return build_run(
-        t.ids(qcol, "query id"),
-        t.ids(dcol, "document id"),
+        qids,
+        docs,
         scores,
         name=run_name or default_name,
         where=where,

@@ -12,12 +12,15 @@ Qrels (``get_qrels.c``): lines ``qid iter docno rel``, exactly four words; the g
 C ``atol``. trec_eval treats a line as a comment only when ``#`` is its very first byte, and after
 a comment line it reads the next line as data whatever it holds; blank lines are malformed.
 
-Both readers refuse empty files, NUL bytes, invalid UTF-8 and duplicate (query, document) pairs,
-as trec_eval does; trec_eval only notices a duplicate when it evaluates that query, while these
-readers refuse it on reading, whichever query it is in. ``strict=True`` also
-refuses what trec_eval silently misreads: scores or grades that are not plain numbers, NaN and
-infinite scores, and qrels comment lines that trec_eval would read as judgments. With
-``strict=False`` those are accepted as trec_eval reads them and reported through ``warn``.
+Both readers refuse empty files, NUL bytes, ids that are not UTF-8 and duplicate (query,
+document) pairs; trec_eval only notices a duplicate when it evaluates that query, while these
+readers refuse it on reading, whichever query it is in (``read_trec_run(keep_duplicates=True)``
+leaves it to evaluation, as ``rankscope trec_eval`` does). ``strict=True`` also refuses what
+trec_eval silently misreads: scores or grades that are not plain numbers, NaN and infinite
+scores, qrels comment lines that trec_eval would read as judgments, and bytes that are not UTF-8
+anywhere. With ``strict=False`` those are accepted as trec_eval reads them and reported through
+``warn`` (bytes that are not UTF-8 silently, where trec_eval never looks: the ``Q0``/iteration
+and rank columns, words after the runid; the runid keeps them as surrogate escapes).
 
 NaN scores (lenient mode only) are ordered as trec_eval built with glibc orders them: NaN is
 neither greater nor less than any score, and glibc's ``qsort`` is a merge sort over rows given in
@@ -42,14 +45,14 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from rankscope.data._build import QueryBlocks, build_qrels, build_run
-from rankscope.data._numbers import (
+from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text
+from rankscope.data.numbers import (
     c_atof,
     c_atol,
     is_plain_float,
     is_plain_int,
     is_special_float,
 )
-from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError
@@ -75,21 +78,13 @@ def read_trec_run(
     strict: bool,
     warn: Warner,
     fast: bool | None = None,
+    keep_duplicates: bool = False,
 ) -> Run:
-    """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path."""
-    where = loaded.where
-    _refuse_empty(loaded.data, where, "run")
-    cols = None
-    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
-        cols = _fast_columns(loaded, 6) or _fast_columns_normalised(loaded, 6)
-    if cols is None:
-        check_text(loaded.data, where)
-        cols = _exact_run(_as_bytes(loaded.data), where, strict, warn)
-    if len(cols.values) == 0:
-        raise where.error(
-            "no result lines (only blank or comment lines)", hint=_RUN_HINT, cls=InputError
-        )
-    warn.finish(where)
+    """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path;
+    ``keep_duplicates`` keeps a document listed twice for a query (see
+    :func:`~rankscope.data._build.build_run`). ``strict=False`` takes bytes that are not UTF-8
+    where trec_eval never looks and in the runid (see the module docstring)."""
+    cols = _read_columns(loaded, 6, strict=strict, warn=warn, fast=fast)
     run_name = name if name is not None else (cols.runid or "run")
     scores = np.asarray(cols.values, dtype=np.float64)
     return build_run(
@@ -97,34 +92,57 @@ def read_trec_run(
         cols.docs,
         scores,
         name=run_name,
-        where=where,
+        where=loaded.where,
         lines=cols.lines,
-        source=where.name,
+        source=loaded.where.name,
+        keep_duplicates=keep_duplicates,
     )
 
 
 def read_trec_qrels(
-    loaded: Loaded, *, strict: bool, warn: Warner, fast: bool | None = None
+    loaded: Loaded,
+    *,
+    strict: bool,
+    warn: Warner,
+    fast: bool | None = None,
+    keep_first: bool = False,
 ) -> Qrels:
-    where = loaded.where
-    _refuse_empty(loaded.data, where, "qrels")
-    cols = None
-    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
-        cols = _fast_columns(loaded, 4) or _fast_columns_normalised(loaded, 4)
-    if cols is None:
-        check_text(loaded.data, where)
-        cols = _exact_qrels(_as_bytes(loaded.data), where, strict, warn)
-    if len(cols.values) == 0:
-        raise where.error("no judgment lines", hint=_QRELS_HINT, cls=InputError)
-    warn.finish(where)
+    """Parse TREC qrels; ``keep_first`` keeps the first of two judgments of a document for one
+    query instead of refusing them (see :func:`~rankscope.data._build.build_qrels`)."""
+    cols = _read_columns(loaded, 4, strict=strict, warn=warn, fast=fast)
     return build_qrels(
         cols.qids,
         cols.docs,
         np.asarray(cols.values, dtype=np.int64),
-        where=where,
+        where=loaded.where,
         lines=cols.lines,
-        source=where.name,
+        source=loaded.where.name,
+        keep_first=keep_first,
     )
+
+
+def _read_columns(
+    loaded: Loaded, ncols: int, *, strict: bool, warn: Warner, fast: bool | None
+) -> _Columns:
+    """The columns of a run (``ncols`` 6) or qrels (4) file: the pyarrow path when the file
+    is large (or ``fast``) and regular, else the exact line parser."""
+    where = loaded.where
+    _refuse_empty(loaded.data, where, "run" if ncols == 6 else "qrels")
+    cols = None
+    if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
+        cols = _fast_columns(loaded, ncols) or _fast_columns_normalised(loaded, ncols)
+    if cols is None:
+        check_text(loaded.data, where, utf8=strict)  # lenient: ids are checked one by one
+        exact = _exact_run if ncols == 6 else _exact_qrels
+        cols = exact(_as_bytes(loaded.data), where, strict, warn)
+    if len(cols.values) == 0:
+        if ncols == 6:
+            problem, hint = "no result lines (only blank or comment lines)", _RUN_HINT
+        else:
+            problem, hint = "no judgment lines", _QRELS_HINT
+        raise where.error(problem, hint=hint, cls=InputError)
+    warn.finish(where)
+    return cols
 
 
 def _refuse_empty(data: Buffer, where: Where, what: str) -> None:
@@ -283,7 +301,9 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     if skipped:  # ... unless header lines were skipped
         lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
     blocks = QueryBlocks.concat(qids)
-    return _Columns(blocks, pa.chunked_array(docs), vals, lines=lines, runid=runid)
+    # one buffer now, while the batches can still be freed on return (the builder needs one)
+    one = pa.chunked_array(docs).combine_chunks()
+    return _Columns(blocks, one, vals, lines=lines, runid=runid)
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")
@@ -313,8 +333,16 @@ def _fast_columns_normalised(loaded: Loaded, ncols: int) -> _Columns | None:
 # --------------------------------------------------------------------------- exact path
 
 
-def _decode(word: bytes) -> str:
-    return word.decode("utf-8")
+def _decode(word: bytes, where: Where, line: int, what: str) -> str:
+    try:
+        return word.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise where.error(
+            f"{what} is not valid UTF-8",
+            at=line,
+            value=word[max(0, exc.start - 4) : exc.start + 4],
+            hint="Convert the file to UTF-8 (for example with iconv)",
+        ) from None
 
 
 def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Columns:
@@ -363,9 +391,9 @@ def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Column
             )
         q = qcache.get(words[0])
         if q is None:
-            q = qcache.setdefault(words[0], _decode(words[0]))
+            q = qcache.setdefault(words[0], _decode(words[0], where, no, "query id"))
         qids.append(q)
-        docs.append(_decode(words[2]))
+        docs.append(_decode(words[2], where, no, "document id"))
         scores.append(score)
         lines.append(no)
         runid = words[5]
@@ -374,7 +402,8 @@ def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Column
         pa.array(docs, type=pa.string()),
         np.asarray(scores, dtype=np.float64),
         np.asarray(lines, dtype=np.int64),
-        runid=None if runid is None else _decode(runid),
+        # the run name: trec_eval prints its bytes as they are (-m runid)
+        runid=None if runid is None else runid.decode("utf-8", "surrogateescape"),
     )
 
 
@@ -439,8 +468,8 @@ def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Colu
                 f"{where.prefix(no)}grade {word.decode('utf-8', 'replace')!r} read as "
                 f"{grade} (trec_eval reads grades with C atol)"
             )
-        qids.append(_decode(words[0]))
-        docs.append(_decode(words[2]))
+        qids.append(_decode(words[0], where, no, "query id"))
+        docs.append(_decode(words[2], where, no, "document id"))
         grades.append(grade)
         lines.append(no)
     return _Columns(

@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -102,38 +103,35 @@ def write_run(run: Run, path: str | os.PathLike[str], format: str | None = None)
     """Write ``run`` to ``path``; returns the path written."""
     out = Path(path)
     fmt, gz = _format_for(out, format)
+    table = run_table(run)
     if fmt == "parquet":
-        table = run_table(run)
-        meta = {RUN_NAME_KEY: run.name.encode("utf-8")}
-        pq.write_table(table.replace_schema_metadata(meta), out)
-        return out
-    with _open(out, gz) as fh:
-        if fmt == "trec":
-            write_lines(trec_run_lines(run), fh)
-        elif fmt == "jsonl":
-            _write_jsonl(run_table(run), fh)
-        else:
-            _write_delimited(run_table(run), fh, "," if fmt == "csv" else "\t")
-    return out
+        table = table.replace_schema_metadata({RUN_NAME_KEY: run.name.encode("utf-8")})
+    return _write(out, fmt, gz, table, lambda: trec_run_lines(run))
 
 
 def write_qrels(qrels: Qrels, path: str | os.PathLike[str], format: str | None = None) -> Path:
     """Write ``qrels`` to ``path``; returns the path written. TSV uses BEIR's header."""
     out = Path(path)
     fmt, gz = _format_for(out, format)
+    table = qrels_table(qrels)
+    if fmt == "tsv":
+        table = table.rename_columns(["query-id", "corpus-id", "score"])
+    return _write(out, fmt, gz, table, lambda: trec_qrels_lines(qrels))
+
+
+def _write(
+    out: Path, fmt: str, gz: bool, table: pa.Table, trec_lines: Callable[[], pa.Array]
+) -> Path:
     if fmt == "parquet":
-        pq.write_table(qrels_table(qrels), out)
+        pq.write_table(table, out)
         return out
     with _open(out, gz) as fh:
         if fmt == "trec":
-            write_lines(trec_qrels_lines(qrels), fh)
+            write_lines(trec_lines(), fh)
         elif fmt == "jsonl":
-            _write_jsonl(qrels_table(qrels), fh)
-        elif fmt == "tsv":
-            table = qrels_table(qrels).rename_columns(["query-id", "corpus-id", "score"])
-            _write_delimited(table, fh, "\t")
+            _write_jsonl(table, fh)
         else:
-            _write_delimited(qrels_table(qrels), fh, ",")
+            _write_delimited(table, fh, "," if fmt == "csv" else "\t")
     return out
 
 

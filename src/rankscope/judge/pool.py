@@ -18,8 +18,7 @@ from typing import Any
 
 import yaml
 
-from rankscope.data import Run
-from rankscope.data.qrels import _byte_key
+from rankscope.data import Run, byte_key, unique_run_names
 from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
 from rankscope.judge.io import PathLike, iter_jsonl
@@ -99,14 +98,16 @@ def build_pool(
 ) -> Pool:
     """Depth-``depth`` pool of ``runs``: each run's top documents per query, de-duplicated.
 
-    Runs with the same name are told apart by a ``#n`` suffix in provenance. Entries are ordered
+    Runs with the same name are told apart as everywhere else
+    (:func:`rankscope.data.unique_run_names`: by file, else ``-2``, ``-3``). Entries are ordered
     by query id (byte order), then by best rank, then doc id. ``query_ids`` restricts the pool.
     """
     if depth < 1:
         raise InputError("pool depth must be at least 1", value=depth, hint="e.g. --depth 20")
     if not runs:
         raise InputError("pooling needs at least one run")
-    names = _unique_names([r.name for r in runs])
+    runs = unique_run_names(runs)
+    names = [r.name for r in runs]
     wanted = None if query_ids is None else set(query_ids)
     found: dict[tuple[str, str], list[tuple[str, int]]] = {}
     for name, run in zip(names, runs, strict=True):
@@ -135,23 +136,8 @@ def build_pool(
             value=None if wanted is None else sorted(wanted)[:5],
             hint="check the run files and --query-ids",
         )
-    entries.sort(key=lambda e: (_byte_key(e.query_id), e.best_rank, _byte_key(e.doc_id)))
+    entries.sort(key=lambda e: (byte_key(e.query_id), e.best_rank, byte_key(e.doc_id)))
     return Pool(tuple(entries), depth=depth, run_names=tuple(names))
-
-
-def _unique_names(names: list[str]) -> list[str]:
-    counts: dict[str, int] = {}
-    for n in names:
-        counts[n] = counts.get(n, 0) + 1
-    seen: dict[str, int] = {}
-    out = []
-    for n in names:
-        if counts[n] == 1:
-            out.append(n)
-        else:
-            seen[n] = seen.get(n, 0) + 1
-            out.append(f"{n}#{seen[n]}")
-    return out
 
 
 def require_query_text(pool: Pool) -> None:

@@ -24,11 +24,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from numpy.typing import NDArray
 
-from rankscope.data._build import hash_strings, pair_key_bits
+from rankscope.data import fingerprints
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
-from rankscope.errors import InputError
-from rankscope.metrics import trec_keys as keys
+from rankscope.errors import DuplicateError, InputError
+from rankscope.metrics import hash_index as keys
+from rankscope.metrics.segments import (
+    offsets_from_counts,
+    positions,
+    segment_count,
+    segment_ids,
+)
 
 #: Grade of a retrieved doc that is absent from the qrels.  The smallest int64, so that
 #: ``grades >= level`` is false for every level and ``np.maximum(grades, 0)`` gives gain 0.
@@ -76,14 +82,11 @@ class Aligned:
 
     def query_index(self) -> NDArray[np.int64]:
         """Per ranked row: the index of its query in ``query_ids``."""
-        return np.repeat(np.arange(self.num_queries, dtype=np.int64), np.diff(self.offsets))
+        return segment_ids(self.offsets)
 
     def positions(self) -> NDArray[np.int64]:
         """Per ranked row: its 0-based rank within its query."""
-        counts = np.diff(self.offsets)
-        return np.arange(self.grades.shape[0], dtype=np.int64) - np.repeat(
-            self.offsets[:-1], counts
-        )
+        return positions(self.offsets)
 
 
 def align(
@@ -111,39 +114,31 @@ def align(
     )
     in_both = run_to_qrels >= 0
     query_ids = tuple(q for q, keep in zip(run.query_ids, in_both.tolist(), strict=True) if keep)
-    run_set = set(run.query_ids)
-    missing = tuple(q for q in qrels.query_ids if q not in run_set)
+    missing = query_split(qrels, run)[1]
     qrels_of_query = run_to_qrels[in_both]  # qrels query index of each evaluated query
     nq = len(query_ids)
 
     # Ranked rows of the evaluated queries, cut at `depth`.
-    run_counts = np.diff(run.offsets)
-    counts = run_counts[in_both]
-    starts = run.offsets[:-1][in_both]
+    counts = np.diff(run.offsets)[in_both]
     if depth is not None:
         counts = np.minimum(counts, depth)
-    offsets = _offsets(counts)
+    offsets = offsets_from_counts(counts)
     rows: NDArray[np.int64] | None = None
     if int(offsets[-1]) == len(run):  # every row kept: no gather needed
         run_docs = run.doc_ids
     else:
-        rows = np.arange(int(offsets[-1]), dtype=np.int64) + np.repeat(
-            starts - offsets[:-1], counts
-        )
+        rows = positions(offsets) + np.repeat(run.offsets[:-1][in_both], counts)
         run_docs = run.doc_ids.take(pa.array(rows))
 
     # Look every ranked (query, doc) up in the qrels.
-    qrels_query = np.repeat(np.arange(qrels.num_queries, dtype=np.int64), np.diff(qrels.offsets))
-    joined = _join_cached(qrels, qrels_query, run, run_docs, rows)
+    qrels_query = segment_ids(qrels.offsets)
+    joined = _join_hashed(qrels, qrels_query, run, run_docs, rows, in_both, counts)
     if joined is None:
         row_qrels_query = np.repeat(qrels_of_query, counts)
-        joined = _join_fast(qrels, qrels_query, run_docs, row_qrels_query, offsets)
-        if joined is None:
-            joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
+        joined = _join_exact(qrels, qrels_query, run_docs, row_qrels_query)
     judged, qrels_row, duplicate = joined
     if duplicate >= 0:
-        row_query = np.repeat(np.arange(nq, dtype=np.int64), counts)
-        _refuse_duplicate(run, run_docs, row_query, query_ids, duplicate)
+        _refuse_duplicate(run, run_docs, segment_ids(offsets), query_ids, duplicate)
     grades = np.full(int(offsets[-1]), UNJUDGED, dtype=np.int64)
     grades[judged] = qrels.grades[qrels_row]
 
@@ -151,20 +146,15 @@ def align(
         keep = judged & (grades >= 0)
         kept_query = np.searchsorted(offsets, np.flatnonzero(keep), side="right") - 1
         grades, judged = grades[keep], judged[keep]
-        offsets = _offsets(np.bincount(kept_query, minlength=nq).astype(np.int64))
+        offsets = offsets_from_counts(np.bincount(kept_query, minlength=nq).astype(np.int64))
 
     # Per evaluated query: its qrels, grades sorted descending.
     q_counts = np.diff(qrels.offsets)[qrels_of_query]
     q_starts = qrels.offsets[:-1][qrels_of_query]
-    qrels_offsets = _offsets(q_counts)
-    q_rows = np.arange(int(qrels_offsets[-1]), dtype=np.int64) + np.repeat(
-        q_starts - qrels_offsets[:-1], q_counts
-    )
-    q_grades = qrels.grades[q_rows]
-    q_query = np.repeat(np.arange(nq, dtype=np.int64), q_counts)
-    q_grades = q_grades[np.lexsort((-q_grades, q_query))]
-    relevant = (q_grades >= rel_level) & (q_grades >= 0)
-    num_rel = _segment_sum(relevant.astype(np.int64), qrels_offsets)
+    qrels_offsets = offsets_from_counts(q_counts)
+    q_grades = qrels.grades[positions(qrels_offsets) + np.repeat(q_starts, q_counts)]
+    q_grades = q_grades[np.lexsort((-q_grades, segment_ids(qrels_offsets)))]
+    num_rel = segment_count((q_grades >= rel_level) & (q_grades >= 0), qrels_offsets)
 
     return Aligned(
         run_name=run.name,
@@ -219,47 +209,51 @@ def _lookup(
     return judged, qrels_row[judged]
 
 
-def _offsets(counts: NDArray[np.int64]) -> NDArray[np.int64]:
-    out = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
+def query_split(qrels: Qrels, run: Run) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The qrels queries the run has and those it lacks, each in byte order."""
+    in_run = set(run.query_ids)
+    shared = tuple(q for q in qrels.query_ids if q in in_run)
+    missing = tuple(q for q in qrels.query_ids if q not in in_run)
+    return shared, missing
 
 
-def _segment_sum(values: NDArray[np.int64], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
-    sums = np.zeros(values.shape[0] + 1, dtype=np.int64)
-    np.cumsum(values, out=sums[1:])
-    return sums[offsets[1:]] - sums[offsets[:-1]]
-
-
-def _join_cached(
+def _join_hashed(
     qrels: Qrels,
     qrels_query: NDArray[np.int64],
     run: Run,
     run_docs: pa.Array,
     rows: NDArray[np.int64] | None,
+    in_both: NDArray[np.bool_],
+    counts: NDArray[np.int64],
 ) -> tuple[NDArray[np.bool_], NDArray[np.int64], int] | None:
-    """Join through the (query, doc) fingerprints the reader kept on the run (``pair_keys``),
-    hashing only the qrels doc ids.  Every match is checked against the strings; ``None`` (use
-    another path) when the run has no fingerprints or one ever collides.  The reader has
-    already refused repeated (query, doc) pairs, so there is no duplicate to find.
+    """Join through 64-bit (query, doc) fingerprints (:mod:`rankscope.data.fingerprints`): the
+    ones the reader kept when it has (hashing only the qrels doc ids), else computed here.
+    Every match is checked against the strings; ``None`` (use the exact path) when the doc ids
+    are not plain strings or a fingerprint ever collides.
 
-    ``rows``: the run rows ranked (``None``: all of them, in order).
+    ``rows``: the run rows ranked (``None``: all of them, in order), ``counts`` of the run
+    queries ``in_both``.  Returns (judged per row, qrels row of each judged one, a
+    duplicated row or -1).
     """
-    run_keys = run.pair_keys
-    if run_keys is None or run_keys.shape[0] != len(run) or not keys.usable(qrels.doc_ids):
+    if not (keys.usable(run_docs) and keys.usable(qrels.doc_ids)):
         return None
-    qbits = pair_key_bits(run.num_queries)
+    kept = fingerprints.recall(run)
+    if kept is not None:  # the reader refused repeated (query, doc) pairs already
+        probe = kept if rows is None else kept[rows]
+    else:
+        row_run_query = np.repeat(np.flatnonzero(in_both), counts)  # run query of each row
+        probe = fingerprints.pair_keys(row_run_query, run_docs, run.num_queries)
+    qbits = fingerprints.pair_key_bits(run.num_queries)
     run_index = {q: i for i, q in enumerate(run.query_ids)}
     qrels_to_run = np.fromiter(
         (run_index.get(q, -1) for q in qrels.query_ids), dtype=np.int64, count=qrels.num_queries
     )
-    row_run_query = qrels_to_run[qrels_query]
-    usable_rows = np.flatnonzero(row_run_query >= 0)  # qrels rows of queries the run has
-    qrels_keys = hash_strings(qrels.doc_ids.take(pa.array(usable_rows)))
+    row_run = qrels_to_run[qrels_query]
+    usable_rows = np.flatnonzero(row_run >= 0)  # qrels rows of queries the run has
+    qrels_keys = fingerprints.hash_strings(qrels.doc_ids.take(pa.array(usable_rows)))
     qrels_keys >>= np.uint64(qbits)
-    qrels_keys |= row_run_query[usable_rows].astype(np.uint64) << np.uint64(64 - qbits)
+    qrels_keys |= row_run[usable_rows].astype(np.uint64) << np.uint64(64 - qbits)
     index = keys.SpreadHashIndex(qrels_keys)
-    probe = run_keys if rows is None else run_keys[rows]
     matched, found = _lookup_blocks(index, probe)
     judged = np.zeros(probe.shape[0], dtype=np.bool_)
     judged[matched] = True
@@ -268,7 +262,11 @@ def _join_cached(
         same = pc.equal(run_docs.take(pa.array(matched)), qrels.doc_ids.take(pa.array(qrels_row)))
         if not pc.all(same).as_py():
             return None
-    return judged, qrels_row, -1
+    duplicate = -1
+    if kept is None:
+        repeat = fingerprints.find_duplicate(row_run_query, run_docs, run.num_queries, probe)
+        duplicate = -1 if repeat is None else repeat[1]
+    return judged, qrels_row, duplicate
 
 
 def _lookup_blocks(
@@ -293,49 +291,6 @@ def _lookup_blocks(
     if not parts:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-
-
-def _join_fast(
-    qrels: Qrels,
-    qrels_query: NDArray[np.int64],
-    run_docs: pa.Array,
-    run_query: NDArray[np.int64],
-    offsets: NDArray[np.int64],
-) -> tuple[NDArray[np.bool_], NDArray[np.int64], int] | None:
-    """Join through 64-bit fingerprints and a hash index; every match is checked against the
-    strings, and ``None`` (use the exact path) is returned if a fingerprint ever collides.
-
-    Returns (judged per row, qrels row of each judged row, a duplicated row or -1).
-    """
-    if not (keys.usable(run_docs) and keys.usable(qrels.doc_ids)):
-        return None
-    run_bytes = keys.StringBytes(run_docs)
-    qrels_bytes = keys.StringBytes(qrels.doc_ids)
-    index = keys.HashIndex(qrels_bytes.keys(0, len(qrels), qrels_query))
-    found, repeated = keys.join(run_bytes, run_query, keys.blocks(offsets), index)
-    judged = found >= 0
-    qrels_row = found[judged]
-    if qrels_row.shape[0]:
-        rows = np.flatnonzero(judged)
-        if not np.array_equal(qrels_query[qrels_row], run_query[rows]):
-            return None
-        same = pc.equal(run_docs.take(pa.array(rows)), qrels.doc_ids.take(pa.array(qrels_row)))
-        if not pc.all(same).as_py():
-            return None
-    duplicate = -1
-    if repeated:  # the run repeats a doc for a query, or two keys collide
-        all_keys = run_bytes.keys(0, len(run_docs), run_query)
-        for key in repeated:
-            rows = np.flatnonzero(all_keys == np.uint64(key))
-            docs = run_docs.take(pa.array(rows)).to_pylist()
-            seen: set[tuple[int, object]] = set()
-            for row, doc in zip(rows.tolist(), docs, strict=True):
-                pair = (int(run_query[row]), doc)
-                if pair in seen:
-                    return judged, qrels_row, row
-                seen.add(pair)
-        return None  # only collisions between different docs: let the exact path decide
-    return judged, qrels_row, duplicate
 
 
 def _join_exact(
@@ -369,10 +324,9 @@ def _refuse_duplicate(
     row: int,
 ) -> None:
     """trec_eval refuses a run that retrieves one doc twice for a query; so do we."""
-    raise InputError(
-        f"run {run.name!r} retrieves the same document twice for query "
-        f"{query_ids[int(row_query[row])]!r}",
+    raise DuplicateError(
+        f"duplicate document {run_docs[row].as_py()!r} for query "
+        f"{query_ids[int(row_query[row])]!r} in run {run.name!r}",
         path=run.source,
-        value=run_docs[row].as_py(),
         hint="Keep one line per (query, document) in the run, as trec_eval requires",
     )

@@ -1,37 +1,44 @@
 """``evaluate()``: score one or more runs against qrels on any measures, in one call.
 
-trec_eval's measures come from :func:`rankscope.metrics.trec.trec_measures` (exactly as trec_eval
-computes them); the others (``hit@k``, ``judged@k``, ``f1@k``, ``mrr@k``, ``ndcg_exp@k``) from
-:mod:`rankscope.metrics.extra`.  Both work on every query at once.
+The path of a measure: its name is parsed once into a :class:`Measure`
+(:mod:`rankscope.metrics.names`), the run is joined to the qrels
+(:func:`~rankscope.metrics.align.align`), and :func:`score_run` hands each measure to its
+family's kernel in :mod:`rankscope.metrics.kernels` (trec_eval's measures exactly as trec_eval
+computes them, and the measures trec_eval lacks), every query at once.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, TypeAlias
 
 import numpy as np
+import pyarrow as pa
 from numpy.typing import NDArray
 
+from rankscope.data.order import byte_key
 from rankscope.data.qrels import Qrels
-from rankscope.data.run import Run
-from rankscope.errors import InputError, MeasureError
-from rankscope.metrics.align import Aligned, align
-from rankscope.metrics.extra import ExtraKernel
+from rankscope.data.run import Run, renamed, unique_run_names
+from rankscope.errors import InputError, RankscopeError
+from rankscope.metrics.align import align, query_split
+from rankscope.metrics.kernels import aggregate, compute, group_by_level, kernel_for, reads_top
 from rankscope.metrics.names import Measure, parse_measures
 from rankscope.metrics.results import Results, RunScores
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.metrics.trec import TrecEvaluation
+from rankscope.metrics.segments import offsets_from_counts, positions
+from rankscope.metrics.trec_compute import Ctx
 
 QrelsLike: TypeAlias = "Qrels | Mapping[str, Mapping[str, int]] | str | os.PathLike[str]"
 RunLike: TypeAlias = "Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str]"
 RunsLike: TypeAlias = "RunLike | Sequence[RunLike] | Mapping[str, RunLike]"
 
 DEFAULT_MEASURES: tuple[str, ...] = ("map", "ndcg@10", "P@10", "recall@100", "mrr")
+#: The document trec_eval's ``-c`` ranks for a qrels query the run lacks.
+STAND_IN_DOCNO = "ceci_nest_pas_un_docno"
 
 
 def evaluate(
@@ -60,8 +67,7 @@ def evaluate(
     the qrels.
     """
     wanted = parse_measures(measures)  # a bad name fails before any file is read
-    the_qrels = _as_qrels(qrels)
-    runs = _as_runs(run)
+    the_qrels, runs = _read_inputs(qrels, run)
     settings = {
         "depth": depth,
         "rel_level": rel_level,
@@ -83,6 +89,123 @@ def evaluate(
     return Results(wanted, scored, settings)
 
 
+@dataclass(frozen=True, eq=False, slots=True)
+class ScoredRun:
+    """Raw per-query kernel values of one run (what :func:`score_run` returns).
+
+    - ``query_ids``: the queries scored, byte order: those in both the run and the qrels, or
+      with ``average_over_qrels`` every qrels query.
+    - ``missing_query_ids``: qrels queries the run lacks.
+    - ``stand_in``: per scored query, whether it was scored as trec_eval's ``-c`` stand-in
+      ranking (a query the run lacks).
+    - ``values``: per measure, one value per query; ``gm_*`` hold logarithms (their aggregate is
+      a geometric mean).
+    - ``contexts``: the kernels' shared state per relevance level, the default level always
+      included (trec_eval's text measures, which are not measures here, read it).
+    """
+
+    name: str
+    query_ids: tuple[str, ...]
+    missing_query_ids: tuple[str, ...]
+    stand_in: NDArray[np.bool_]
+    values: dict[Measure, NDArray[np.float64]]
+    contexts: dict[int, Ctx]
+
+
+def score_run(
+    qrels: Qrels,
+    run: Run,
+    measures: Sequence[Measure],
+    *,
+    depth: int | None = None,
+    rel_level: int = 1,
+    judged_only: bool = False,
+    average_over_qrels: bool = False,
+    num_docs_in_coll: int = 0,
+    all_rows: bool = False,
+) -> ScoredRun:
+    """Score one run on ``measures`` (see :func:`evaluate` for the options); the one path from
+    :class:`Measure` values to their kernels.
+
+    Rank-cutoff measures read only their top rows, so unless ``all_rows`` (or ``judged_only``,
+    which re-ranks after dropping rows) the run is joined to the qrels only as deep as the
+    deepest cutoff asked for.  Raises :class:`~rankscope.errors.InputError` when the run shares
+    no query with the qrels and ``average_over_qrels`` is off.
+    """
+    shared, missing = query_split(qrels, run)
+    if not shared and not average_over_qrels:
+        raise InputError(
+            f"run {run.name!r} shares no query with the qrels",
+            path=run.source,
+            hint="Check that the run and the qrels use the same query ids",
+        )
+    scored = run
+    if average_over_qrels and missing:
+        scored = with_stand_ins(run, missing)
+    aligned = align(
+        qrels,
+        scored,
+        depth=depth if all_rows or judged_only else _needed_depth(measures, depth),
+        rel_level=rel_level,
+        judged_only=judged_only,
+    )
+    missing_set = set(missing) if scored is not run else set()
+    stand_in = np.fromiter(
+        (q in missing_set for q in aligned.query_ids), dtype=np.bool_, count=aligned.num_queries
+    )
+    values: dict[Measure, NDArray[np.float64]] = {}
+    contexts = {rel_level: Ctx(aligned, rel_level, num_docs_in_coll)}  # its arrays are lazy
+    for level, group in group_by_level(measures, rel_level).items():
+        ctx = contexts.setdefault(level, Ctx(aligned, level, num_docs_in_coll))
+        for m, v in compute(ctx, group).items():
+            if stand_in.any() and kernel_for(m).stand_in_zero:
+                v = np.where(stand_in, 0.0, v)
+            values[m] = v
+    return ScoredRun(run.name, aligned.query_ids, missing, stand_in, values, contexts)
+
+
+def _needed_depth(measures: Sequence[Measure], depth: int | None) -> int | None:
+    """The rows per query the measures read: their deepest cutoff when every one has one."""
+    tops = [reads_top(m) for m in measures]
+    if not tops or any(t is None for t in tops):
+        return depth
+    deepest = max(t for t in tops if t is not None)
+    return deepest if depth is None else min(depth, deepest)
+
+
+def with_stand_ins(run: Run, missing: Sequence[str]) -> Run:
+    """``run`` plus, for each missing query, trec_eval ``-c``'s stand-in ranking: one unknown
+    document (:data:`STAND_IN_DOCNO`, score 1)."""
+    all_q = sorted([*run.query_ids, *missing], key=byte_key)
+    index = {q: i for i, q in enumerate(run.query_ids)}
+    n_run = len(run)
+    src_start = np.empty(len(all_q), dtype=np.int64)
+    counts = np.empty(len(all_q), dtype=np.int64)
+    run_counts = np.diff(run.offsets)
+    extra = 0
+    for k, q in enumerate(all_q):
+        i = index.get(q)
+        if i is None:
+            src_start[k], counts[k] = n_run + extra, 1
+            extra += 1
+        else:
+            src_start[k], counts[k] = run.offsets[i], run_counts[i]
+    offsets = offsets_from_counts(counts)
+    rows = positions(offsets) + np.repeat(src_start, counts)
+    docs = pa.concat_arrays(
+        [run.doc_ids.cast(pa.string()), pa.array([STAND_IN_DOCNO] * len(missing), pa.string())]
+    )
+    scores = np.concatenate([run.scores, np.ones(len(missing), dtype=np.float64)])
+    return Run(
+        name=run.name,
+        query_ids=tuple(all_q),
+        offsets=offsets,
+        doc_ids=docs.take(pa.array(rows)),
+        scores=scores[rows],
+        source=run.source,
+    )
+
+
 def _score_run(
     qrels: Qrels,
     run: Run,
@@ -93,176 +216,25 @@ def _score_run(
     judged_only: bool,
     average_over_qrels: bool,
 ) -> RunScores:
-    # trec_eval's rule: a run is scored on the queries it shares with the qrels; with -c, on
-    # every qrels query (those the run lacks score what an empty ranking scores).
-    in_run = set(run.query_ids)
-    evaluated = tuple(q for q in qrels.query_ids if q in in_run)
-    missing = tuple(q for q in qrels.query_ids if q not in in_run)
-    if not evaluated and not average_over_qrels:
-        raise InputError(
-            f"run {run.name!r} shares no query with the qrels",
-            path=run.source,
-            hint="Check that the run and the qrels use the same query ids",
-        )
-    query_ids = qrels.query_ids if average_over_qrels and missing else evaluated
-    nq = len(query_ids)
-    values = np.zeros((len(measures), nq), dtype=np.float64)
-    means = np.zeros(len(measures), dtype=np.float64)
-
-    extras = [i for i, m in enumerate(measures) if m.is_extra]
-    trec = [i for i, m in enumerate(measures) if not m.is_extra]
-    batches = _trec_batches(measures, trec, rel_level)
-    # One join serves the extras and the trec_eval measures at the run's level: the extras only
-    # read the top rows of each query, which a deeper join holds as well.
-    shared: Aligned | None = None
-    if extras and any(level == rel_level for level, _ in batches):
-        shared = align(qrels, run, depth=depth, rel_level=rel_level, judged_only=judged_only)
-    if extras:
-        aligned = (
-            shared
-            if shared is not None
-            else align(
-                qrels,
-                run,
-                depth=_extras_depth([measures[i] for i in extras], depth, judged_only),
-                rel_level=rel_level,
-                judged_only=judged_only,
-            )
-        )
-        kernel = ExtraKernel(aligned)
-        rows = _row_map(aligned.query_ids, query_ids, scatter=True)
-        for i in extras:
-            computed = kernel.compute(measures[i], rel_level)
-            if rows is None:
-                values[i] = computed
-            else:
-                values[i, rows] = computed
-            # trec_eval reports 0 for an average over no queries; extras follow it
-            means[i] = float(values[i].sum()) / nq if nq else 0.0
-
-    for level, batch in batches:
-        evaluation = _run_trec(
-            qrels,
-            run,
-            [measures[i] for i in batch],
-            depth=depth,
-            rel_level=level,
-            judged_only=judged_only,
-            average_over_qrels=average_over_qrels,
-            aligned=shared if level == rel_level else None,
-        )
-        rows = _row_map(evaluation.query_ids, query_ids)
-        for i in batch:
-            column = measures[i].trec_column
-            means[i] = _summary_value(evaluation.summary.get(column), column)
-            if column in evaluation.per_query:
-                per_query = np.asarray(evaluation.per_query[column], dtype=np.float64)
-                values[i] = per_query if rows is None else per_query[rows]
-            else:  # aggregate-only in trec_eval: gm_map, gm_bpref (NaN per query), num_q
-                values[i] = 1.0 if column == "num_q" else np.nan
-
-    return RunScores(run.name, query_ids, values, means, missing)
-
-
-def _extras_depth(extras: list[Measure], depth: int | None, judged_only: bool) -> int | None:
-    """How deep the extras look: cutoff measures never read past their largest cutoff, so only
-    that many rows per query need joining to the qrels (unless -J re-ranks after dropping)."""
-    if judged_only or any(m.cutoff is None for m in extras):
-        return depth
-    deepest = max(int(m.cutoff or 0) for m in extras)
-    return deepest if depth is None else min(depth, deepest)
-
-
-def _trec_batches(
-    measures: list[Measure], indices: list[int], rel_level: int
-) -> list[tuple[int, list[int]]]:
-    """Group trec_eval measures into calls: one per relevance level, and more when one family is
-    asked for with different free-form parameters (trec_eval takes one per family and call)."""
-    batches: list[tuple[int, list[int], dict[str, str | None]]] = []
-    for i in indices:
-        m = measures[i]
-        level = rel_level if m.rel is None else m.rel
-        family = m.trec_name or ""
-        for batch_level, members, params in batches:
-            if batch_level == level and params.get(family, m.param) == m.param:
-                members.append(i)
-                params[family] = m.param
-                break
-        else:
-            batches.append((level, [i], {family: m.param}))
-    return [(level, members) for level, members, _ in batches]
-
-
-def _trec_specs(measures: Sequence[Measure]) -> list[str]:
-    """trec_eval ``-m`` arguments; cutoffs of one family are merged (``P.5,10``) because
-    trec_eval reads only the first argument given for a family."""
-    cutoffs: dict[str, list[str]] = {}
-    specs: dict[str, str] = {}
-    for m in measures:
-        name = m.trec_name or ""
-        if m.cutoff is not None:
-            spec = m.trec_spec
-            cutoffs.setdefault(name, [])
-            value = spec[len(name) + 1 :]
-            if value not in cutoffs[name]:
-                cutoffs[name].append(value)
-            specs.setdefault(name, "")
-        else:
-            specs[name] = m.trec_spec
-    return [
-        f"{name}.{','.join(cutoffs[name])}" if name in cutoffs else s for name, s in specs.items()
-    ]
-
-
-def _run_trec(
-    qrels: Qrels,
-    run: Run,
-    measures: Sequence[Measure],
-    *,
-    depth: int | None,
-    rel_level: int,
-    judged_only: bool,
-    average_over_qrels: bool,
-    aligned: Aligned | None = None,
-) -> TrecEvaluation:
-    from rankscope.metrics.trec import trec_measures
-
-    return trec_measures(
+    scored = score_run(
         qrels,
         run,
-        _trec_specs(measures),
+        measures,
         depth=depth,
         rel_level=rel_level,
         judged_only=judged_only,
         average_over_qrels=average_over_qrels,
-        aligned=aligned,
     )
-
-
-def _row_map(
-    have: tuple[str, ...], want: tuple[str, ...], scatter: bool = False
-) -> NDArray[np.int64] | None:
-    """Where rows line up (``None`` when ``have == want``): the row of ``have`` for each query of
-    ``want``; with ``scatter``, the row of ``want`` for each query of ``have`` instead."""
-    if have == want:
-        return None
-    source, target = (want, have) if scatter else (have, want)
-    index = {q: i for i, q in enumerate(source)}
-    try:
-        return np.fromiter((index[q] for q in target), dtype=np.int64, count=len(target))
-    except KeyError as error:  # pragma: no cover - a kernel bug, not user input
-        raise MeasureError(f"the measure kernels did not score query {error.args[0]!r}") from None
-
-
-def _summary_value(value: object, column: str) -> float:
-    if value is None:
-        raise MeasureError(f"the trec_eval kernels gave no summary for {column!r}")
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            raise MeasureError(f"{column!r} is not numeric ({value!r})") from None
-    return float(value)  # type: ignore[arg-type]
+    nq = len(scored.query_ids)
+    values = np.zeros((len(measures), nq), dtype=np.float64)
+    means = np.zeros(len(measures), dtype=np.float64)
+    for i, m in enumerate(measures):
+        kernel = kernel_for(m)
+        raw = scored.values[m]
+        means[i] = aggregate(kernel, raw)
+        # geometric means exist only as aggregates: their per-query values are logarithms
+        values[i] = np.nan if kernel.aggregate == "gm" else raw
+    return RunScores(run.name, scored.query_ids, values, means, scored.missing_query_ids)
 
 
 # ---------------------------------------------------------------------- inputs
@@ -279,27 +251,44 @@ def _as_qrels(qrels: Any) -> Qrels:
     )
 
 
-def _as_runs(run: Any) -> list[Run]:
-    runs: list[Run]
+def _read_inputs(qrels: Any, run: Any) -> tuple[Qrels, list[Run]]:
+    """The qrels and the runs.  A qrels file is read on a second thread while the runs are
+    read, one after the other (a large run already parses on every core; two at once would
+    double the peak memory).  The qrels' error, if any, is raised first, as when reading in
+    turn."""
+    reading = isinstance(qrels, str | os.PathLike) and (os.cpu_count() or 1) > 1
+    if not reading:
+        the_qrels = _as_qrels(qrels)
+        return the_qrels, unique_run_names([job() for job in _run_jobs(run)])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending = pool.submit(_as_qrels, qrels)
+        try:
+            runs = [job() for job in _run_jobs(run)]
+        except RankscopeError:
+            pending.result()  # a bad qrels file is reported first
+            raise
+        the_qrels = pending.result()
+    return the_qrels, unique_run_names(runs)
+
+
+def _run_jobs(run: Any) -> list[Callable[[], Run]]:
+    """One job per run given: reading a file, or taking a value."""
     if isinstance(run, Run | str | os.PathLike):
-        runs = [_as_run(run)]
-    elif isinstance(run, Mapping):
+        return [lambda: _as_run(run)]
+    if isinstance(run, Mapping):
         first = next(iter(run.values()), None)
         if first is None or _is_ranking(first):
-            runs = [Run.from_dict(run)]  # {query_id: {doc_id: score}}
-        else:  # {name: run}
-            runs = [_as_run(r, name=str(name)) for name, r in run.items()]
-    elif isinstance(run, Sequence):
-        runs = [_as_run(r) for r in run]
-        if not runs:
+            return [lambda: Run.from_dict(run)]  # {query_id: {doc_id: score}}
+        return [partial(_as_run, r, name=str(name)) for name, r in run.items()]  # {name: run}
+    if isinstance(run, Sequence):
+        if not run:
             raise InputError("no runs given; pass a run or a list of runs")
-    else:
-        raise InputError(
-            "run must be a Run, a {query_id: {doc_id: score}} dict, a file path, "
-            "or a list / {name: run} dict of these",
-            value=type(run).__name__,
-        )
-    return _unique_names(runs)
+        return [partial(_as_run, r) for r in run]
+    raise InputError(
+        "run must be a Run, a {query_id: {doc_id: score}} dict, a file path, "
+        "or a list / {name: run} dict of these",
+        value=type(run).__name__,
+    )
 
 
 def _is_ranking(value: object) -> bool:
@@ -323,30 +312,8 @@ def _as_run(run: Any, name: str | None = None) -> Run:
             value=type(run).__name__,
         )
     if name is not None and the_run.name != name:
-        the_run = _renamed(the_run, name)
+        the_run = renamed(the_run, name)
     return the_run
-
-
-def _unique_names(runs: list[Run]) -> list[Run]:
-    """Runs named alike (two files with the same runid) are named by file name instead, or
-    get ``-2``, ``-3`` suffixes when that does not tell them apart."""
-    names = [r.name for r in runs]
-    if len(set(names)) == len(names):
-        return runs
-    files = [Path(r.source).name if r.source else None for r in runs]
-    if None not in files and len(set(files)) == len(files):
-        return [_renamed(r, str(f)) for r, f in zip(runs, files, strict=True)]
-    seen: dict[str, int] = {}
-    out = []
-    for r in runs:
-        count = seen.get(r.name, 0) + 1
-        seen[r.name] = count
-        out.append(r if count == 1 else _renamed(r, f"{r.name}-{count}"))
-    return out
-
-
-def _renamed(run: Run, name: str) -> Run:
-    return dataclasses.replace(run, name=name)
 
 
 def _read_qrels(path: Path) -> Qrels:
@@ -361,4 +328,11 @@ def _read_run(path: Path) -> Run:
     return read_run(path)
 
 
-__all__ = ["DEFAULT_MEASURES", "evaluate"]
+__all__ = [
+    "DEFAULT_MEASURES",
+    "STAND_IN_DOCNO",
+    "ScoredRun",
+    "evaluate",
+    "score_run",
+    "with_stand_ins",
+]

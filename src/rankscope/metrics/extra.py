@@ -1,12 +1,12 @@
-"""Measures trec_eval lacks, computed for every query at once from :func:`align`.
+"""Measures trec_eval lacks, computed for every query at once from :func:`align` (the kernels
+behind the ``judged``, ``f1``, ``mrr@k`` and ``ndcg_exp`` entries of
+:mod:`rankscope.metrics.kernels`; ``hit@k`` is trec_eval's ``success``).
 
 All are segment operations over the aligned rows (cumulative sums indexed by ``offsets``); no
 Python loop runs per query.  A document is relevant when its grade is ``>= rel_level`` and
 ``>= 0`` (trec_eval never counts a negative grade as relevant); ``k`` is the rank cutoff, and no
 cutoff means the whole ranking.
 
-- ``hit@k``: 1 when a relevant document is among the top ``k``, else 0 (trec_eval's
-  ``success.k``; ir_measures' ``Success@k``).
 - ``judged@k``: judged documents (present in the qrels, any grade) among the top ``k`` divided by
   the number of documents in the top ``k``, that is ``min(k, retrieved)``, as ir_measures'
   ``Judged@k`` does; 0 when nothing was retrieved.
@@ -29,7 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.metrics.align import Aligned
-from rankscope.metrics.names import Measure
+from rankscope.metrics.segments import positions, segment_count, segment_sum, top_rows
 
 Floats = NDArray[np.float64]
 
@@ -53,15 +53,9 @@ class _View:
 def _view(offsets: NDArray[np.int64], k: int | None) -> _View:
     counts = np.diff(offsets)
     if k is None or (counts.shape[0] and int(counts.max()) <= k):
-        n = int(offsets[-1])
-        return _View(None, offsets, np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], counts))
-    kept = np.minimum(counts, k)
-    new_offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
-    np.cumsum(kept, out=new_offsets[1:])
-    n = int(new_offsets[-1])
-    positions = np.arange(n, dtype=np.int64) - np.repeat(new_offsets[:-1], kept)
-    rows = positions + np.repeat(offsets[:-1], kept)
-    return _View(rows, new_offsets, positions)
+        return _View(None, offsets, positions(offsets))
+    rows, new_offsets = top_rows(offsets, k)
+    return _View(rows, new_offsets, positions(new_offsets))
 
 
 class ExtraKernel:
@@ -94,37 +88,16 @@ class ExtraKernel:
 
     def num_rel(self, rel_level: int) -> NDArray[np.int64]:
         q = self.aligned.qrels_grades
-        return _segment_count(q >= max(rel_level, 0), self.aligned.qrels_offsets)
-
-    def compute(self, measure: Measure, rel_level: int) -> Floats:
-        """Per-query values of ``measure`` (one of the extras), in ``aligned.query_ids`` order."""
-        level = rel_level if measure.rel is None else measure.rel
-        k = None if measure.cutoff is None else int(measure.cutoff)
-        name = measure.name
-        if name == "hit":
-            return self.hit(k, level)
-        if name == "judged":
-            return self.judged(k)
-        if name == "f1":
-            return self.f1(k, level)
-        if name == "mrr":
-            return self.mrr(k, level)
-        if name == "ndcg_exp":
-            return self.ndcg_exp(k, level)
-        raise ValueError(f"{measure} is not an extra measure")
-
-    def hit(self, k: int | None, rel_level: int) -> Floats:
-        view = self.view(k)
-        return (_segment_count(self.relevant(view, rel_level), view.offsets) > 0).astype(np.float64)
+        return segment_count(q >= max(rel_level, 0), self.aligned.qrels_offsets)
 
     def judged(self, k: int | None) -> Floats:
         view = self.view(k)
-        judged = _segment_count(view.take(self.aligned.judged), view.offsets)
+        judged = segment_count(view.take(self.aligned.judged), view.offsets)
         return _ratio(judged, np.diff(view.offsets))  # min(k, retrieved), as ir_measures
 
     def f1(self, k: int | None, rel_level: int) -> Floats:
         view = self.view(k)
-        rel_ret = _segment_count(self.relevant(view, rel_level), view.offsets)
+        rel_ret = segment_count(self.relevant(view, rel_level), view.offsets)
         n = rel_ret.shape[0]
         denominator = np.diff(view.offsets) if k is None else np.full(n, k, dtype=np.int64)
         precision = _ratio(rel_ret, denominator)
@@ -146,11 +119,11 @@ class ExtraKernel:
     def ndcg_exp(self, k: int | None, rel_level: int) -> Floats:
         view = self.view(k)
         gains = _exp_gain(view.take(self.aligned.grades), self.relevant(view, rel_level))
-        dcg = _segment_sum(gains * _discount(view.positions), view.offsets)
+        dcg = segment_sum(gains * _discount(view.positions), view.offsets)
         ideal_view = self.ideal_view(k)
         q = ideal_view.take(self.aligned.qrels_grades)
         ideal_gains = _exp_gain(q, q >= max(rel_level, 0))
-        ideal = _segment_sum(ideal_gains * _discount(ideal_view.positions), ideal_view.offsets)
+        ideal = segment_sum(ideal_gains * _discount(ideal_view.positions), ideal_view.offsets)
         return _ratio(dcg, ideal)
 
 
@@ -169,24 +142,6 @@ def _discount(positions: NDArray[np.int64]) -> Floats:
     return result
 
 
-def _segment_count(mask: NDArray[np.bool_], offsets: NDArray[np.int64]) -> NDArray[np.int64]:
-    sums = np.zeros(mask.shape[0] + 1, dtype=np.int64)
-    np.cumsum(mask, out=sums[1:])
-    result: NDArray[np.int64] = sums[offsets[1:]] - sums[offsets[:-1]]
-    return result
-
-
-def _segment_sum(values: Floats, offsets: NDArray[np.int64]) -> Floats:
-    # Per-segment sums (not a difference of one global cumulative sum, which would lose
-    # precision on long inputs): reduceat on the non-empty segments.
-    out = np.zeros(offsets.shape[0] - 1, dtype=np.float64)
-    starts = offsets[:-1]
-    nonempty = np.flatnonzero(offsets[1:] > starts)
-    if nonempty.shape[0]:
-        out[nonempty] = np.add.reduceat(values, starts[nonempty])
-    return out
-
-
 def _ratio(
     numerator: NDArray[np.float64] | NDArray[np.int64],
     denominator: NDArray[np.float64] | NDArray[np.int64],
@@ -198,12 +153,4 @@ def _ratio(
     return out
 
 
-def extra_measures(
-    aligned: Aligned, measures: list[Measure], rel_level: int = 1
-) -> dict[Measure, Floats]:
-    """Per-query values of each extra measure, in ``aligned.query_ids`` order."""
-    kernel = ExtraKernel(aligned)
-    return {m: kernel.compute(m, rel_level) for m in measures}
-
-
-__all__ = ["ExtraKernel", "extra_measures"]
+__all__ = ["ExtraKernel"]

@@ -1,8 +1,8 @@
 """Measure names: one canonical spelling per measure, with trec_eval and ir_measures aliases.
 
 A :class:`Measure` is a hashable value: a family name plus its parameters.  What a measure *is*
-lives here; how it is computed lives in :mod:`rankscope.metrics.trec` (trec_eval's measures) and
-:mod:`rankscope.metrics.extra` (measures trec_eval lacks).
+lives here, with trec_eval's own names for its measures (:data:`TREC_MEASURES`, its sets
+:data:`TREC_NICKNAMES`); how each family is computed lives in :mod:`rankscope.metrics.kernels`.
 
 Canonical spelling
 ------------------
@@ -17,8 +17,8 @@ Canonical spelling
 - ``(…)`` holds trec_eval's free-form parameters for the families that take them (``ndcg``,
   ``ndcg_rel``, ``Rndcg``, ``G``, ``dcg``, ``ideal_dcg``: gains per grade; ``utility``: four
   coefficients; ``11pt_avg``: recall levels; ``set_F``: beta; ``rbp``/``rbp_resid``:
-  persistence), and/or ``rel=N``, a relevance level for this measure alone (otherwise
-  ``evaluate(rel_level=…)`` applies).
+  persistence ``p=0.8`` and gains per grade), and/or ``rel=N``, a relevance level for this
+  measure alone (otherwise ``evaluate(rel_level=…)`` applies).
 - trec_eval's own measures keep their trec_eval names, except that ``recip_rank`` is ``mrr``,
   ``ndcg_cut.k`` is ``ndcg@k``, ``map_cut.k`` is ``map@k``, ``iprec_at_recall.x`` is
   ``iprec@x``, and ``success.k`` is ``hit@k`` (the same quantity; one name for it).
@@ -59,10 +59,6 @@ from rankscope.errors import MeasureError
 
 CutoffKind = Literal["none", "int", "float"]
 Cutoff = int | float
-
-_LONG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
-_IPREC_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-_RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,12 +176,13 @@ FAMILIES: dict[str, Family] = {
         _f("rbp", "rank-biased precision (param: persistence)", free=True, trec="rbp"),
         _f("rbp_resid", "residual of rank-biased precision", free=True, trec="rbp_resid"),
         _f("unj", "unjudged documents in the top k", cutoff="int", required=True, trec_cut="unj"),
-        # Not in trec_eval: computed by rankscope.metrics.extra.
+        # hit is trec_eval's success; the rest is not in trec_eval (rankscope.metrics.extra).
         _f(
             "hit",
             "1 when a relevant document is in the top k (trec_eval success)",
             cutoff="int",
             required=True,
+            trec_cut="success",
         ),
         _f("judged", "fraction of the top-k retrieved documents that are judged", cutoff="int"),
         _f("f1", "harmonic mean of P@k and recall@k", cutoff="int"),
@@ -194,12 +191,118 @@ FAMILIES: dict[str, Family] = {
 }
 
 
+# ------------------------------------------------------------------ trec_eval's own names
+_LONG_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+_RECALL_LEVELS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+_RPREC_MULTS = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+
+TrecParams = Literal["none", "long_cuts", "double_cuts", "double_params", "pairs"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrecName:
+    """One of trec_eval 10's measures as its ``-m`` option names it.
+
+    ``family``: the canonical family computing it (``None`` for ``runid`` and ``relstring``,
+    which are text).  ``params``: what a ``.``-argument holds (cutoffs, numbers or
+    ``level=gain`` pairs); ``defaults``: the cutoffs or numbers trec_eval uses without one.
+    """
+
+    name: str
+    family: str | None
+    params: TrecParams = "none"
+    defaults: tuple[float, ...] = ()
+
+
+def _t(
+    name: str, family: str | None, params: TrecParams = "none", defaults: tuple[float, ...] = ()
+) -> TrecName:
+    return TrecName(name, family, params, defaults)
+
+
+#: trec_eval 10's measures in the order it computes and prints them (``measures.c``).
+TREC_MEASURES: tuple[TrecName, ...] = (
+    _t("runid", None),
+    _t("num_q", "num_q"),
+    _t("num_ret", "num_ret"),
+    _t("num_rel", "num_rel"),
+    _t("num_rel_ret", "num_rel_ret"),
+    _t("map", "map"),
+    _t("gm_map", "gm_map"),
+    _t("Rprec", "Rprec"),
+    _t("bpref", "bpref"),
+    _t("recip_rank", "mrr"),
+    _t("iprec_at_recall", "iprec", "double_cuts", _RECALL_LEVELS),
+    _t("P", "P", "long_cuts", _LONG_CUTOFFS),
+    _t("relstring", None, "double_params", (10.0,)),
+    _t("recall", "recall", "long_cuts", _LONG_CUTOFFS),
+    _t("infAP", "infAP"),
+    _t("gm_bpref", "gm_bpref"),
+    _t("Rprec_mult", "Rprec_mult", "double_cuts", _RPREC_MULTS),
+    _t("utility", "utility", "double_params", (1.0, -1.0, 0.0, 0.0)),
+    _t("11pt_avg", "11pt_avg", "double_params", _RECALL_LEVELS),
+    _t("binG", "binG"),
+    _t("G", "G", "pairs"),
+    _t("dcg", "dcg", "pairs"),
+    _t("ideal_dcg", "ideal_dcg", "pairs"),
+    _t("ndcg", "ndcg", "pairs"),
+    _t("ndcg_rel", "ndcg_rel", "pairs"),
+    _t("Rndcg", "Rndcg", "pairs"),
+    _t("ndcg_cut", "ndcg", "long_cuts", _LONG_CUTOFFS),
+    _t("map_cut", "map", "long_cuts", _LONG_CUTOFFS),
+    _t("relative_P", "relative_P", "long_cuts", _LONG_CUTOFFS),
+    _t("success", "hit", "long_cuts", (1, 5, 10)),
+    _t("set_P", "set_P"),
+    _t("set_relative_P", "set_relative_P"),
+    _t("set_recall", "set_recall"),
+    _t("set_map", "set_map"),
+    _t("set_F", "set_F", "double_params", (1.0,)),
+    _t("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
+    _t("rbp", "rbp", "pairs"),
+    _t("rbp_resid", "rbp_resid", "pairs"),
+    _t("unj", "unj", "long_cuts", (5, 10, 20)),
+)
+TREC_BY_NAME: dict[str, TrecName] = {t.name: t for t in TREC_MEASURES}
+
+#: trec_eval's measure sets (``-m official``...), by trec_eval name.
+TREC_NICKNAMES: dict[str, frozenset[str]] = {
+    "official": frozenset({
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P",
+    }),
+    "set": frozenset({
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P",
+        "set_recall", "set_relative_P", "set_map", "set_F",
+    }),
+    "all_trec": frozenset({
+        "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+        "bpref", "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp",
+        "rbp_resid", "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P",
+        "Rprec_mult", "success", "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G",
+        "set_P", "set_recall", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+    }),
+}  # fmt: skip
+
+
+def default_params(family: str) -> tuple[float, ...]:
+    """The numbers trec_eval gives a free-parameter family without a ``.``-argument
+    (``utility``: 1,-1,0,0; ``11pt_avg``: the 11 recall levels; ``set_F``: beta 1)."""
+    for t in TREC_MEASURES:
+        if t.family == family and t.params == "double_params":
+            return t.defaults
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class _Alias:
     family: str  # canonical family
     arg: Literal["cutoff", "param", "none"]  # what a '.'/'_' argument means for this spelling
     defaults: tuple[Cutoff, ...] | None = None  # bare trec_eval family: its default cutoffs
     force_cutoff: bool = False  # spelling names the cutoff variant (ndcg_cut, map_cut)
+
+
+def _cutoffs(values: tuple[float, ...], params: str) -> tuple[Cutoff, ...]:
+    return tuple(int(v) for v in values) if params == "long_cuts" else tuple(values)
 
 
 def _build_aliases() -> dict[str, _Alias]:
@@ -213,18 +316,20 @@ def _build_aliases() -> dict[str, _Alias]:
             aliases[fam.name.lower()] = _Alias(
                 fam.name, "cutoff" if fam.cutoff != "none" else "none"
             )
-    trec = {
-        "recip_rank": _Alias("mrr", "none"),
-        "ndcg_cut": _Alias("ndcg", "cutoff", _LONG_CUTOFFS, force_cutoff=True),
-        "map_cut": _Alias("map", "cutoff", _LONG_CUTOFFS, force_cutoff=True),
-        "p": _Alias("P", "cutoff", _LONG_CUTOFFS),
-        "recall": _Alias("recall", "cutoff", _LONG_CUTOFFS),
-        "relative_p": _Alias("relative_P", "cutoff", _LONG_CUTOFFS),
-        "success": _Alias("hit", "cutoff", (1, 5, 10)),
-        "unj": _Alias("unj", "cutoff", (5, 10, 20)),
-        "iprec_at_recall": _Alias("iprec", "cutoff", _IPREC_LEVELS),
-        "rprec_mult": _Alias("Rprec_mult", "cutoff", _RPREC_MULTS),
-    }
+    trec: dict[str, _Alias] = {}
+    for t in TREC_MEASURES:
+        if t.family is None or t.name == t.family:
+            continue  # text measures are not measures here; same-named ones are families
+        cut = t.params in ("long_cuts", "double_cuts")
+        trec[t.name.lower()] = _Alias(
+            t.family,
+            "cutoff" if cut else ("param" if t.params != "none" else "none"),
+            _cutoffs(t.defaults, t.params) if cut else None,
+            force_cutoff=cut and FAMILIES[t.family].cutoff_required is False,
+        )
+    for t in TREC_MEASURES:  # bare cutoff families (P, recall...) name trec_eval's defaults
+        if t.family is not None and t.name == t.family and t.params in ("long_cuts", "double_cuts"):
+            trec[t.name.lower()] = _Alias(t.family, "cutoff", _cutoffs(t.defaults, t.params))
     ir_measures = {
         "ap": _Alias("map", "cutoff"),
         "rr": _Alias("mrr", "cutoff"),
@@ -250,18 +355,11 @@ _ALIASES = _build_aliases()
 # Longest first, so that "ndcg_cut_10" matches "ndcg_cut" before "ndcg".
 _ALIAS_ORDER = sorted(_ALIASES, key=len, reverse=True)
 
-_OFFICIAL = (
-    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "mrr",
-    "iprec_at_recall", "P",
-)  # fmt: skip
-_ALL_TREC = (
-    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "mrr",
-    "iprec_at_recall", "P", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
-    "binG", "G", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P", "success",
-    "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret", "rbp",
-    "rbp_resid", "unj",
-)  # fmt: skip
-NICKNAMES: dict[str, tuple[str, ...]] = {"official": _OFFICIAL, "all_trec": _ALL_TREC}
+#: Canonical measure sets: trec_eval's, less its text measures, in trec_eval's order.
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    nick: tuple(t.name for t in TREC_MEASURES if t.name in TREC_NICKNAMES[nick] and t.family)
+    for nick in ("official", "all_trec")
+}
 
 _TEXT_MEASURES = {"runid", "relstring"}
 
@@ -299,12 +397,9 @@ class Measure:
             if self.cutoff <= 0:
                 raise MeasureError(f"cutoff of {self.name!r} must be positive (got {self.cutoff})")
         else:
-            level = float(self.cutoff)
-            if self.name == "iprec" and not 0.0 <= level <= 1.0:
-                raise MeasureError(f"recall level of 'iprec' must be in [0, 1] (got {level:g})")
-            if level <= 0.0 and self.name == "Rprec_mult":
-                raise MeasureError(f"multiplier of 'Rprec_mult' must be positive (got {level:g})")
-            object.__setattr__(self, "cutoff", level)
+            # Any level is computable (trec_eval takes any); the name parser refuses the
+            # meaningless ones (a recall level outside [0, 1], a multiplier <= 0).
+            object.__setattr__(self, "cutoff", float(self.cutoff))
         if self.param is not None:
             if not fam.free_param:
                 raise MeasureError(
@@ -322,7 +417,7 @@ class Measure:
 
     @property
     def is_extra(self) -> bool:
-        """Computed by :mod:`rankscope.metrics.extra` rather than trec_eval's kernels."""
+        """A measure trec_eval lacks (computed by :mod:`rankscope.metrics.extra`)."""
         return self.trec_name is None
 
     @property
@@ -330,34 +425,6 @@ class Measure:
         """The trec_eval measure computing this one (``None`` for the extras)."""
         fam = self.family
         return fam.trec if self.cutoff is None else fam.trec_cut
-
-    @property
-    def trec_spec(self) -> str:
-        """This measure as a trec_eval ``-m`` argument (``ndcg_cut.10``, ``map``, ``ndcg.1=3``)."""
-        name = self._require_trec()
-        if self.cutoff is not None:
-            return f"{name}.{_format_cutoff(self.cutoff)}"
-        if self.param is not None:
-            return f"{name}.{self.param}"
-        return name
-
-    @property
-    def trec_column(self) -> str:
-        """The name trec_eval prints for it (``ndcg_cut_10``, ``iprec_at_recall_0.50``)."""
-        name = self._require_trec()
-        if isinstance(self.cutoff, float):
-            return f"{name}_{self.cutoff:3.2f}"
-        if self.cutoff is not None:
-            return f"{name}_{self.cutoff}"
-        if self.param is not None:
-            return f"{name}_{self.param}"
-        return name
-
-    def _require_trec(self) -> str:
-        name = self.trec_name
-        if name is None:
-            raise MeasureError(f"{self} is not a trec_eval measure")
-        return name
 
     def with_rel(self, rel: int | None) -> Measure:
         return Measure(self.name, self.cutoff, self.param, rel)
@@ -382,14 +449,26 @@ def _format_cutoff(cutoff: Cutoff) -> str:
     return str(cutoff)
 
 
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+# Numbers as Python's float() writes them back (inf and nan included: trec_eval reads them).
+_NUMBER = r"[-+]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|inf|nan)"
 _PAIRS_RE = re.compile(rf"^(?:{_NUMBER}={_NUMBER})(?:,{_NUMBER}={_NUMBER})*$")
 _NUMBERS_RE = re.compile(rf"^{_NUMBER}(?:,{_NUMBER})*$")
-_PAIR_FAMILIES = {"ndcg", "ndcg_rel", "Rndcg", "G", "dcg", "ideal_dcg"}
+# rbp: the persistence p (``p=0.8``, or a bare ``0.8``) and gains per grade
+_RBP_ITEM = rf"(?:p={_NUMBER}|{_NUMBER}={_NUMBER}|{_NUMBER})"
+_RBP_RE = re.compile(rf"^{_RBP_ITEM}(?:,{_RBP_ITEM})*$")
+PAIR_FAMILIES = frozenset(
+    {"ndcg", "ndcg_rel", "Rndcg", "G", "dcg", "ideal_dcg", "rbp", "rbp_resid"}
+)
 
 
 def _check_param(family: str, param: str) -> None:
-    if family in _PAIR_FAMILIES:
+    if family in ("rbp", "rbp_resid"):
+        if not _RBP_RE.match(param):
+            raise MeasureError(
+                f"parameters of {family!r} are the persistence and gains per grade like "
+                f"'p=0.8' or 'p=0.8,1=2' (got {param!r})"
+            )
+    elif family in PAIR_FAMILIES:
         if not _PAIRS_RE.match(param):
             raise MeasureError(
                 f"parameters of {family!r} are gains per grade like '1=3,2=9' (got {param!r})"
@@ -522,9 +601,19 @@ def _make(
     family: str, cutoff: Cutoff | None, param: str | None, rel: int | None, text: str
 ) -> Measure:
     try:
-        return Measure(family, cutoff, param, rel)
+        measure = Measure(family, cutoff, param, rel)
     except MeasureError as error:
         raise MeasureError(f"in {text!r}: {error}") from None
+    level = measure.cutoff
+    if family == "iprec" and level is not None and not 0.0 <= level <= 1.0:
+        raise MeasureError(
+            f"in {text!r}: recall level of 'iprec' must be in [0, 1] (got {level:g})"
+        )
+    if family == "Rprec_mult" and level is not None and level <= 0.0:
+        raise MeasureError(
+            f"in {text!r}: multiplier of 'Rprec_mult' must be positive (got {level:g})"
+        )
+    return measure
 
 
 def _match_alias(head: str, text: str) -> tuple[_Alias, str]:
@@ -627,11 +716,6 @@ _TRECISH_NAMES = (
 )  # fmt: skip
 
 
-def all_measure_names() -> list[str]:
-    """One example canonical name per family (for help texts)."""
-    return [_example(f) for f in FAMILIES]
-
-
 def describe_measures() -> list[tuple[str, str, str]]:
     """Per family: an example canonical name, where it comes from, and what it measures.
 
@@ -652,9 +736,14 @@ def describe_measures() -> list[tuple[str, str, str]]:
 __all__ = [
     "FAMILIES",
     "NICKNAMES",
+    "PAIR_FAMILIES",
+    "TREC_BY_NAME",
+    "TREC_MEASURES",
+    "TREC_NICKNAMES",
     "Family",
     "Measure",
-    "all_measure_names",
+    "TrecName",
+    "default_params",
     "describe_measures",
     "parse_measure",
     "parse_measures",

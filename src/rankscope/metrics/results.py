@@ -8,7 +8,10 @@ Aggregates (:meth:`Results.mean`) are trec_eval's ``all`` values for trec_eval's
 ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``) and the arithmetic mean over the
 evaluated queries for the extra measures; with ``average_over_qrels`` (trec_eval ``-c``) every
 qrels query counts, with 0 for those the run lacks.  ``gm_map`` and ``gm_bpref`` exist only as
-aggregates: their per-query values are NaN (``null`` in JSON); ``num_q`` is 1 per query.
+aggregates: their per-query values are NaN (``null`` in JSON); ``num_q`` is 1 per query.  The
+aggregate of a count is always the sum of its per-query values: under ``-c`` with a relevance
+level other than 1 trec_eval prints instead, for ``num_rel``, the number of judgments graded
+above 0 in the whole qrels file (``rankscope trec_eval`` reproduces that line).
 """
 
 from __future__ import annotations
@@ -272,8 +275,10 @@ class Results:
 
     def __repr__(self) -> str:
         nq = {len(r.query_ids) for r in self._runs.values()}
-        queries = f"{nq.pop()} queries" if len(nq) == 1 else "queries per run differ"
-        head = f"<Results: {len(self._runs)} run(s), {len(self._measures)} measures, {queries}>"
+        queries = count(nq.pop(), "query", "queries") if len(nq) == 1 else "queries per run differ"
+        runs = count(len(self._runs), "run", "runs")
+        measures = count(len(self._measures), "measure", "measures")
+        head = f"<Results: {runs}, {measures}, {queries}>"
         return f"{head}\n{self}"
 
     def _repr_html_(self) -> str:
@@ -300,6 +305,11 @@ class Results:
         return table
 
 
+def count(n: int, one: str, many: str) -> str:
+    """``1 query``, ``2 queries``: a number with its noun in the right form."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def format_value(measure: Measure, value: float) -> str:
     """A value as tables show it: counts as integers, the rest with 4 decimals (as trec_eval)."""
     if math.isnan(value):
@@ -313,4 +323,4 @@ def _clean(values: Mapping[str, float]) -> dict[str, float | None]:
     return {k: (None if math.isnan(v) else v) for k, v in values.items()}
 
 
-__all__ = ["Results", "RunScores", "format_value"]
+__all__ = ["Results", "RunScores", "count", "format_value"]

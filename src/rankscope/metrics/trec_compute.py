@@ -1,4 +1,4 @@
-"""trec_eval 10's measures over all queries at once (the kernels behind :mod:`.trec`).
+"""trec_eval 10's measures over all queries at once (kernels of :mod:`.kernels`).
 
 Each function mirrors one ``m_*.c`` file of trec_eval and returns one value per query.  The
 ranked relevance of a row uses trec_eval's coding (``form_res_rels.c``): the qrels grade when
@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rankscope.data.numbers import c_atol, is_plain_int
 from rankscope.metrics.align import Aligned
-from rankscope.metrics.trec_segments import (
+from rankscope.metrics.extra import ExtraKernel
+from rankscope.metrics.segments import (
     Floats,
     Ints,
     count_in_top,
@@ -26,6 +28,7 @@ from rankscope.metrics.trec_segments import (
     offsets_from_counts,
     positions,
     power_table,
+    segment_count,
     segment_ids,
     seq_cumsum,
     seq_sum,
@@ -60,21 +63,11 @@ class Gains:
         return np.where(self.lookup_levels[at] == rel, self.lookup_gains[at], 0.0)
 
 
-def _valid_int(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return body != "" and all("0" <= c <= "9" for c in body)
-
-
-def _c_atol(text: str) -> int:
-    sign, body = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
-    return sign * int(body, 10)
-
-
 def setup_gains(pairs: tuple[tuple[str, float], ...], num_rel_levels: int) -> Gains:
     entries: list[tuple[int, float]] = []
     for name, value in pairs:
-        if _valid_int(name):
-            entries.append((_c_atol(name), float(value)))
+        if is_plain_int(name):  # trec_eval skips names that are not integers
+            entries.append((c_atol(name), float(value)))
     given = len(entries)
     for level in range(num_rel_levels):
         if not any(entries[j][0] == level for j in range(given)):
@@ -94,14 +87,24 @@ def setup_gains(pairs: tuple[tuple[str, float], ...], num_rel_levels: int) -> Ga
 
 @dataclass
 class Ctx:
-    """Everything the kernels share for one evaluation."""
+    """Everything the kernels share for one evaluation at one relevance level.
+
+    ``num_docs_in_coll`` is trec_eval's ``-N`` (used by ``utility``).  Derived arrays are
+    computed on first use and cached, so measures asked for together share them.
+    """
 
     aligned: Aligned
     rel_level: int
+    num_docs_in_coll: int = 0
     offsets: Ints = field(init=False)
 
     def __post_init__(self) -> None:
         self.offsets = self.aligned.offsets
+
+    @cached_property
+    def extra(self) -> ExtraKernel:
+        """The kernels of the measures trec_eval lacks, over the same rows."""
+        return ExtraKernel(self.aligned)
 
     @cached_property
     def rel(self) -> Ints:
@@ -204,7 +207,12 @@ class Ctx:
 
     @cached_property
     def num_rel(self) -> Ints:
-        return self.aligned.num_rel
+        """Per query: qrels docs with grade >= rel_level and >= 0 (trec_eval's num_rel)."""
+        a = self.aligned
+        if a.rel_level == self.rel_level:
+            return a.num_rel
+        g = a.qrels_grades
+        return segment_count((g >= self.rel_level) & (g >= 0), a.qrels_offsets)
 
     @cached_property
     def qrels_qidx(self) -> Ints:

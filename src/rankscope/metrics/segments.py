@@ -1,10 +1,12 @@
-"""Segment operations: per-query running sums and maxima without a Python loop per query.
+"""Segment operations: per-query counts, sums, running sums and maxima without a Python loop
+per query.
 
-Rows of query ``q`` are ``offsets[q]:offsets[q+1]``.  Floating sums here are *sequential*
-(left to right within a query, as trec_eval's C loops add), not numpy's pairwise sums, so that
-results agree with trec_eval to the last bit where the order of additions matters.  They run on
-a padded 2-D array per group of queries of similar length (cumulative ufuncs along axis 1 are
-sequential), so padding costs at most about twice the rows.
+Rows of query ``q`` are ``offsets[q]:offsets[q+1]``.  The ``seq_*`` sums are *sequential* (left
+to right within a query, as trec_eval's C loops add), not numpy's pairwise sums, so that results
+agree with trec_eval to the last bit where the order of additions matters.  They run on a padded
+2-D array per group of queries of similar length (cumulative ufuncs along axis 1 are sequential),
+so padding costs at most about twice the rows.  :func:`segment_sum` is numpy's faster pairwise
+sum, for measures that trec_eval does not define.
 """
 
 from __future__ import annotations
@@ -25,6 +27,35 @@ def offsets_from_counts(counts: Ints) -> Ints:
     return out
 
 
+def segment_count(values: NDArray[np.bool_] | Ints, offsets: Ints) -> Ints:
+    """Per segment: the sum of integer (or boolean) ``values`` over its rows; exact."""
+    cum = counts_before(values, offsets)
+    result: Ints = cum[offsets[1:]] - cum[offsets[:-1]]
+    return result
+
+
+def segment_sum(values: Floats, offsets: Ints) -> Floats:
+    """Per segment: numpy's (pairwise) sum of its rows, 0.0 when empty.
+
+    Per-segment sums, not a difference of one global running sum, which would lose precision
+    on long inputs.
+    """
+    out = np.zeros(offsets.shape[0] - 1, dtype=np.float64)
+    starts = offsets[:-1]
+    nonempty = np.flatnonzero(offsets[1:] > starts)
+    if nonempty.shape[0]:
+        out[nonempty] = np.add.reduceat(values, starts[nonempty])
+    return out
+
+
+def top_rows(offsets: Ints, k: int) -> tuple[Ints, Ints]:
+    """The first ``k`` rows of every segment: their indices and the segments' new offsets."""
+    kept = np.minimum(np.diff(offsets), k)
+    new_offsets = offsets_from_counts(kept)
+    rows = positions(new_offsets) + np.repeat(offsets[:-1], kept)
+    return rows, new_offsets
+
+
 def segment_ids(offsets: Ints) -> Ints:
     """Per row: the index of its segment."""
     return np.repeat(np.arange(offsets.shape[0] - 1, dtype=np.int64), np.diff(offsets))
@@ -36,10 +67,11 @@ def positions(offsets: Ints) -> Ints:
     return np.arange(n, dtype=np.int64) - np.repeat(offsets[:-1], np.diff(offsets))
 
 
-def counts_before(mask: NDArray[np.bool_], offsets: Ints) -> Ints:
+def counts_before(mask: NDArray[np.bool_] | Ints, offsets: Ints) -> Ints:
     """Global inclusive prefix counts of ``mask`` with a leading 0 (length rows + 1).
 
     The count of ``mask`` rows among rows ``a:b`` is ``c[b] - c[a]``; integers, so exact.
+    ``offsets`` is not read (it documents what the counts are for).
     """
     out = np.zeros(mask.shape[0] + 1, dtype=np.int64)
     np.cumsum(mask, out=out[1:])
