@@ -34,6 +34,7 @@ from rankscope.stats.intervals import (
     bootstrap_interval,
     interval_from_bootstrap,
     t_interval,
+    t_interval_from_summary,
 )
 from rankscope.stats.matrix import Aligned, ScoreMatrix, align_scores
 from rankscope.stats.multiple import (
@@ -101,6 +102,7 @@ __all__ = [
     "randomized_tukey_hsd",
     "sign_test",
     "t_interval",
+    "t_interval_from_summary",
     "tukey_hsd",
     "wilcoxon_test",
     "wins_ties_losses",
