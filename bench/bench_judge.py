@@ -159,16 +159,17 @@ def measure(
     return cell, again.wall_s
 
 
-def sdk_import_s(fmt: str, pycache: Path, times: int = 3) -> float:
-    """Median wall time of a bare ``python -c 'import SDK'``: the floor of any run that calls."""
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(pycache)}
+def import_s(modules: str, src: Path, pycache: Path, times: int = 3) -> float:
+    """Median seconds a fresh interpreter takes to import ``modules`` (teardown not counted)."""
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(pycache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    walls = []
-    for _ in range(times):
-        started = time.monotonic()
-        subprocess.run([sys.executable, "-c", f"import {fmt}"], env=env, check=True)
-        walls.append(time.monotonic() - started)
-    return statistics.median(walls)
+    code = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
+    took = [
+        float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True).stdout)
+        for _ in range(times)
+    ]  # fmt: skip
+    return statistics.median(took)
 
 
 def main() -> None:
@@ -246,8 +247,10 @@ def main() -> None:
         for name, times in reruns.items():
             print(f"rerun into a finished output, no call made ({name}): median "
                   f"{statistics.median(times):.2f} s over {len(times)} reruns")  # fmt: skip
-        for fmt in args.formats:
-            print(f"python -c 'import {fmt}' alone: median {sdk_import_s(fmt, pycache):.2f} s")
+        src = versions[-1][1]
+        for modules in ("rankscope.cli.app, rankscope.judge.judging", *args.formats, "pandas"):
+            print(f"import {modules} in a fresh interpreter: median "
+                  f"{import_s(modules, src, pycache):.2f} s")  # fmt: skip
         if len(versions) == 2:
             print("outputs identical (labels, hashes, tokens, cost, qrels): "
                   + ("yes" if not mismatches else "NO: " + ", ".join(mismatches)))  # fmt: skip
