@@ -578,3 +578,100 @@ def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(
         code = main([*args[:-2], "--out", str(tmp_path / "p"), "--base-url", server.base_url,
                      "--max-passage-tokens", "0", "--dry-run"])  # fmt: skip
     assert code == 0 and "are cut" not in capsys.readouterr().out
+
+
+def test_killed_with_many_calls_in_flight_every_written_row_is_in_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Answers are committed to the cache in shared commits; a row is written (counted) only
+    # once its answer is on disk, so a kill loses no answer that a row stands for, and a rerun
+    # pays only for what the cache lacks.
+    import sqlite3
+
+    from rankscope.judge.cache import CacheKey
+
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 60)
+    lock = threading.Lock()
+    state = {"answered": 0, "hang": True}
+
+    def handler(req: RecordedRequest) -> Reply | Hang:
+        with lock:
+            if state["hang"] and state["answered"] >= 30:
+                return Hang(120)
+            state["answered"] += 1
+        return Hang(0.05, Reply("##final score: 1"))
+
+    env = _env(tmp_path)
+    for name in ("ANTHROPIC_API_KEY", "RANKSCOPE_CACHE_DIR"):
+        monkeypatch.setenv(name, env[name])
+    out = tmp_path / "out"
+    args = [
+        "judge", str(pool), "--provider", "anthropic", "--model", "claude-haiku",
+        "--concurrency", "8", "--out", str(out),
+    ]  # fmt: skip
+    with ScriptedLLMServer(handler, api_key="test-key") as server:
+        args += ["--base-url", server.base_url]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rankscope", *args],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            assert server.wait_for_requests(38, timeout=90), "client never got going"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
+        db = sqlite3.connect(Path(env["RANKSCOPE_CACHE_DIR"]) / "judgments.sqlite")
+        cached = {k for (k,) in db.execute("SELECT key FROM judgments")}
+        db.close()
+        keys = {
+            CacheKey(r["provider"], r["model"], r["template_hash"], r["query_hash"],
+                     r["doc_hash"]).digest
+            for r in rows
+        }  # fmt: skip
+        assert rows and keys <= cached  # every counted row is durable in the cache
+        before = server.request_count
+        state["hang"] = False
+        assert main(args) == 0
+        asked_again = [r.prompt for r in server.requests[before:]]
+    assert f"{len(rows)} already in" in capsys.readouterr().out
+    assert len(asked_again) == 60 - len(cached)  # nothing in the cache is paid for again
+    assert len((out / "qrels.txt").read_text().splitlines()) == 60
+
+
+def test_a_rerun_with_nothing_to_ask_loads_no_sdk_and_exit_skips_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 4)
+    env = _env(tmp_path)
+    for name in ("ANTHROPIC_API_KEY", "RANKSCOPE_CACHE_DIR"):
+        monkeypatch.setenv(name, env[name])
+    # Registered before the command runs, so it runs after the command's own exit hooks.
+    probe = (
+        "import atexit, gc, sys\n"
+        "from rankscope.cli.app import main\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0,"
+        " 'sdk', 'anthropic' in sys.modules))\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    with ScriptedLLMServer(lambda r: Reply("##final score: 2"), api_key="test-key") as server:
+        args = [
+            "judge", str(pool), "--provider", "anthropic", "--model", "claude-haiku",
+            "--base-url", server.base_url, "--out", str(tmp_path / "out"),
+        ]  # fmt: skip
+        first = subprocess.run(
+            [sys.executable, "-c", probe, *args], env=env, cwd=REPO, capture_output=True, text=True
+        )
+        again = subprocess.run(
+            [sys.executable, "-c", probe, *args], env=env, cwd=REPO, capture_output=True, text=True
+        )
+        assert server.request_count == 4
+    assert first.returncode == 0, first.stderr
+    assert "frozen True sdk True" in first.stdout  # calls were made: the SDK was loaded
+    assert again.returncode == 0, again.stderr
+    assert "4 already in" in again.stdout and "frozen True sdk False" in again.stdout

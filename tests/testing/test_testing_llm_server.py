@@ -96,3 +96,92 @@ def test_one_slot_serves_one_request_at_a_time() -> None:
         for t in threads:
             t.join()
     assert s.max_in_flight == 1 and s.answered_count == 3
+
+
+def test_a_response_goes_out_in_one_write_with_nagle_off() -> None:
+    # Headers and body in two writes with Nagle on hold the body back until the client's
+    # delayed ACK (about 40 ms a call on a reused connection): what a client costs per call
+    # would be lost under it.
+    import json
+    import socket
+
+    from rankscope.testing.llm_server import _RequestHandler
+
+    class CountingSocket(socket.socket):
+        writes: list[int]
+
+        def send(self, data, *args):  # type: ignore[no-untyped-def, override]
+            self.writes.append(len(data))
+            return super().send(data, *args)
+
+        def sendall(self, data, *args):  # type: ignore[no-untyped-def, override]
+            self.writes.append(len(data))
+            return super().sendall(data, *args)
+
+    body = json.dumps(BODY).encode()
+    request = (
+        b"POST /v1/messages HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body)
+    )
+    with (
+        ScriptedLLMServer(lambda req: Reply("ok")) as s,
+        socket.create_server(("127.0.0.1", 0)) as listener,
+        socket.create_connection(listener.getsockname()) as client,
+    ):
+        accepted, address = listener.accept()
+        conn = CountingSocket(accepted.family, accepted.type, fileno=accepted.detach())
+        conn.writes = []
+        client.sendall(request)
+        with conn:
+            _RequestHandler(conn, address, s._httpd)  # serves the one request
+            nodelay = conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        response = b""
+        while chunk := client.recv(65536):
+            response += chunk
+    assert response.startswith(b"HTTP/1.1 200") and b'"text": "ok"' in response
+    assert len(conn.writes) == 1 and conn.writes[0] == len(response)
+    assert nodelay
+
+
+def test_dozens_of_connections_opened_at_once_are_all_accepted() -> None:
+    # socketserver's listen backlog of 5 made the 7th simultaneous connection wait or reset.
+    import socket
+
+    s = ScriptedLLMServer(lambda req: Reply("ok"))  # listening, not accepting yet
+    clients: list[socket.socket] = []
+    try:
+        for _ in range(64):
+            c = socket.socket()
+            clients.append(c)
+            c.settimeout(5)
+            c.connect(("127.0.0.1", s.port))  # completes in the kernel's accept queue
+        s.start()
+        for c in clients:
+            c.sendall(
+                b"POST /v1/messages HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n"
+                b"Connection: close\r\n\r\n{}"
+            )
+        statuses = [c.recv(12) for c in clients]
+    finally:
+        for c in clients:
+            c.close()
+        if s._thread is not None:
+            s.stop()
+        else:
+            s._httpd.server_close()
+    assert statuses == [b"HTTP/1.1 200"] * 64 and s.answered_count == 64
+
+
+def test_requests_record_when_they_arrived_and_were_dealt_with() -> None:
+    import time
+
+    with ScriptedLLMServer(script=[Hang(0.05, Reply("ok")), Fail(500)]) as s:
+        before = time.monotonic()
+        httpx.post(f"{s.base_url}/v1/messages", json=BODY)
+        httpx.post(f"{s.base_url}/v1/messages", json=BODY)
+        after = time.monotonic()
+    first, second = s.requests
+    assert first.finished_at is not None and second.finished_at is not None
+    assert before <= first.received_at <= first.finished_at <= second.received_at
+    assert second.received_at <= second.finished_at <= after
+    assert [first.outcome, second.outcome] == ["answered", "error:500"]

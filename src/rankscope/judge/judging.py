@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
+import queue
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -256,8 +256,14 @@ class JudgeRunSummary:
 def _done_keys(path: Path, *, skip_nulls: bool = False) -> set[tuple[str, str, str]]:
     """(query_id, doc_id, cache digest) of the rows already in a judgments file (without the
     rows that gave no label, with ``skip_nulls``)."""
+    return _row_keys(_read_rows(path), skip_nulls=skip_nulls)
+
+
+def _row_keys(
+    rows: Iterable[dict[str, Any]], *, skip_nulls: bool = False
+) -> set[tuple[str, str, str]]:
     keys: set[tuple[str, str, str]] = set()
-    for row in _read_rows(path):
+    for row in rows:
         if skip_nulls and row.get("label") is None:
             continue
         key = CacheKey(
@@ -303,10 +309,16 @@ def spent_in(out_dir: str | os.PathLike[str], settings: JudgeSettings) -> UsageT
     """What every run into ``out_dir`` paid for: the rows not taken from the cache, in
     ``judgments.jsonl`` and ``judgments.superseded.jsonl`` (null answers asked again)."""
     out = Path(out_dir)
+    return _spent(_read_rows(out / JUDGMENTS_FILE), _read_rows(out / SUPERSEDED_FILE), settings)
+
+
+def _spent(
+    rows: Iterable[dict[str, Any]], superseded: Iterable[dict[str, Any]], settings: JudgeSettings
+) -> UsageTotals:
     seen: set[str] = set()
     meter = UsageMeter(settings)
-    for name in (JUDGMENTS_FILE, SUPERSEDED_FILE):
-        for row in _read_rows(out / name):
+    for part in (rows, superseded):
+        for row in part:
             ident = json.dumps(row, sort_keys=True)
             if row.get("cached") or ident in seen:
                 continue
@@ -354,7 +366,8 @@ def judge_pool(
         jpath.unlink()
     _repair_tail(jpath)
     retried_nulls = _drop_null_rows(jpath) if judge.retry_nulls else 0
-    done = _done_keys(jpath)
+    earlier = _read_rows(jpath)
+    done = _row_keys(earlier)
     todo: list[PoolEntry] = []
     resumed = 0
     for e in pool.entries:
@@ -364,23 +377,27 @@ def judge_pool(
             todo.append(e)
     meter_before = judge.provider.meter.totals().calls
     judge.provider.concurrency.reset(concurrency)
-    lock = threading.Lock()
+    workers = max(1, concurrency)
     failed: list[tuple[str, str, str]] = []
     written = cached = 0
     total = len(todo)
     finished = 0
+    new_rows: list[dict[str, Any]] = []
 
     with (
         jpath.open("a", encoding="utf-8") as sink,
-        ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool_exec,
+        ThreadPoolExecutor(max_workers=workers) as pool_exec,
     ):
-        pending: set[Future[Judgment]] = set()
+        # Finished calls are handed to this thread through a queue (in completion order): one
+        # hand-off per call, where waiting on the set of pending futures costs a pass over all
+        # of them per completion.
+        done_queue: queue.SimpleQueue[Future[Judgment]] = queue.SimpleQueue()
         futures: dict[Future[Judgment], PoolEntry] = {}
         entries = iter(todo)
 
         def submit_more() -> None:
             # Keep a bounded window in flight so a fatal error stops new calls quickly.
-            while len(pending) < max(1, concurrency) * 2:
+            while len(futures) < workers * 2:
                 e = next(entries, None)
                 if e is None:
                     return
@@ -393,44 +410,46 @@ def judge_pool(
                     title=e.title,
                 )
                 futures[fut] = e
-                pending.add(fut)
+                fut.add_done_callback(done_queue.put)
 
         submit_more()
         fatal: ProviderCallError | None = None
         try:
-            while pending:
-                finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished_now:
-                    pending.discard(fut)
-                    e = futures.pop(fut)
-                    try:
-                        j = fut.result()
-                    except ProviderCallError as err:
-                        if err.fatal:
-                            fatal = fatal or err
-                        failed.append((e.query_id, e.doc_id, str(err)))
-                        finished += 1
-                        if progress:
-                            progress(finished, total, None)
-                        continue
-                    with lock:
-                        sink.write(json.dumps(j.to_json(), ensure_ascii=False) + "\n")
-                        sink.flush()
-                        written += 1
-                        cached += j.cached
+            while futures:
+                fut = done_queue.get()
+                e = futures.pop(fut)
+                if fut.cancelled():
+                    continue
+                try:
+                    j = fut.result()
+                except ProviderCallError as err:
+                    if err.fatal:
+                        fatal = fatal or err
+                    failed.append((e.query_id, e.doc_id, str(err)))
                     finished += 1
                     if progress:
-                        progress(finished, total, j)
+                        progress(finished, total, None)
+                    continue
+                # The answer is in the cache (committed) before its row is written and counted.
+                row = j.to_json()
+                sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                sink.flush()
+                new_rows.append(row)
+                written += 1
+                cached += j.cached
+                finished += 1
+                if progress:
+                    progress(finished, total, j)
                 if fatal is None:
                     submit_more()
         except BaseException:  # Ctrl-C: drop queued pairs; calls in flight still finish
-            for fut in pending:
+            for fut in futures:
                 fut.cancel()
             raise
         if fatal is not None:
             raise fatal
 
-    rows = _read_rows(jpath)
+    rows = earlier + new_rows
     summary = JudgeRunSummary(
         pairs=len(pool),
         resumed=resumed,
@@ -441,7 +460,7 @@ def judge_pool(
         failed=tuple(failed),
         usage=judge.provider.meter.totals(),
         out_dir=str(out),
-        spent=spent_in(out, judge.provider.settings),
+        spent=_spent(rows, _read_rows(out / SUPERSEDED_FILE), judge.provider.settings),
         retried_nulls=retried_nulls,
         concurrency=judge.provider.concurrency.maximum,
         concurrency_lowest=judge.provider.concurrency.lowest,

@@ -10,6 +10,8 @@ the same for every provider and visible in tests.
 from __future__ import annotations
 
 import email.utils
+import importlib
+import importlib.util
 import logging
 import os
 import random
@@ -90,9 +92,16 @@ class _Retryable(Exception):
 
 
 class Provider(ABC):
-    """A chat model behind one SDK. ``complete`` is thread-safe."""
+    """A chat model behind one SDK. ``complete`` is thread-safe.
+
+    The SDK is imported and its client built at the first call, not here: importing an SDK
+    costs about a second of CPU (thousands of modules and model classes), which a run whose
+    pairs are all done or cached never needs.
+    """
 
     kind: ProviderKind
+    #: the SDK's module, and its pip name for the error when it is missing
+    sdk_module: str
 
     def __init__(
         self,
@@ -119,6 +128,35 @@ class Provider(ABC):
         self.concurrency = AdaptiveConcurrency(
             settings.concurrency, adaptive=settings.adaptive_concurrency
         )
+        if importlib.util.find_spec(self.sdk_module) is None:
+            raise JudgeError(
+                f"provider {self.name!r} needs the {self.sdk_module} SDK: "
+                f"pip install 'rankscope[llm]'"
+            )
+        self._sdk: Any = None
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    def connect(self) -> Any:
+        """The SDK client, made at the first call (thread-safe)."""
+        if self._client is None:
+            with self._client_lock:
+                if self._client is None:
+                    try:
+                        sdk = importlib.import_module(self.sdk_module)
+                        client = self._make_client(sdk)
+                    except Exception as e:  # a broken install or a URL the SDK refuses
+                        raise ProviderCallError(
+                            f"{self.name}: cannot set up the {self.sdk_module} client: {e}",
+                            fatal=True,
+                        ) from e
+                    self._sdk = sdk
+                    self._client = client
+        return self._client
+
+    @abstractmethod
+    def _make_client(self, sdk: Any) -> Any:
+        """The SDK's client for this provider."""
 
     @abstractmethod
     def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
@@ -128,6 +166,7 @@ class Provider(ABC):
         self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
     ) -> Completion:
         """Ask the model; retries transient failures, raises ProviderCallError when it gives up."""
+        self.connect()
         limit = max_tokens or self.settings.max_tokens
         estimate = estimate_tokens((system or "") + prompt) + limit
         last: _Retryable | None = None
@@ -253,6 +292,7 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
 
 class AnthropicProvider(Provider):
     kind: ProviderKind = "anthropic"
+    sdk_module = "anthropic"
 
     def __init__(
         self,
@@ -264,11 +304,15 @@ class AnthropicProvider(Provider):
         **kw: Any,
     ) -> None:
         super().__init__(model, settings, **kw)
-        import anthropic
+        self._api_key = api_key
+        self.base_url = base_url
 
-        self._sdk = anthropic
-        self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
+    def _make_client(self, sdk: Any) -> Any:
+        return sdk.Anthropic(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.settings.timeout_s,
+            max_retries=0,
         )
 
     def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
@@ -322,6 +366,7 @@ def _check_message(msg: Any) -> None:
 
 class OpenAIProvider(Provider):
     kind: ProviderKind = "openai"
+    sdk_module = "openai"
 
     def __init__(
         self,
@@ -334,14 +379,17 @@ class OpenAIProvider(Provider):
         **kw: Any,
     ) -> None:
         super().__init__(model, settings, **kw)
-        import openai
-
+        self._api_key = api_key
+        self.base_url = base_url
         self._limit_param = token_limit_param or token_limit_param_for(base_url)
-
         self._warned_usage = False
-        self._sdk = openai
-        self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
+
+    def _make_client(self, sdk: Any) -> Any:
+        return sdk.OpenAI(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.settings.timeout_s,
+            max_retries=0,
         )
 
     def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
