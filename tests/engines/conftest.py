@@ -165,6 +165,16 @@ add_engine_case(
     )
 )
 add_engine_case(EngineCase("run_file", _run_file, indexes=False))
+add_engine_case(
+    EngineCase("duckdb", lambda ctx: create_engine("duckdb"), requires=("duckdb_extension_fts",))
+)
+add_engine_case(
+    EngineCase(
+        "duckdb-file",
+        lambda ctx: create_engine("duckdb", path=str(ctx.tmp_path / "fts.duckdb"), stemmer="none"),
+        requires=("duckdb_extension_fts",),
+    )
+)
 
 # PostgreSQL engines: the session's throwaway cluster (tests/conftest.py); own table per case.
 # pgvector runs with the hashing embedder only: the MiniLM path is the vector-minilm case's.
