@@ -27,6 +27,7 @@ need the engine to index the given documents are then skipped. The contract corp
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -208,6 +209,34 @@ add_engine_case(
     )
 )
 
+# Elasticsearch / OpenSearch: the real clients against the loopback cluster
+# (rankscope.testing.es_server), and against a real cluster when RANKSCOPE_ES_URL /
+# RANKSCOPE_OPENSEARCH_URL is set (each case then uses its own index, deleted on close).
+for _flavor, _module in (("elasticsearch", "elasticsearch"), ("opensearch", "opensearchpy")):
+    add_engine_case(
+        EngineCase(
+            f"{_flavor}-loopback",
+            lambda ctx, f=_flavor: create_engine(
+                f, url=ctx.fixtures[f"{f}_loopback"], initial_backoff=0.01
+            ),
+            requires=(_module,),
+            fixtures=(f"{_flavor}_loopback",),
+        )
+    )
+    add_engine_case(
+        EngineCase(
+            f"{_flavor}-live",
+            lambda ctx, f=_flavor: create_engine(
+                f,
+                url=ctx.fixtures[f"{f}_live_url"],
+                index=ctx.unique_name("rankscope-contract"),
+                drop_on_close=True,
+            ),
+            requires=(_module,),
+            fixtures=(f"{_flavor}_live_url",),
+        )
+    )
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine_case" in metafunc.fixturenames:
@@ -248,6 +277,41 @@ def _private_cache_dir(
 ) -> None:
     """Engine tests never write embeddings to the user's cache."""
     monkeypatch.setenv("RANKSCOPE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rs-cache"))
+
+
+# -- search clusters -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def elasticsearch_loopback() -> Iterator[str]:
+    from rankscope.testing.es_server import EsServer
+
+    with EsServer("elasticsearch") as server:
+        yield server.url
+
+
+@pytest.fixture
+def opensearch_loopback() -> Iterator[str]:
+    from rankscope.testing.es_server import EsServer
+
+    with EsServer("opensearch") as server:
+        yield server.url
+
+
+@pytest.fixture
+def elasticsearch_live_url() -> str:
+    url = os.environ.get("RANKSCOPE_ES_URL")
+    if not url:
+        pytest.skip("set RANKSCOPE_ES_URL to run the contract against a real Elasticsearch")
+    return url
+
+
+@pytest.fixture
+def opensearch_live_url() -> str:
+    url = os.environ.get("RANKSCOPE_OPENSEARCH_URL")
+    if not url:
+        pytest.skip("set RANKSCOPE_OPENSEARCH_URL to run the contract against a real OpenSearch")
+    return url
 
 
 # -- a real search API on loopback --------------------------------------------------------------
