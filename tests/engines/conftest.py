@@ -237,6 +237,26 @@ for _flavor, _module in (("elasticsearch", "elasticsearch"), ("opensearch", "ope
         )
     )
 
+# Lucene BM25 through Anserini: needs pyjnius, the Anserini jar (pyserini's) and Java
+add_engine_case(
+    EngineCase(
+        "anserini",
+        lambda ctx: create_engine("anserini", path=str(ctx.tmp_path / "lucene")),
+        requires=("jnius_config",),  # not jnius: importing it starts the JVM
+        fixtures=("anserini_available",),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "anserini-standard",
+        lambda ctx: create_engine(
+            "anserini", analyzer="standard", k1=1.2, b=0.75, multi_match="max"
+        ),
+        requires=("jnius_config",),  # not jnius: importing it starts the JVM
+        fixtures=("anserini_available",),
+    )
+)
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine_case" in metafunc.fixturenames:
@@ -280,6 +300,19 @@ def _private_cache_dir(
 
 
 # -- search clusters -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def anserini_available() -> bool:
+    """Skips unless the Anserini jar and a Java runtime are found."""
+    from rankscope.engines.anserini import find_jar, find_java_home
+
+    jar = find_jar()
+    if jar is None or not jar.is_file():
+        pytest.skip("no Anserini jar (pip install --no-deps pyserini==0.22.1)")
+    if find_java_home() is None:
+        pytest.skip("no Java runtime (apt-get install openjdk-17-jre-headless)")
+    return True
 
 
 @pytest.fixture
