@@ -32,7 +32,7 @@ from rankscope.cli.options import (
     money,
     setup_logging,
 )
-from rankscope.errors import InputError
+from rankscope.errors import InputError, JudgeError
 
 
 def pool_command(
@@ -344,13 +344,21 @@ def _batch_folder(
     from rankscope.judge.providers import make_provider
 
     setup = batch_setup(folder)
-    prov = make_provider(
-        provider or setup.provider,
-        model or setup.model,
-        settings,
-        base_url=base_url or setup.base_url,
-        api_key_env=api_key_env,
-    )
+    try:
+        prov = make_provider(
+            provider or setup.provider,
+            model or setup.model,
+            settings,
+            base_url=base_url or setup.base_url,
+            api_key_env=api_key_env,
+        )
+    except JudgeError as e:
+        if not status_only:
+            raise
+        # the record is still worth showing without a key: as of the last poll
+        echo_err(f"not polled ({e}); the statuses are those of the last poll")
+        _print_status(batch_status(folder, settings=settings))
+        return
     if status_only:
         _print_status(batch_status(folder, prov))
         return

@@ -803,7 +803,10 @@ class _BatchApi:
         if operation == "batches.retrieve":
             with self.owner._lock:
                 batch.polls += 1
-                due = batch.ended_at is None and batch.polls > batch.polls_left
+                # validation fails at once; a valid batch runs for its polls
+                due = batch.ended_at is None and (
+                    bool(batch.errors) or batch.polls > batch.polls_left
+                )
             if due:
                 self._end(batch)
             return 200, self._describe(batch), None
