@@ -56,7 +56,7 @@ from rankscope.judge.batch_store import (
     custom_id_for,
     folder_lock,
 )
-from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, now_iso
+from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache
 from rankscope.judge.config import JudgeSettings
 from rankscope.judge.judging import (
     JUDGMENTS_FILE,
@@ -446,17 +446,8 @@ def _collect(
                 )
                 cache.put(
                     record.key,
-                    CachedJudgment(
-                        label=parsed.label,
-                        reason=parsed.reason,
-                        rationale=parsed.rationale,
-                        raw_text=a.text,
-                        raw_response=a.raw,
-                        input_tokens=a.input_tokens,
-                        output_tokens=a.output_tokens,
-                        cost_usd=cost,
-                        request_id=a.request_id,
-                        created_at=now_iso(),
+                    CachedJudgment.answered(
+                        a, parsed.label, parsed.reason, parsed.rationale, cost_usd=cost
                     ),
                 )
                 paid += 1
@@ -572,12 +563,7 @@ def _finish(
     """Write qrels.txt and summary.json from the folder's rows and batch record."""
     rows = _read_rows(out / JUDGMENTS_FILE)
     before = len(rows) if rows_before is None else rows_before
-    failed = [
-        (p.query_id, p.doc_id, r.error or r.state)
-        for r in store.requests()
-        if r.state in ("failed", "canceled")
-        for p in store.pairs(r.custom_id)
-    ]
+    failed = store.failed_pairs()
     pairs = {(str(r["query_id"]), str(r["doc_id"])) for r in rows} | store.pair_ids()
     summary = JudgeRunSummary(
         pairs=len(pairs),
@@ -640,12 +626,7 @@ def batch_status(
                 info = api.retrieve(sub.batch_id)
                 store.update_status(sub.number, info.status, info.counts)
         rows = _read_rows(out / JUDGMENTS_FILE)
-        failed = tuple(
-            (p.query_id, p.doc_id, r.error or r.state)
-            for r in store.requests()
-            if r.state in ("failed", "canceled")
-            for p in store.pairs(r.custom_id)
-        )
+        failed = tuple(store.failed_pairs())
         conf = settings or (provider.settings if provider is not None else JudgeSettings())
         return BatchStatus(
             out_dir=str(out),

@@ -294,6 +294,15 @@ class BatchStore:
             pairs=self.pair_count(),
         )
 
+    def failed_pairs(self) -> list[tuple[str, str, str]]:
+        """(query_id, doc_id, why) of the pairs whose request failed or was canceled."""
+        return [
+            (p.query_id, p.doc_id, r.error or r.state)
+            for r in self.requests()
+            if r.state in ("failed", "canceled")
+            for p in self.pairs(r.custom_id)
+        ]
+
     def pair_ids(self) -> set[tuple[str, str]]:
         """(query_id, doc_id) of every pair the folder's requests answer."""
         return {(str(q), str(d)) for q, d in self.db.execute("SELECT query_id, doc_id FROM pairs")}
