@@ -370,3 +370,27 @@ def test_plan_cost_size_and_status(tmp_path: Path, server: ScriptedLLMServer, ke
     assert status.spent.calls == 5
     view = json.loads((out / "batches.json").read_text())
     assert [b["batch_id"] for b in view["batches"]] == list(server.batches)
+
+
+def test_a_lost_anthropic_create_with_two_lookalikes_stops_rather_than_guess(
+    tmp_path: Path, server: ScriptedLLMServer, keys: None, fast_settings: JudgeSettings
+) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    server.handler = _answer
+    server.control = lambda call: (
+        Lost(Reset()) if call.operation == "batches.create" and not server.batches else None
+    )
+    out = tmp_path / "out"
+    with JudgmentCache(tmp_path / "cache.sqlite") as cache:
+        judge = _judge(server, cache, fast_settings)
+        with pytest.raises(JudgeError, match="unconfirmed"):
+            submit_batches(_pool(), judge, out)
+        # someone else's batch of the same size, made at the same time
+        client = anthropic.Anthropic(base_url=server.base_url, api_key="test-key")
+        params = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
+        other = client.messages.batches.create(
+            requests=[{"custom_id": f"o{i}", "params": params} for i in range(5)]
+        )
+        with pytest.raises(JudgeError, match=f"2 batches at anthropic could be it .*{other.id}"):
+            _resume(out, judge, cache)
+    assert len(server.batches) == 2 and server.request_count == 0  # nothing sent again
