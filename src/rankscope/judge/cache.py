@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from rankscope.errors import JudgeError
 
 if TYPE_CHECKING:
-    from rankscope.judge.providers import Completion
+    from rankscope.judge.providers import Answer, Completion
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
@@ -87,9 +87,16 @@ class CachedJudgment:
 
     @classmethod
     def answered(
-        cls, done: Completion, label: int | None, reason: str | None, rationale: str
+        cls,
+        done: Completion | Answer,
+        label: int | None,
+        reason: str | None,
+        rationale: str,
+        *,
+        cost_usd: float | None = None,
     ) -> CachedJudgment:
-        """A paid answer, as read (``label``, or None with ``reason``), stamped now."""
+        """A paid answer, as read (``label``, or None with ``reason``), stamped now; its cost
+        is ``cost_usd``, else the completion's (a batch answer is priced by its caller)."""
         return cls(
             label=label,
             reason=reason,
@@ -98,7 +105,7 @@ class CachedJudgment:
             raw_response=done.raw,
             input_tokens=done.input_tokens,
             output_tokens=done.output_tokens,
-            cost_usd=done.cost_usd,
+            cost_usd=cost_usd if cost_usd is not None else getattr(done, "cost_usd", None),
             request_id=done.request_id,
             created_at=now_iso(),
         )
