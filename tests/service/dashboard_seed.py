@@ -48,7 +48,11 @@ def records(user: str, n: int, seed: int) -> list[dict[str, Any]]:
             "timestamp": when.isoformat().replace("+00:00", "Z"),
             "collectId": f"{user}-{i}",
             "userId": user,
-            "options": {"topicId": rng.choice(TOPICS), "searchTypes": rng.choice(TYPES)},
+            "options": {
+                "topicId": rng.choice(TOPICS),
+                "searchTypes": rng.choice(TYPES),
+                "arm": rng.choice(["control", "reranker"]),
+            },
         }
         if rng.random() < 0.6:
             body["judgments"] = {d: rng.choice([1, 2, 3]) for d in rng.sample(pool, 3)}

@@ -29,6 +29,17 @@ export class Api {
     this.onUnauthorized = onUnauthorized;
   }
 
+  // The paths this server serves (its OpenAPI document), or null when it cannot be read.
+  async paths() {
+    try {
+      const response = await fetch("/openapi.json", { credentials: "omit" });
+      if (!response.ok) return null;
+      return new Set(Object.keys((await response.json()).paths || {}));
+    } catch {
+      return null;
+    }
+  }
+
   // GET path?params; resolves to the envelope's data. A 404 resolves to null when
   // `optional` is set (an endpoint this server does not have yet), else it throws.
   async get(path, params = {}, { signal, optional = false } = {}) {

@@ -10,6 +10,10 @@ const SOURCE_NOTE = {
   heuristic: "no judgments: a document counts as relevant when its best chunk's score reaches the threshold",
 };
 
+function plural(n, word) {
+  return `${fmtCount(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
 function meta(label, value) {
   return [h("dt", {}, label), h("dd", {}, value ?? h("span", { class: "muted" }, "—"))];
 }
@@ -53,7 +57,7 @@ export function renderRecord(r) {
       "dl",
       { class: "meta" },
       meta("judgments", [h("span", { class: `badge ${source}` }, source), " ", SOURCE_NOTE[source] || "", r.threshold !== null ? ` (threshold ${fmt(r.threshold, 2)})` : ""]),
-      meta("retrieved", `${fmtCount(r.totalRetrieved)} documents (${fmtCount(r.documentChunksRetrieved)} chunks), ${fmtCount(r.relevantRetrieved)} of ${fmtCount(r.totalRelevant)} relevant; evaluated to depth ${r.cutoff}`),
+      meta("retrieved", `${plural(r.totalRetrieved, "document")} (${plural(r.documentChunksRetrieved, "chunk")}), ${fmtCount(r.relevantRetrieved)} of ${fmtCount(r.totalRelevant)} relevant; evaluated to depth ${r.cutoff}`),
       meta("time", fmtTime(r.timestamp)),
       meta("user", r.userId),
       meta("topic", r.topicId),

@@ -16,6 +16,7 @@ export class AlertsPanel extends Panel {
   }
 
   async update(ctx) {
+    if (!ctx.has("/api/alerts")) return this.unavailable("no /api/alerts on this server");
     const data = await ctx.load("/api/alerts", ctx.params, { optional: true });
     if (data === null) return this.unavailable("no /api/alerts on this server");
     const alerts = data.alerts || [];

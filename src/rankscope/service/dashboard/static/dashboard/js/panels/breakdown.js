@@ -4,7 +4,7 @@
 import { intervalGlyph } from "../chart.js";
 import { h } from "../dom.js";
 import { KINDS, MEASURES, fmt, fmtCount, fmtInterval } from "../format.js";
-import { Panel, filterHint } from "./panel.js";
+import { Panel } from "./panel.js";
 import { kindsShown } from "./timeseries.js";
 
 const COLORS = { judged: "#2563eb", heuristic: "#b45309" };
@@ -22,7 +22,7 @@ export class BreakdownPanel extends Panel {
     const data = await ctx.load("/api/metrics/retrieval/breakdown", { ...ctx.params, by: this.by });
     this.setNote(`${MEASURES[measure].label}: mean, 95% interval and n per ${this.keyLabel}`);
     if (data.groups.length === 0) {
-      this.empty("No records match this selection.", filterHint(ctx));
+      this.empty("No records match this selection.");
       return;
     }
     const kinds = kindsShown(ctx.filters);

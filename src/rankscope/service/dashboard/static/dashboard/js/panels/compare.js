@@ -21,6 +21,7 @@ export class ComparePanel extends Panel {
   }
 
   async update(ctx) {
+    if (!ctx.has("/api/metrics/retrieval/compare")) return this.unavailable("no /api/metrics/retrieval/compare on this server");
     const arms = await ctx.load("/api/metrics/retrieval/breakdown", { ...ctx.params, by: "arm" });
     const counts = new Map();
     for (const g of arms.groups) if (g.key !== null) counts.set(g.key, (counts.get(g.key) || 0) + g.stats.count);

@@ -16,6 +16,7 @@ export class EventsPanel extends Panel {
   }
 
   async update(ctx) {
+    if (!ctx.has("/api/events/summary")) return this.unavailable("no /api/events/summary on this server");
     const data = await ctx.load("/api/events/summary", ctx.params, { optional: true });
     if (data === null) return this.unavailable("no /api/events/summary on this server");
     if (!data.impressions) return this.unavailable("no impressions in this selection");

@@ -4,7 +4,7 @@
 import { bandChart, bucketGrid } from "../chart.js";
 import { h } from "../dom.js";
 import { KINDS, MEASURES, fmt, fmtCount, fmtDate, fmtInterval } from "../format.js";
-import { Panel, filterHint } from "./panel.js";
+import { Panel } from "./panel.js";
 
 const COLORS = { judged: "#2563eb", heuristic: "#b45309" };
 
@@ -29,7 +29,7 @@ export class TimeseriesPanel extends Panel {
     this.setTitle(`${label} over time`);
     this.setNote(`mean per ${bucket} (UTC) with its 95% interval; judged and heuristic rows apart`);
     if (data.points.length === 0) {
-      this.empty("No records match this selection.", filterHint(ctx));
+      this.empty("No records match this selection.");
       return;
     }
     const xs = bucketGrid(data.points.map((p) => p.start), bucket);

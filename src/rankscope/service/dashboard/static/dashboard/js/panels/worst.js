@@ -3,7 +3,7 @@
 
 import { h } from "../dom.js";
 import { KINDS, MEASURES, fmt, fmtCount, fmtTime } from "../format.js";
-import { Panel, filterHint } from "./panel.js";
+import { Panel } from "./panel.js";
 
 const PAGE = 25;
 
@@ -36,7 +36,7 @@ export class WorstQueriesPanel extends Panel {
     );
     const found = tabs.map(([kind], i) => ({ kind, page: pages[i] }));
     if (found.every((f) => f.page.totalQueries === 0)) {
-      this.empty("No records match this selection.", filterHint(ctx));
+      this.empty("No records match this selection.");
       return;
     }
     if (!found.some((f) => f.kind === this.tab && f.page.totalQueries > 0)) {

@@ -5,7 +5,7 @@
 import { barChart, bucketGrid } from "../chart.js";
 import { h } from "../dom.js";
 import { fmtCount, fmtDate, fmtPercent } from "../format.js";
-import { Panel, filterHint } from "./panel.js";
+import { Panel } from "./panel.js";
 
 export class ZeroResultsPanel extends Panel {
   constructor() {
@@ -20,7 +20,7 @@ export class ZeroResultsPanel extends Panel {
     this.plot = null;
     this.setNote(`queries with an empty result list, per ${bucket} (UTC)`);
     if (data.points.length === 0) {
-      this.empty("No records match this selection.", filterHint(ctx));
+      this.empty("No records match this selection.");
       return;
     }
     const per = new Map();
