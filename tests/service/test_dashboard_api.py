@@ -7,15 +7,31 @@ from __future__ import annotations
 import re
 import typing
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
-from conftest import Service
+from conftest import PgDatabase, Service
 from rankscope.service.api.routes.metrics import SortChoice
+from rankscope.service.app import create_app
 from rankscope.service.dashboard import STATIC
 from rankscope.service.store.repository import SORT_COLUMNS
-from serve_helpers import COLLECT, METRICS, bearer, doc, record
+from serve_helpers import COLLECT, METRICS, bearer, doc, make_keys, record
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def backend(request: pytest.FixtureRequest) -> Iterator[Service]:
+    """The service on SQLite, and on PostgreSQL as the row-level-secured app role."""
+    if request.param == "sqlite":
+        yield request.getfixturevalue("service")
+        return
+    database: PgDatabase = request.getfixturevalue("pg_database")
+    keys = make_keys(database.admin_dsn)
+    settings = database.settings()
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        yield Service(client, keys, settings)
 
 
 def _collect(service: Service, key: str, body: dict[str, typing.Any]) -> str:
@@ -47,7 +63,8 @@ def _seed(service: Service) -> dict[str, str]:
     return ids
 
 
-def test_me_names_user_and_role(service: Service) -> None:
+def test_me_names_user_and_role(backend: Service) -> None:
+    service = backend
     me = service.client.get("/api/me", headers=bearer(service.keys.alice)).json()["data"]
     assert me == {"userId": "alice", "role": "user"}
     me = service.client.get("/api/me", headers=bearer(service.keys.service)).json()["data"]
@@ -55,7 +72,8 @@ def test_me_names_user_and_role(service: Service) -> None:
     assert service.client.get("/api/me").status_code == 401
 
 
-def test_zero_results_counted_per_kind(service: Service) -> None:
+def test_zero_results_counted_per_kind(backend: Service) -> None:
+    service = backend
     _seed(service)
     key = bearer(service.keys.alice)
     groups = service.client.get(f"{METRICS}/summary", headers=key).json()["data"]
@@ -69,7 +87,8 @@ def test_zero_results_counted_per_kind(service: Service) -> None:
     assert sum(g["stats"]["zeroResults"] for g in groups) == 2
 
 
-def test_sort_lists_worst_first(service: Service) -> None:
+def test_sort_lists_worst_first(backend: Service) -> None:
+    service = backend
     _seed(service)
     key = bearer(service.keys.alice)
     page = service.client.get(METRICS, params={"sort": "ndcg"}, headers=key).json()["data"]
@@ -93,7 +112,8 @@ def test_sort_choices_are_the_sortable_columns() -> None:
     assert names == set(SORT_COLUMNS) | {f"-{n}" for n in SORT_COLUMNS}
 
 
-def test_judged_filter_is_provided_and_feedback(service: Service) -> None:
+def test_judged_filter_is_provided_and_feedback(backend: Service) -> None:
+    service = backend
     ids = _seed(service)
     key = bearer(service.keys.alice)
     page = service.client.get(METRICS, params={"judgmentSource": "judged"}, headers=key).json()
@@ -106,7 +126,8 @@ def test_judged_filter_is_provided_and_feedback(service: Service) -> None:
     assert summary["byJudgmentSource"]["heuristic"]["count"] == 0
 
 
-def test_breakdown_by_user_keeps_users_apart(service: Service) -> None:
+def test_breakdown_by_user_keeps_users_apart(backend: Service) -> None:
+    service = backend
     _seed(service)
     by_user = {"by": "user"}
     mine = service.client.get(

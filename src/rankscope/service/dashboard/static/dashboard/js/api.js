@@ -40,9 +40,10 @@ export class Api {
     }
   }
 
-  // GET path?params; resolves to the envelope's data. A 404 resolves to null when
-  // `optional` is set (an endpoint this server does not have yet), else it throws.
-  async get(path, params = {}, { signal, optional = false } = {}) {
+  // GET path?params; resolves to the envelope's data. With `optional` (an endpoint this server
+  // may not have yet) an answer in `missing` (404 by default) resolves to null; other errors
+  // throw an ApiError.
+  async get(path, params = {}, { signal, optional = false, missing = [404] } = {}) {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) {
       if (value !== null && value !== undefined && value !== "") query.set(key, value);
@@ -54,7 +55,7 @@ export class Api {
       credentials: "omit",
       cache: "no-store",
     });
-    if (response.status === 404 && optional) return null;
+    if (optional && missing.includes(response.status)) return null;
     let body = null;
     try {
       body = await response.json();

@@ -27,8 +27,9 @@ export class ComparePanel extends Panel {
     for (const g of arms.groups) if (g.key !== null) counts.set(g.key, (counts.get(g.key) || 0) + g.stats.count);
     const names = [...counts.keys()].sort((x, y) => counts.get(y) - counts.get(x) || x.localeCompare(y));
     if (names.length < 2) return this.unavailable("fewer than two arms in this selection");
-    let [a, b] = this.picked && this.picked.every((x) => counts.has(x)) ? this.picked : names.slice(0, 2);
-    const data = await ctx.load("/api/metrics/retrieval/compare", { ...ctx.params, arms: `${a},${b}` }, { optional: true });
+    const [a, b] = this.picked && this.picked.every((x) => counts.has(x)) ? this.picked : names.slice(0, 2);
+    // without a compare route, GET .../compare reaches GET .../{id} and answers 422 (not an id)
+    const data = await ctx.load("/api/metrics/retrieval/compare", { ...ctx.params, arms: `${a},${b}` }, { optional: true, missing: [404, 422] });
     if (data === null) return this.unavailable("no /api/metrics/retrieval/compare on this server");
     if (!data.measures || data.measures.length === 0) return this.unavailable("nothing to compare");
     const choose = (which) =>
