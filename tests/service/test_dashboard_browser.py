@@ -329,6 +329,45 @@ def test_drilldown_shows_the_ranked_list(tab: Tab) -> None:
     )
 
 
+def test_judging_a_query_sends_feedback(tab: Tab) -> None:
+    """Grades set in the drill-down become the record's judgments (source feedback), its
+    measures are recomputed by the service, and every panel shows the new numbers. (Bob's
+    records: no other test counts his feedback.)"""
+    tab.login("bob")
+    before = tab.live.api("bob", f"{METRICS}/summary")["byJudgmentSource"]
+    tab.page.click('#panel-worst [role="tab"][data-kind="heuristic"]')
+    row = tab.attrs("#worst-heuristic tr[data-id]", "data-id")[0]["data-id"]
+    record = tab.live.api("bob", f"{METRICS}/{row}")
+    assert record["judgmentSource"] == "heuristic" and record["rankedList"]
+    tab.page.click(f'#worst-heuristic button[data-open="{row}"]')
+    tab.page.wait_for_selector("#drilldown[data-state='ready']")
+    tab.page.click("#judge-open")
+    tab.page.wait_for_selector("#drilldown[data-state='judging']")
+    docs = list(dict.fromkeys(d["documentId"] for d in record["rankedList"]))
+    # the heuristic's guesses are not offered as judgments: every grade starts at 0
+    grades = tab.page.eval_on_selector_all("#judge-form select", "els => els.map(e => e.value)")
+    assert grades == ["0"] * len(docs)
+    tab.page.select_option(f'#judge-form select[data-doc="{docs[-1]}"]', "2")
+    refreshes = tab.refreshes()
+    tab.shot("judging")
+    tab.page.click("#judge-save")
+    tab.page.wait_for_selector("#drilldown[data-state='ready'][data-source='feedback']")
+    tab.wait_refresh(refreshes)
+    stored = tab.live.api("bob", f"{METRICS}/{row}")
+    assert stored["judgmentSource"] == "feedback"
+    assert stored["judgments"] == {d: (2 if d == docs[-1] else 0) for d in docs}
+    assert stored["relevantRetrieved"] == 1 and stored["ndcg"] > 0
+    (cell,) = tab.attrs('#dd-body [data-measure="ndcg"]', "data-value")
+    assert float(cell["data-value"]) == stored["ndcg"]
+    after = tab.live.api("bob", f"{METRICS}/summary")["byJudgmentSource"]
+    assert after["judged"]["count"] == before["judged"]["count"] + 1
+    assert after["heuristic"]["count"] == before["heuristic"]["count"] - 1
+    tab.page.click("#dd-close")
+    (card,) = tab.attrs('#panel-overview .kpi[data-kind="judged"]', "data-value", "data-n")
+    assert int(card["data-n"]) == after["judged"]["count"]
+    assert float(card["data-value"]) == after["judged"]["ndcg"]["mean"]
+
+
 def test_users_never_see_each_other(browser: Any, live: Live) -> None:
     for user, other in (("alice", "bob"), ("bob", "alice")):
         context = browser.new_context(viewport={"width": 1280, "height": 860})

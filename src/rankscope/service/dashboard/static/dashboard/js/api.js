@@ -29,6 +29,17 @@ export class Api {
     this.onUnauthorized = onUnauthorized;
   }
 
+  // POST a JSON body; resolves to the envelope's data.
+  async post(path, body) {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${this.token}`, Accept: "application/json", "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "omit",
+    });
+    return this.unwrap(response);
+  }
+
   // The paths this server serves (its OpenAPI document), or null when it cannot be read.
   async paths() {
     try {
@@ -56,6 +67,10 @@ export class Api {
       cache: "no-store",
     });
     if (optional && missing.includes(response.status)) return null;
+    return this.unwrap(response);
+  }
+
+  async unwrap(response) {
     let body = null;
     try {
       body = await response.json();

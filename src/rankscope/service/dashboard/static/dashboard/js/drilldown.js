@@ -3,6 +3,7 @@
 
 import { append, clear, h } from "./dom.js";
 import { MEASURES, fmt, fmtCount, fmtScore, fmtTime } from "./format.js";
+import { judgeForm } from "./judge.js";
 
 const SOURCE_NOTE = {
   provided: "judgments sent with the record",
@@ -89,24 +90,46 @@ export function renderRecord(r) {
   ];
 }
 
-export function createDrilldown(dialog) {
+// The dialog; `onChanged` runs after feedback was saved (the dashboard refreshes its panels).
+export function createDrilldown(dialog, onChanged) {
   const body = dialog.querySelector("#dd-body");
   const title = dialog.querySelector("#dd-title");
   dialog.querySelector("#dd-close").addEventListener("click", () => dialog.close());
   dialog.addEventListener("click", (event) => {
     if (event.target === dialog) dialog.close(); // a click on the backdrop
   });
+
+  function show(api, record) {
+    title.textContent = `Query · ${record.judgmentSource}`;
+    const judge = h("button", { type: "button", class: "ghost", id: "judge-open" }, "Judge this query");
+    append(clear(body), [renderRecord(record), h("div", { class: "judge-actions" }, judge)]);
+    dialog.dataset.state = "ready";
+    dialog.dataset.id = record.id;
+    dialog.dataset.source = record.judgmentSource;
+    judge.addEventListener("click", () => {
+      const form = judgeForm(record, {
+        onCancel: () => show(api, record),
+        onSave: async (judgments) => {
+          const path = `/api/metrics/retrieval/${encodeURIComponent(record.id)}/feedback`;
+          const updated = await api.post(path, { judgments });
+          show(api, updated);
+          if (onChanged) onChanged();
+        },
+      });
+      title.textContent = "Judge this query";
+      append(clear(body), [h("p", { class: "dd-query" }, record.query), form]);
+      dialog.dataset.state = "judging";
+      form.querySelector("select")?.focus();
+    });
+  }
+
   return async function open(api, id) {
     title.textContent = "Query";
     dialog.dataset.state = "loading";
     clear(body).append(h("p", { class: "muted" }, "Loading…"));
     if (!dialog.open) dialog.showModal();
     try {
-      const record = await api.get(`/api/metrics/retrieval/${encodeURIComponent(id)}`);
-      title.textContent = `Query · ${record.judgmentSource}`;
-      append(clear(body), renderRecord(record));
-      dialog.dataset.state = "ready";
-      dialog.dataset.id = id;
+      show(api, await api.get(`/api/metrics/retrieval/${encodeURIComponent(id)}`));
     } catch (error) {
       clear(body).append(h("p", { class: "empty error" }, `Could not load this record: ${error.message}`));
       dialog.dataset.state = "error";

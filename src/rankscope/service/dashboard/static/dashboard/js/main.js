@@ -31,7 +31,7 @@ let filters = { ...DEFAULTS };
 let current = null; // the refresh in flight
 let lastCtx = null; // its context: a redraw reuses its answers
 let refreshes = 0;
-const openRecord = createDrilldown($("drilldown"));
+const openRecord = createDrilldown($("drilldown"), () => refreshAfterFeedback());
 
 function readHash() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -123,6 +123,12 @@ async function refresh() {
   document.body.dataset.refreshes = String(refreshes);
   const time = new Date().toISOString().slice(11, 19);
   $("status").textContent = `Updated ${time} UTC`;
+}
+
+// feedback changed a record: its numbers, and perhaps the filter choices, are different now
+async function refreshAfterFeedback() {
+  await loadChoices();
+  await refresh();
 }
 
 async function onFilterChange(event) {
