@@ -170,6 +170,11 @@ def test_every_file_the_page_loads_is_served(service: Service) -> None:
         seen.add(url)
         response = service.client.get(url)
         assert response.status_code == 200, url
+        # revalidated on each load: no old module beside a new one after an upgrade
+        assert response.headers["cache-control"] == "no-cache"
+        etag = response.headers["etag"]
+        again = service.client.get(url, headers={"If-None-Match": etag})
+        assert again.status_code == 304
         if url.endswith(".js") and "/vendor/" not in url:
             assert "javascript" in response.headers["content-type"]
             base = url.rsplit("/", 1)[0]

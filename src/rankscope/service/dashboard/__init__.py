@@ -12,11 +12,13 @@ sessionStorage) and reads the JSON API with it, so a user sees exactly what the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.responses import Response
 
 STATIC = Path(__file__).parent / "static"
 STATIC_URL = "/static"
@@ -29,9 +31,20 @@ DASHBOARD_CSP = (
 )
 
 
+class PackageFiles(StaticFiles):
+    """The package's files, revalidated on every load (``no-cache`` with their ETag): after an
+    upgrade of rankscope a browser never runs an old module beside a new one."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = "no-cache"
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
 def install(app: FastAPI) -> None:
     """Serve ``/dashboard``, ``/docs`` (Swagger UI from the package) and ``/static``."""
-    app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="static")
+    app.mount(STATIC_URL, PackageFiles(directory=STATIC), name="static")
 
     @app.get("/dashboard", include_in_schema=False)
     def dashboard() -> FileResponse:
