@@ -20,9 +20,10 @@ from rankscope import __version__
 from rankscope.errors import ServiceError
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
-from rankscope.service.api.routes import health, metrics, thresholds
+from rankscope.service.api.routes import health, me, metrics, thresholds
 from rankscope.service.auth import Authenticator
 from rankscope.service.batcher import WriteBatcher
+from rankscope.service.dashboard import install as install_dashboard
 from rankscope.service.ratelimit import RateLimiter
 from rankscope.service.records import settings_thresholds
 from rankscope.service.schemas import BatchCreate, MetricCreate
@@ -88,7 +89,7 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         title="rankscope serve",
         version=__version__,
         description=DESCRIPTION,
-        docs_url="/docs",
+        docs_url=None,  # served from the package's files (install_dashboard), not a CDN
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -96,6 +97,8 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
     app.include_router(health.router)
     app.include_router(thresholds.router)
     app.include_router(metrics.router)
+    app.include_router(me.router)
+    install_dashboard(app)
     app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app

@@ -109,7 +109,11 @@ def filters(
     arm: Annotated[str | None, Query(max_length=255)] = None,
     judgment_source: Annotated[
         str | None,
-        Query(alias="judgmentSource", pattern="^(provided|heuristic|feedback)$"),
+        Query(
+            alias="judgmentSource",
+            pattern="^(provided|heuristic|feedback|judged)$",
+            description="judged: provided and feedback",
+        ),
     ] = None,
     user_id: Annotated[
         str | None,

@@ -61,6 +61,21 @@ JudgmentChoice = Annotated[
     ),
 ]
 
+SortChoice = Literal[
+    "precision",
+    "recall",
+    "f1Score",
+    "meanReciprocalRank",
+    "averagePrecision",
+    "ndcg",
+    "-precision",
+    "-recall",
+    "-f1Score",
+    "-meanReciprocalRank",
+    "-averagePrecision",
+    "-ndcg",
+]
+
 _PUBLIC_FIELDS = tuple(MetricPublic.model_fields)
 
 
@@ -192,7 +207,11 @@ async def collect_batch(request: Request, principal: CurrentPrincipal, state: St
     )
 
 
-@router.get("", response_model=Envelope[MetricsList], summary="Averages and one page of records")
+@router.get(
+    "",
+    response_model=Envelope[MetricsList],
+    summary="Averages and one page of records (newest first, or worst first with sort)",
+)
 def list_metrics(
     principal: CurrentPrincipal,
     state: State,
@@ -200,10 +219,17 @@ def list_metrics(
     limit: Annotated[int, Query(ge=1, le=1000, description="page size (at most 1,000)")] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
     judgments: JudgmentChoice = "auto",
+    sort: Annotated[
+        SortChoice | None,
+        Query(
+            description="order of the records: newest first by default; a measure sorts "
+            "ascending (worst first), -measure descending; ties newest first"
+        ),
+    ] = None,
 ) -> Envelope[MetricsList]:
     limit = min(limit, state.settings.max_page_size)
     head = summary(state.store.aggregate(principal, filters), judgments)
-    rows = state.store.page(principal, filters, limit, offset)
+    rows = state.store.page(principal, filters, limit, offset, sort)
     return Envelope(
         data=MetricsList(
             **head.model_dump(), limit=limit, offset=offset, queries=[public(r) for r in rows]
@@ -251,7 +277,10 @@ def breakdown(
     principal: CurrentPrincipal,
     state: State,
     filters: RowFilters,
-    by: Literal["topic", "searchType", "arm"] = "topic",
+    by: Annotated[
+        Literal["topic", "searchType", "arm", "user"],
+        Query(description="user: per user (the service role sees every user)"),
+    ] = "topic",
 ) -> Envelope[Breakdown]:
     rows = state.store.aggregate(principal, filters, by=by)
     groups = [

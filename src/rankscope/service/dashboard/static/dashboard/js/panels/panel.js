@@ -1,0 +1,76 @@
+// What every panel is: a <section> with a title, a note and a body, refreshed with the current
+// filters. A panel whose endpoint this server lacks (404) or that has nothing to show for an
+// optional feature hides itself; a core panel with no data says why instead.
+
+import { h, clear, append } from "../dom.js";
+
+export class Panel {
+  constructor({ id, title, note = "", wide = false, optional = false }) {
+    this.id = id;
+    this.optional = optional;
+    this.titleEl = h("h2", { id: `panel-${id}-title` }, title);
+    this.noteEl = h("p", { class: "panel-note" }, note);
+    this.body = h("div", { class: "panel-body" });
+    this.el = h(
+      "section",
+      {
+        class: `panel card${wide ? " wide" : ""}`,
+        id: `panel-${id}`,
+        "data-panel": id,
+        "data-state": "loading",
+        "aria-labelledby": `panel-${id}-title`,
+        "aria-busy": "true",
+      },
+      h("header", { class: "panel-head" }, this.titleEl, this.noteEl),
+      this.body,
+    );
+  }
+
+  setTitle(text) {
+    this.titleEl.textContent = text;
+  }
+
+  setNote(text) {
+    this.noteEl.textContent = text;
+  }
+
+  // Subclasses implement update(ctx): fetch through ctx.load and render into this.body.
+  async refresh(ctx) {
+    this.el.setAttribute("aria-busy", "true");
+    try {
+      await this.update(ctx);
+    } catch (error) {
+      if (error.name === "AbortError" || ctx.signal.aborted) return;
+      this.show("error", h("p", { class: "empty error" }, `Could not load: ${error.message}`));
+    } finally {
+      this.el.setAttribute("aria-busy", "false");
+    }
+  }
+
+  // Render `children` as the body in `state` (ready | empty | error).
+  show(state, ...children) {
+    this.el.hidden = false;
+    this.el.dataset.state = state;
+    append(clear(this.body), children);
+  }
+
+  empty(message, hint) {
+    this.show("empty", h("div", { class: "empty" }, h("p", {}, message), hint ? h("p", { class: "hint" }, hint) : null));
+  }
+
+  // The endpoint is missing on this server, or an optional feature has no data: not shown.
+  unavailable(reason) {
+    this.el.hidden = true;
+    this.el.dataset.state = "unavailable";
+    this.el.dataset.reason = reason;
+    clear(this.body);
+  }
+}
+
+// Why a selection can be empty, for empty states.
+export function filterHint(ctx) {
+  const f = ctx.filters;
+  const active = ["startDate", "endDate", "topicId", "searchType", "judgmentSource"].filter((k) => f[k]);
+  if (active.length) return "Filters are narrowing the selection: widen the dates or reset the filters.";
+  return "Nothing collected yet for this account: send records with POST /api/metrics/retrieval/collect or rankscope.collect.MetricsClient.";
+}
