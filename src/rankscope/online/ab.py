@@ -97,9 +97,23 @@ def compare_arms(
     for measure, n_a, n_b, t in raw:
         if t is None:
             out.append(
-                ArmDifference(measure, "welch", n_a, n_b, None, None, None, None, None, None,
-                              None, None, "insufficient_data", None)
-            )  # fmt: skip
+                ArmDifference(
+                    measure,
+                    "welch",
+                    n_a,
+                    n_b,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "insufficient_data",
+                    None,
+                )
+            )
             continue
         p_adj = next(adjusted)
         verdict = _verdict(min(n_a, n_b), min_sample, p_adj, t.delta, alpha)
@@ -146,9 +160,23 @@ def compare_arms_paired(
     for measure, n, x, y, test in raw:
         if test is None:
             out.append(
-                ArmDifference(measure, "paired_t", n, n, None, None, None, None, None, None,
-                              None, None, "insufficient_data", None)
-            )  # fmt: skip
+                ArmDifference(
+                    measure,
+                    "paired_t",
+                    n,
+                    n,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    None,
+                    "insufficient_data",
+                    None,
+                )
+            )
             continue
         p_adj = next(adjusted)
         verdict = _verdict(n, min_sample, p_adj, test.delta, alpha)

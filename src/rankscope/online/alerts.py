@@ -82,10 +82,20 @@ def window_change(
         delta, interval, es, p = two.delta, two.interval, two.effect_size, two.p_value
     else:
         return WindowChange(
-            "insufficient", nc, nb, len(common), cm, bm, None, None, None, None, False,
+            "insufficient",
+            nc,
+            nb,
+            len(common),
+            cm,
+            bm,
+            None,
+            None,
+            None,
+            None,
+            False,
             f"too few values: {nc} current, {nb} baseline, {len(common)} queries in both "
             f"(at least {min_n} needed)",
-        )  # fmt: skip
+        )
     sign = 1.0 if higher_is_better else -1.0
     worse = sign * delta <= -min_delta and (
         interval.high < 0 if higher_is_better else interval.low > 0

@@ -343,10 +343,26 @@ def click_judgments(
             continue
         out.append(
             ClickJudgment(
-                query, doc, 0, 0, 0.0, 0.0, 0.0, None, 0, 0, 0.5, 0.5, 0.25,
-                fb.thumbs_up, fb.thumbs_down, fb.cited, model, with_feedback(None, fb),
+                query,
+                doc,
+                0,
+                0,
+                0.0,
+                0.0,
+                0.0,
+                None,
+                0,
+                0,
+                0.5,
+                0.5,
+                0.25,
+                fb.thumbs_up,
+                fb.thumbs_down,
+                fb.cited,
+                model,
+                with_feedback(None, fb),
             )
-        )  # fmt: skip
+        )
     out.sort(key=lambda j: (j.query, j.doc))
     return ClickJudgments(tuple(out), model, limits, min_impressions, prior)
 
