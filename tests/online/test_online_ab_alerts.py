@@ -65,17 +65,22 @@ def test_window_change_paired_unpaired_and_insufficient() -> None:
     # a real but tiny drop: beyond noise, below the practical minimum
     tiny = {q: [v[0] - 0.01] for q, v in base.items()}
     small = window_change(
-        [v[0] for v in tiny.values()], flat, current_by_query=tiny, baseline_by_query=base,
-        min_n=30, min_delta=0.05,
-    )  # fmt: skip
+        [v[0] for v in tiny.values()],
+        flat,
+        current_by_query=tiny,
+        baseline_by_query=base,
+        min_n=30,
+        min_delta=0.05,
+    )
     assert small.interval is not None and small.interval.high < 0 and not small.regression
     unpaired = window_change(rng.normal(0.5, 0.1, 50), rng.normal(0.7, 0.1, 50), min_n=30)
     assert unpaired.method == "welch" and unpaired.regression
     few = window_change([0.1] * 5, [0.9] * 50, min_n=30)
     assert few.method == "insufficient" and not few.regression
     # lower is better (e.g. a zero-result rate): a rise is the regression
-    up = window_change(rng.normal(0.3, 0.05, 60), rng.normal(0.1, 0.05, 60), min_n=30,
-                       higher_is_better=False)  # fmt: skip
+    up = window_change(
+        rng.normal(0.3, 0.05, 60), rng.normal(0.1, 0.05, 60), min_n=30, higher_is_better=False
+    )
     assert up.regression
 
 
@@ -103,14 +108,23 @@ def test_calibration_finds_the_threshold_the_labels_follow() -> None:
 
 def _q(key: str, freq: int, **extra: object) -> CollectedQuery:
     docs = tuple(ShownDocument(f"{key}-d{i}", i + 1) for i in range(5))
-    return CollectedQuery(key, key, freq, **{"documents": docs, "impressions": 1, "clicks": 1,
-                                             **extra})  # type: ignore[arg-type]  # fmt: skip
+    return CollectedQuery(
+        key, key, freq, **{"documents": docs, "impressions": 1, "clicks": 1, **extra}
+    )  # type: ignore[arg-type]
 
 
 def test_strata_and_budgeted_sampling() -> None:
-    queries = [_q("h1", 100), _q("h2", 60), _q("t1", 30), _q("t2", 30), _q("x1", 10),
-               _q("x2", 5), _q("x3", 5), _q("zc", 20, clicks=0),
-               _q("zr", 3, zero_result=True, documents=())]  # fmt: skip
+    queries = [
+        _q("h1", 100),
+        _q("h2", 60),
+        _q("t1", 30),
+        _q("t2", 30),
+        _q("x1", 10),
+        _q("x2", 5),
+        _q("x3", 5),
+        _q("zc", 20, clicks=0),
+        _q("zr", 3, zero_result=True, documents=()),
+    ]
     strata = stratify(queries)
     # 230 searches outside the special strata: h1 starts at 0 (head), h2 at 100/230 (torso),
     # t1 at 160/230 (tail)

@@ -115,9 +115,15 @@ def simulated() -> tuple[ClickLog, dict[tuple[str, str], int]]:
         for position, doc in enumerate(ranking, start=1):
             click = clicks.get(doc)
             rows.append(
-                Shown(f"s{s}", query.text, doc, position, click is not None,
-                      click.dwell if click else None)
-            )  # fmt: skip
+                Shown(
+                    f"s{s}",
+                    query.text,
+                    doc,
+                    position,
+                    click is not None,
+                    click.dwell if click else None,
+                )
+            )
     truth = {(q.text, d): g for q in universe.queries for d, g in q.grades.items()}
     return ClickLog.from_shown(rows), truth
 
@@ -128,8 +134,9 @@ def test_grades_agree_with_the_truth_on_simulated_traffic(
 ) -> None:
     log, truth = simulated
     graded = click_judgments(log, model).graded()  # type: ignore[arg-type]
-    kappa = cohen_kappa([truth[(j.query, j.doc)] for j in graded], [j.grade for j in graded],
-                        "linear")  # fmt: skip
+    kappa = cohen_kappa(
+        [truth[(j.query, j.doc)] for j in graded], [j.grade for j in graded], "linear"
+    )
     assert len(graded) > 500
     assert kappa is not None and kappa > 0.65
     # a grade that ignores the clicks agrees by chance only
@@ -142,7 +149,8 @@ def test_grades_agree_with_the_truth_on_simulated_traffic(
 def test_satisfaction_by_dwell_time(simulated: tuple[ClickLog, dict[tuple[str, str], int]]) -> None:
     log, truth = simulated
     by_dwell = click_judgments(log, "dbn", satisfied_dwell_seconds=30).graded()
-    kappa = cohen_kappa([truth[(j.query, j.doc)] for j in by_dwell], [j.grade for j in by_dwell],
-                        "linear")  # fmt: skip
+    kappa = cohen_kappa(
+        [truth[(j.query, j.doc)] for j in by_dwell], [j.grade for j in by_dwell], "linear"
+    )
     # the simulated users dwell 40-120 s after a satisfying click, 2-20 s otherwise
     assert kappa is not None and kappa > 0.65

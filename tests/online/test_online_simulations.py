@@ -26,8 +26,11 @@ def universe() -> Universe:
 @pytest.fixture(scope="module")
 def pools(universe: Universe) -> tuple[ArmPool, ArmPool, ArmPool]:
     # two arms with the same engine (A/A) and a worse one (more ranking noise)
-    return (arm_pool(universe, 1.0, 5000, 1), arm_pool(universe, 1.0, 5000, 2),
-            arm_pool(universe, 1.3, 5000, 3))  # fmt: skip
+    return (
+        arm_pool(universe, 1.0, 5000, 1),
+        arm_pool(universe, 1.0, 5000, 2),
+        arm_pool(universe, 1.3, 5000, 3),
+    )
 
 
 @pytest.mark.parametrize("paired", [False, True])

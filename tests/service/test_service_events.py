@@ -32,16 +32,38 @@ def page(
 ) -> list[dict[str, Any]]:
     """The events of one results page: a search, impressions, clicks (with dwell times)."""
     events: list[dict[str, Any]] = [
-        {"eventId": f"{qid}:s", "action": "search", "queryId": qid, "resultCount": len(docs),
-         "query": common.pop("query", "rotate logs"), **common}
-    ]  # fmt: skip
+        {
+            "eventId": f"{qid}:s",
+            "action": "search",
+            "queryId": qid,
+            "resultCount": len(docs),
+            "query": common.pop("query", "rotate logs"),
+            **common,
+        }
+    ]
     for i, d in enumerate(docs, start=1):
-        events.append({"eventId": f"{qid}:i{i}", "action": "impression", "queryId": qid,
-                       "documentId": d, "position": i, **common})  # fmt: skip
+        events.append(
+            {
+                "eventId": f"{qid}:i{i}",
+                "action": "impression",
+                "queryId": qid,
+                "documentId": d,
+                "position": i,
+                **common,
+            }
+        )
         if d in clicked:
-            events.append({"eventId": f"{qid}:c{i}", "action": "click", "queryId": qid,
-                           "documentId": d, "position": i, "dwellTimeSeconds": clicked[d],
-                           **common})  # fmt: skip
+            events.append(
+                {
+                    "eventId": f"{qid}:c{i}",
+                    "action": "click",
+                    "queryId": qid,
+                    "documentId": d,
+                    "position": i,
+                    "dwellTimeSeconds": clicked[d],
+                    **common,
+                }
+            )
     return events
 
 
@@ -58,8 +80,9 @@ def test_batch_is_stored_once_and_answers_every_event(service: Service) -> None:
     assert again.json()["data"]["duplicates"] == 5
     assert [e["id"] for e in again.json()["data"]["events"]] == [e["id"] for e in data["events"]]
     # the same eventId twice in one batch: the second is the duplicate
-    twice = post(service, [{"eventId": "x", "action": "thumbs_up", "queryId": "s1",
-                            "documentId": "b"}] * 2)  # fmt: skip
+    twice = post(
+        service, [{"eventId": "x", "action": "thumbs_up", "queryId": "s1", "documentId": "b"}] * 2
+    )
     assert [e["duplicate"] for e in twice.json()["data"]["events"]] == [False, True]
     # events without an eventId are all stored
     free = [{"action": "cited", "queryId": "s1", "documentId": "a"}] * 2
@@ -74,18 +97,30 @@ def test_batch_is_stored_once_and_answers_every_event(service: Service) -> None:
     ("event", "path", "message"),
     [
         ({"action": "click", "documentId": "a"}, "body.events.0", "needs queryId"),
-        ({"action": "impression", "queryId": "q", "documentId": "a"}, "body.events.0",
-         "needs position"),
+        (
+            {"action": "impression", "queryId": "q", "documentId": "a"},
+            "body.events.0",
+            "needs position",
+        ),
         ({"action": "click", "queryId": "q"}, "body.events.0", "needs documentId"),
-        ({"action": "dwell", "queryId": "q", "documentId": "a"}, "body.events.0",
-         "needs dwellTimeSeconds"),
-        ({"action": "impression", "queryId": "q", "documentId": "a", "position": 0},
-         "body.events.0.position", "greater than or equal to 1"),
+        (
+            {"action": "dwell", "queryId": "q", "documentId": "a"},
+            "body.events.0",
+            "needs dwellTimeSeconds",
+        ),
+        (
+            {"action": "impression", "queryId": "q", "documentId": "a", "position": 0},
+            "body.events.0.position",
+            "greater than or equal to 1",
+        ),
         ({"action": "bad action!", "queryId": "q"}, "body.events.0.action", "pattern"),
-        ({"action": "click", "queryId": "q", "documentId": "a", "surprise": 1},
-         "body.events.0.surprise", "Extra inputs"),
+        (
+            {"action": "click", "queryId": "q", "documentId": "a", "surprise": 1},
+            "body.events.0.surprise",
+            "Extra inputs",
+        ),
     ],
-)  # fmt: skip
+)
 def test_invalid_events_name_the_field(
     service: Service, event: dict[str, Any], path: str, message: str
 ) -> None:
@@ -120,11 +155,15 @@ def test_batch_limit(tmp_path: Path) -> None:
 def test_users_are_kept_apart_and_the_service_writes_for_them(service: Service) -> None:
     post(service, page("a1", ["x"], {"x": 5.0}))
     post(service, page("b1", ["y", "z"], {}), key=service.keys.bob)
-    r = post(service, [{"action": "thumbs_down", "queryId": "b1", "documentId": "y",
-                        "userId": "bob"}], key=service.keys.service)  # fmt: skip
+    r = post(
+        service,
+        [{"action": "thumbs_down", "queryId": "b1", "documentId": "y", "userId": "bob"}],
+        key=service.keys.service,
+    )
     assert r.status_code == 201
-    forbidden = post(service, [{"action": "thumbs_up", "queryId": "a1", "documentId": "x",
-                                "userId": "bob"}])  # fmt: skip
+    forbidden = post(
+        service, [{"action": "thumbs_up", "queryId": "a1", "documentId": "x", "userId": "bob"}]
+    )
     assert forbidden.status_code == 403
     alice = get(service, EVENTS).json()["data"]["events"]
     assert {e["userId"] for e in alice} == {"alice"} and len(alice) == 3
@@ -142,11 +181,17 @@ def test_summary_numbers(service: Service) -> None:
     events = (
         page("p1", ["a", "b", "c", "d"], {"a": 10.0, "c": 50.0}, timestamp=t, topicId="ops")
         + page("p2", ["a", "b"], {}, timestamp=t, topicId="ops")
-        + page("p3", ["e"], {"e": 30.0}, timestamp="2024-05-02T10:00:00Z", topicId="dev",
-               arm="new")
-        + [{"action": "search", "queryId": "p4", "resultCount": 0, "timestamp": t,
-            "topicId": "ops"}]
-    )  # fmt: skip
+        + page("p3", ["e"], {"e": 30.0}, timestamp="2024-05-02T10:00:00Z", topicId="dev", arm="new")
+        + [
+            {
+                "action": "search",
+                "queryId": "p4",
+                "resultCount": 0,
+                "timestamp": t,
+                "topicId": "ops",
+            }
+        ]
+    )
     assert post(service, events).status_code == 201
     s = get(service, f"{EVENTS}/summary").json()["data"]
     assert (s["searches"], s["impressions"], s["clicks"]) == (4, 7, 3)
@@ -168,8 +213,13 @@ def test_summary_numbers(service: Service) -> None:
     arm = get(service, f"{EVENTS}/summary", arm="new").json()["data"]
     assert arm["clicks"] == 1 and arm["dateRange"]["end"].startswith("2024-05-02")
     empty = get(service, f"{EVENTS}/summary", topicId="none").json()["data"]
-    assert empty["clickThroughRate"] == {"value": None, "low": None, "high": None,
-                                         "numerator": 0, "denominator": 0}  # fmt: skip
+    assert empty["clickThroughRate"] == {
+        "value": None,
+        "low": None,
+        "high": None,
+        "numerator": 0,
+        "denominator": 0,
+    }
     bad = get(service, f"{EVENTS}/summary", startDate="2024-05-03", endDate="2024-05-01")
     assert bad.status_code == 400
 
@@ -179,8 +229,11 @@ def test_read_ubi_maps_queries_and_events() -> None:
     assert (queries.queries, len(queries.events)) == (2, 5)
     search = queries.events[0]
     assert (search.action, search.query, search.result_count, search.client_id) == (
-        "search", "Rotate Logs", 3, "browser-1",
-    )  # fmt: skip
+        "search",
+        "Rotate Logs",
+        3,
+        "browser-1",
+    )
     assert search.attributes == {"query_response_id": "r1", "query_attributes": {"page": 1}}
     shown = [(e.document_id, e.position) for e in queries.events if e.action == "impression"]
     assert shown == [("logging.md", 1), ("cron.md", 2), ("disk.md", 3)]
@@ -220,9 +273,17 @@ def test_read_ubi_refuses_bad_files(tmp_path: Path) -> None:
         "neither a UBI query (user_query) nor an event (action_name)": [1]
     }
     array = tmp_path / "array.json"
-    array.write_text(json.dumps([{"action_name": "impression", "query_id": "q",
-                                  "event_attributes": {"object": {"object_id": "a"},
-                                                       "position": {"ordinal": 4}}}]))  # fmt: skip
+    array.write_text(
+        json.dumps(
+            [
+                {
+                    "action_name": "impression",
+                    "query_id": "q",
+                    "event_attributes": {"object": {"object_id": "a"}, "position": {"ordinal": 4}},
+                }
+            ]
+        )
+    )
     assert read_ubi(array).events[0].position == 4
 
 
@@ -235,22 +296,33 @@ def test_import_ubi_command_is_idempotent(
     out = capsys.readouterr()
     assert "2 UBI queries and 0 UBI events -> 5 events: 5 stored, 0 already stored" in out.out
     assert "skipped 1: invalid click event" in out.err and "(line 6)" in out.err
-    assert main(["serve", "import-ubi", str(DATA / "ubi_events.jsonl"), "-u", "alice",
-                 "-d", url]) == 0  # fmt: skip
+    assert (
+        main(["serve", "import-ubi", str(DATA / "ubi_events.jsonl"), "-u", "alice", "-d", url]) == 0
+    )
     assert "0 stored, 4 already stored" in capsys.readouterr().out
     s = get(service, f"{EVENTS}/summary").json()["data"]
     assert (s["searches"], s["impressions"], s["clicks"]) == (2, 4, 2)
     assert s["zeroResultRate"]["value"] == 0.5 and s["meanClickPosition"] == 2.5
     assert s["meanDwellSeconds"] == 45.5 and s["otherActions"] == {"add_to_cart": 1}
-    assert main(["serve", "import-ubi", str(tmp_path / "missing.jsonl"), "-u", "a",
-                 "-d", url]) == 2  # fmt: skip
+    assert main(["serve", "import-ubi", str(tmp_path / "missing.jsonl"), "-u", "a", "-d", url]) == 2
     assert "cannot read the UBI file" in capsys.readouterr().err
 
 
 def test_import_ubi_through_a_live_service(tmp_path: Path, service: Service) -> None:
     with live_server(service.settings) as url:
-        code = main(["serve", "import-ubi", str(DATA / "ubi_queries.jsonl"), "--user", "bob",
-                     "--url", url, "--token", service.keys.service])  # fmt: skip
+        code = main(
+            [
+                "serve",
+                "import-ubi",
+                str(DATA / "ubi_queries.jsonl"),
+                "--user",
+                "bob",
+                "--url",
+                url,
+                "--token",
+                service.keys.service,
+            ]
+        )
         assert code == 0
     bob = get(service, f"{EVENTS}/summary", key=service.keys.bob).json()["data"]
     assert (bob["searches"], bob["impressions"]) == (2, 3)

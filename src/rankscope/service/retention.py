@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+from sqlalchemy import select
+
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
 from rankscope.service.store.models import user_settings_table
@@ -19,7 +21,8 @@ def retention_of(online: OnlineStore, settings: ServiceSettings) -> dict[str, in
     """Each known user's effective retention in days (None: kept forever)."""
     t = user_settings_table
     with online.metrics._begin(PURGER) as conn:
-        own = dict(conn.execute(t.select().with_only_columns(t.c.user_id, t.c.retention_days)))
+        rows = conn.execute(select(t.c.user_id, t.c.retention_days))
+        own = {r.user_id: r.retention_days for r in rows}
     return {u: own.get(u) or settings.retention_days for u in online.users(PURGER)}
 
 
