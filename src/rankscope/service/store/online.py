@@ -301,10 +301,14 @@ class OnlineStore:
     def insert_alert(self, principal: Principal, row: dict[str, Any]) -> bool:
         """Store an alert unless one with its (user, dedup key) exists; True when stored."""
         insert = pg_insert if self.postgres else sqlite_insert
-        stmt = insert(alerts_table).on_conflict_do_nothing(index_elements=["user_id", "dedup_key"])
+        stmt = (
+            insert(alerts_table)
+            .on_conflict_do_nothing(index_elements=["user_id", "dedup_key"])
+            .returning(A.id)
+        )
         with self.metrics._begin(principal, write=True) as conn:
-            result = conn.execute(stmt, row)
-            return bool(result.rowcount)
+            # RETURNING, not rowcount: the driver's rowcount of a skipped conflict differs
+            return conn.execute(stmt, row).first() is not None
 
     def alert(self, principal: Principal, alert_id: uuid.UUID) -> dict[str, Any] | None:
         with self.metrics._begin(principal) as conn:
