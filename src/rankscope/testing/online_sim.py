@@ -126,6 +126,44 @@ def repeated_ab_clicks(
     return Rates(repetitions, called / repetitions, correct / repetitions)
 
 
+def repeated_alerts(
+    baseline: ArmPool,
+    current: ArmPool,
+    *,
+    n_baseline: int,
+    n_current: int,
+    repetitions: int,
+    seed: int,
+    min_n: int = 30,
+    min_delta: float = 0.02,
+) -> float:
+    """Share of repetitions in which :func:`rankscope.online.alerts.window_change` flags a
+    regression of ``current`` against ``baseline`` (paired over queries when it can)."""
+    from rankscope.online.alerts import window_change
+
+    rng = np.random.default_rng(seed)
+    fired = 0
+    for _ in range(repetitions):
+        ib = rng.integers(0, baseline.ndcg.size, n_baseline)
+        ic = rng.integers(0, current.ndcg.size, n_current)
+        by_b: dict[str, list[float]] = {}
+        by_c: dict[str, list[float]] = {}
+        for i in ib.tolist():
+            by_b.setdefault(baseline.queries[i], []).append(float(baseline.ndcg[i]))
+        for i in ic.tolist():
+            by_c.setdefault(current.queries[i], []).append(float(current.ndcg[i]))
+        change = window_change(
+            current.ndcg[ic].tolist(),
+            baseline.ndcg[ib].tolist(),
+            current_by_query=by_c,
+            baseline_by_query=by_b,
+            min_n=min_n,
+            min_delta=min_delta,
+        )
+        fired += change.regression
+    return fired / repetitions
+
+
 def interleaving_run(
     universe: Universe,
     noise_a: float,
@@ -171,5 +209,6 @@ __all__ = [
     "interleaving_run",
     "repeated_ab",
     "repeated_ab_clicks",
+    "repeated_alerts",
     "repeated_interleaving",
 ]
