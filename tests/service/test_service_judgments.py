@@ -113,13 +113,15 @@ def test_export_judged_by_clicks(service: Service, traffic: Traffic) -> None:
     assert r.status_code == 200 and r.headers["x-rankscope-judgments"] == "clicks:dbn"
     files = zipfile.ZipFile(io.BytesIO(r.content))
     queries = [json.loads(x) for x in files.read("queries.jsonl").decode().splitlines()]
-    assert len(queries) == 400  # every record's query has click grades
     assert {q["judgment_source"] for q in queries} == {"clicks:dbn"}
     graded = {
         (j["queryKey"], j["documentId"]): j["grade"]
         for j in get(service, CLICKS).json()["data"]["judgments"]
         if j["grade"] is not None
     }
+    # exactly the records whose query has a click grade
+    keys = {k for k, _ in graded}
+    assert len(queries) == sum(query_key(q.text) in keys for q, _, _ in traffic.sessions) > 300
     key_of = {q["id"]: q["query_key"] for q in queries}
     qrels = [json.loads(x) for x in files.read("qrels.jsonl").decode().splitlines()]
     assert qrels and all(

@@ -23,12 +23,13 @@ Grades 0–3 (:class:`GradeThresholds`, documented in docs/service.md): a value 
 threshold is 0, below the second 1, below the third 2, else 3. Defaults: CTR 0.02 / 0.08 / 0.25,
 COEC 0.4 / 0.8 / 1.25, DBN 0.09 / 0.2 / 0.5, chosen on the simulated traffic of
 :mod:`rankscope.testing.traffic` (30,000 sessions over 60 queries), where they agree with the
-true grades with linear-weighted kappa 0.80 (CTR), 0.77 (COEC) and 0.80 (DBN). They depend on
-the page layout and users: check the grades against LLM or human labels (``rankscope agree``).
-A pair with fewer than ``min_impressions`` impressions gets no click grade
-(unjudged, not 0). Explicit feedback then overrides: more thumbs down than up gives 0, more up
-than down at least 2, being cited in an answer at least 1; a pair with explicit feedback only is
-graded by it alone.
+true grades with linear-weighted kappa 0.80 (CTR), 0.77 (COEC) and 0.90 (DBN, on the 881 of the
+1,200 pairs it saw examined at least ten times; bench/ONLINE_SIMULATIONS.md). They depend on the
+page layout and users: check the grades against LLM or human labels (``rankscope agree``). A
+pair with fewer than ``min_impressions`` impressions (for the DBN: examinations, since a result
+shown below every click was not seen) gets no click grade (unjudged, not 0). Explicit feedback
+then overrides: more thumbs down than up gives 0, more up than down at least 2, being cited in
+an answer at least 1; a pair with explicit feedback only is graded by it alone.
 """
 
 from __future__ import annotations
@@ -313,7 +314,10 @@ def click_judgments(
         dbn = float(attractiveness[i] * satisfaction[i])
         value = {"ctr": ctr, "coec": coec, "dbn": dbn}[model]
         grade = None
-        if impressions[i] >= min_impressions and value is not None:
+        # the DBN learns only from examined results: a result shown below every click was
+        # not seen, so its support is its examinations, not its impressions
+        support = exam[i] if model == "dbn" else impressions[i]
+        if support >= min_impressions and value is not None:
             grade = limits.grade(value)
         fb = log.feedback.get((query, doc), Feedback())
         out.append(
