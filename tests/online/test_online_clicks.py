@@ -154,3 +154,19 @@ def test_satisfaction_by_dwell_time(simulated: tuple[ClickLog, dict[tuple[str, s
     )
     # the simulated users dwell 40-120 s after a satisfying click, 2-20 s otherwise
     assert kappa is not None and kappa > 0.65
+
+
+def test_dbn_needs_examinations_not_impressions() -> None:
+    # "deep" is shown 30 times at position 5, always below the only click (position 1): it was
+    # never examined, so the DBN knows nothing of it (its priors alone used to grade it 2)
+    rows = []
+    for s in range(30):
+        rows += session(f"s{s}", ["top", "b", "c", "d", "deep"], {"top"})
+    result = click_judgments(ClickLog.from_shown(rows), "dbn")
+    deep = next(j for j in result.judgments if j.doc == "deep")
+    assert (deep.impressions, deep.examined, deep.grade) == (30, 0, None)
+    assert next(j for j in result.judgments if j.doc == "top").grade == 3
+    # nor does COEC: nobody ever clicks at position 5, so no click was expected there
+    coec = click_judgments(ClickLog.from_shown(rows), "coec", min_position_impressions=1)
+    deep_coec = next(j for j in coec.judgments if j.doc == "deep")
+    assert (deep_coec.expected_clicks, deep_coec.coec, deep_coec.grade) == (0.0, None, None)
