@@ -20,6 +20,8 @@ PUBLIC = {
     "queries_needed", "min_detectable_delta", "paired_t_power", "power_plan", "PowerPlan",
     # agreement
     "cohen_kappa", "kendall_tau_b", "confusion_matrix",
+    # two independent samples
+    "welch_t", "bootstrap_difference", "TwoSampleTest",
 }  # fmt: skip
 
 

@@ -16,6 +16,8 @@ conventions.
 - Planning: :func:`queries_needed`, :func:`min_detectable_delta`, :func:`paired_t_power`,
   :func:`power_plan`.
 - Agreement: :func:`cohen_kappa`, :func:`kendall_tau_b`, :func:`confusion_matrix`.
+- Two independent samples (online A/B arms): :func:`welch_t`, :func:`bootstrap_difference`
+  (:class:`TwoSampleTest`).
 """
 
 from rankscope.stats._checks import StatsWarning
@@ -64,6 +66,7 @@ from rankscope.stats.planning import (
     power_plan,
     queries_needed,
 )
+from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
 
 __all__ = [
     "CORRECTIONS",
@@ -80,10 +83,12 @@ __all__ = [
     "ScoreMatrix",
     "StatsWarning",
     "SystemRow",
+    "TwoSampleTest",
     "WinsTiesLosses",
     "adjust_pvalues",
     "align_scores",
     "anova_two_way",
+    "bootstrap_difference",
     "bootstrap_interval",
     "bootstrap_test",
     "cohen_kappa",
@@ -104,6 +109,7 @@ __all__ = [
     "t_interval",
     "t_interval_from_summary",
     "tukey_hsd",
+    "welch_t",
     "wilcoxon_test",
     "wins_ties_losses",
 ]

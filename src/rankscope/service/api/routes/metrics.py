@@ -306,17 +306,41 @@ def export(
     filters: RowFilters,
     format: Literal["trec", "jsonl", "suite"] = "trec",
     judgments: Annotated[
-        Literal["judged", "heuristic", "provided", "feedback"],
-        Query(description="which rows: judged (provided and feedback) by default"),
+        Literal["judged", "heuristic", "provided", "feedback", "clicks"],
+        Query(
+            description="which rows: judged (provided and feedback) by default; clicks: every "
+            "record whose query has click grades, judged by them (see /api/judgments/clicks)"
+        ),
     ] = "judged",
     part: Annotated[
         Literal["qrels", "run", "queries"] | None,
         Query(description="one file instead of a zip (trec and jsonl)"),
     ] = None,
+    click_model: Annotated[
+        Literal["ctr", "coec", "dbn"] | None,
+        Query(alias="clickModel", description="judgments=clicks: the click model"),
+    ] = None,
+    min_impressions: Annotated[
+        int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
+    ] = None,
 ) -> Response:
     from rankscope.service.export import export_response
 
-    return export_response(state.store, principal, filters, format, judgments, part)
+    clicks = None
+    if judgments == "clicks":
+        from rankscope.service.judgments import click_qrels, event_filters_of
+
+        graded = click_qrels(
+            state.online,
+            principal,
+            event_filters_of(filters),
+            state.settings,
+            model=click_model,
+            min_impressions=min_impressions,
+        )
+        clicks = (graded.by_query, graded.source)
+        judgments = "judged"  # the rows are chosen by their click grades, not their source
+    return export_response(state.store, principal, filters, format, judgments, part, clicks)
 
 
 @router.get("/{record_id}", response_model=Envelope[MetricDetail], summary="One record")
