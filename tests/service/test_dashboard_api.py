@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import PgDatabase, Service
 from rankscope.service.api.routes.metrics import SortChoice
 from rankscope.service.app import create_app
 from rankscope.service.dashboard import STATIC
 from rankscope.service.store.repository import SORT_COLUMNS
-from serve_helpers import COLLECT, METRICS, bearer, doc, make_keys, record
+from serve_helpers import COLLECT, METRICS, PgDatabase, Service, bearer, doc, make_keys, record
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])

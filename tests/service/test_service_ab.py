@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from conftest import Service
 from rankscope.collect.interleave import credit, interleaving_events, team_draft
-from serve_helpers import BATCH, bearer
+from serve_helpers import BATCH, Service, bearer
 
 pytestmark = pytest.mark.service
 COMPARE = "/api/metrics/retrieval/compare"

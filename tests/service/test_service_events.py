@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 
-from conftest import Service
 from rankscope.cli.app import main
 from rankscope.service.ubi import read_ubi
-from serve_helpers import bearer, live_server
+from serve_helpers import Service, bearer, live_server
 
 pytestmark = pytest.mark.service
 EVENTS = "/api/events"

@@ -11,11 +11,10 @@ from typing import Any
 import pytest
 from online_traffic import Traffic, send, simulate
 
-from conftest import Service
 from rankscope.online.clicks import ClickLog, Feedback, Shown, click_judgments
 from rankscope.online.queries import normalise_query, query_key
 from rankscope.testing.traffic import Universe
-from serve_helpers import bearer
+from serve_helpers import Service, bearer
 
 pytestmark = pytest.mark.service
 CLICKS = "/api/judgments/clicks"

@@ -19,14 +19,13 @@ import numpy as np
 import pytest
 from online_traffic import send, simulate
 
-from conftest import Service
 from rankscope.cli.app import main
 from rankscope.collect.interleave import interleaving_events, team_draft
 from rankscope.online.queries import query_key
 from rankscope.stats import cohen_kappa
 from rankscope.testing.llm_server import RecordedRequest, Reply, ScriptedLLMServer
 from rankscope.testing.traffic import Universe, browse, rank
-from serve_helpers import bearer
+from serve_helpers import Service, bearer
 
 pytestmark = pytest.mark.service
 UNIVERSE = Universe.make(30, 15, seed=21)

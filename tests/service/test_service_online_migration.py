@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text
 
-from conftest import PgDatabase
 from rankscope.service.store.db import downgrade as downgrade_to
 from rankscope.service.store.db import make_engine, migrate
+from serve_helpers import PgDatabase
 
 pytestmark = pytest.mark.service
 ONLINE = {"search_events", "alerts", "user_settings"}

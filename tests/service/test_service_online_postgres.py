@@ -10,12 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 from online_traffic import send, simulate
 
-from conftest import PgDatabase
 from rankscope.service.alerts import check_alerts
 from rankscope.service.app import create_app
 from rankscope.service.online_admin import open_online, run_purge
 from rankscope.testing.traffic import Universe
-from serve_helpers import bearer, make_keys
+from serve_helpers import PgDatabase, bearer, make_keys
 
 pytestmark = [pytest.mark.service, pytest.mark.postgres]
 psycopg = pytest.importorskip("psycopg")
