@@ -1,11 +1,11 @@
 """The dashboard in headless Chromium (Debian's ``chromium``, driven by Playwright with the system
 executable; no browser download) against a live ``rankscope serve`` on 127.0.0.1 with seeded
-records: sign in, change filters, open a query; every number the page shows equals the API's,
-no request leaves 127.0.0.1, and one user's page never shows another's queries."""
+records, search events, arms, interleaving experiments and alerts: sign in, change filters, open
+a query; every number the page shows equals the API's, no request leaves 127.0.0.1, and one
+user's page never shows another's queries."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from dashboard_seed import seed
+from dashboard_seed import fire_alerts, seed
 
 from serve_helpers import METRICS, bearer, free_port, make_keys, wait_ready
 
@@ -76,6 +76,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     try:
         wait_ready(url)
         seed(url, keys.service)
+        fire_alerts(db_url, folder)
         shots = folder / "screenshots"
         shots.mkdir()
         yield Live(
@@ -130,10 +131,14 @@ class Tab:
         )
         return found
 
-    def shot(self, name: str, *, docs: bool = False) -> Path:
+    def shot(self, name: str, *, docs: bool = False, selector: str | None = None) -> Path:
+        """The viewport, or the element ``selector`` (scrolled into view) alone."""
         path = self.live.shots / f"{name}.png"
-        self.page.screenshot(path=str(path))
-        assert path.stat().st_size > 10_000  # something was drawn
+        if selector is None:
+            self.page.screenshot(path=str(path))
+        else:
+            self.page.locator(selector).screenshot(path=str(path))
+        assert path.stat().st_size > 5_000  # something was drawn
         if docs and DOCS_SHOTS:
             Path(DOCS_SHOTS).mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, Path(DOCS_SHOTS) / path.name)
@@ -387,8 +392,10 @@ def test_users_never_see_each_other(browser: Any, live: Live) -> None:
         assert other not in text
         assert all(other not in body for body in answers)
         mine = live.api(user, METRICS, limit=1000)["queries"]
-        shown = {r["data-id"] for r in tab.attrs("tr[data-id]", "data-id")}
+        shown = {r["data-id"] for r in tab.attrs("#panel-worst tr[data-id]", "data-id")}
         assert shown and shown <= {q["id"] for q in mine}
+        alerts = {r["data-id"] for r in tab.attrs("#panel-alerts tr[data-id]", "data-id")}
+        assert alerts == {a["id"] for a in live.api(user, "/api/alerts")["alerts"]}
         context.close()
 
 
@@ -413,103 +420,258 @@ def test_service_role_picks_a_user(tab: Tab) -> None:
     tab.shot("service-role")
 
 
-LATER = ("/api/events/summary", "/api/metrics/retrieval/compare", "/api/alerts")
+EVENTS = "/api/events"
 
 
-def _announce(tab: Tab, paths: tuple[str, ...]) -> None:
-    """The server's OpenAPI document, as read by the page, with ``paths`` added."""
-
-    def patched(route: Any) -> None:
-        document = route.fetch().json()
-        document["paths"].update({p: {"get": {}} for p in paths})
-        route.fulfill(status=200, content_type="application/json", body=json.dumps(document))
-
-    tab.page.route(f"{tab.live.url}/openapi.json", patched)
+def num(value: str | None) -> float | None:
+    """A number from a data attribute ('' for null)."""
+    return None if value in (None, "") else float(value)
 
 
-def test_panels_without_endpoints_hide(tab: Tab) -> None:
-    """Events, A/B comparison and alerts wait for their endpoints: this server lacks them (its
-    OpenAPI document does not list them), so they are hidden and never called."""
+def scroll_to(tab: Tab, selector: str) -> None:
+    """Bring a panel to the top of the viewport, below the sticky filter bar."""
+    tab.page.eval_on_selector(
+        selector,
+        "e => window.scrollTo(0, e.getBoundingClientRect().top + window.scrollY"
+        " - document.getElementById('filters').offsetHeight - 12)",
+    )
+
+
+def relogin(tab: Tab, user: str) -> None:
+    tab.page.click("#logout")
+    tab.login(user)
+
+
+def check_events(tab: Tab, api: dict[str, Any]) -> None:
+    for metric in ("clickThroughRate", "queryClickRate", "zeroResultRate"):
+        rate = api[metric]
+        card = f'#panel-events [data-metric="{metric}"]'
+        (shown,) = tab.attrs(
+            card, "data-value", "data-low", "data-high", "data-numerator", "data-denominator"
+        )
+        assert rate["denominator"] > 0
+        assert num(shown["data-value"]) == rate["value"]
+        assert (num(shown["data-low"]), num(shown["data-high"])) == (rate["low"], rate["high"])
+        assert int(shown["data-numerator"]) == rate["numerator"]
+        assert int(shown["data-denominator"]) == rate["denominator"]
+        assert tab.page.text_content(f"{card} .kpi-value") == f"{100 * rate['value']:.1f}%"
+        sub = tab.page.text_content(f"{card} .kpi-sub") or ""
+        assert f"[{100 * rate['low']:.1f}%, {100 * rate['high']:.1f}%]" in sub
+        assert f"{rate['numerator']:,} of {rate['denominator']:,}" in sub
+    (position,) = tab.attrs(
+        '#panel-events [data-metric="meanClickPosition"]', "data-value", "data-n"
+    )
+    assert num(position["data-value"]) == api["meanClickPosition"]
+    assert int(position["data-n"]) == api["clicksWithPosition"] > 0
+    shown_position = tab.page.text_content(
+        '#panel-events [data-metric="meanClickPosition"] .kpi-value'
+    )
+    assert shown_position == f"{api['meanClickPosition']:.2f}"
+    (counts,) = tab.attrs(
+        "#panel-events p.counts", "data-searches", "data-impressions", "data-clicks"
+    )
+    assert [int(v) for v in counts.values()] == [
+        api["searches"],
+        api["impressions"],
+        api["clicks"],
+    ]
+
+
+def test_events_panel_equals_the_api(tab: Tab) -> None:
+    """Click-through rate, searches with a click, mean click position and the zero-result rate
+    of search events, each rate with the API's Wilson interval, for the filters chosen."""
     tab.login("alice")
-    for panel in ("events", "compare", "alerts"):
-        assert tab.page.get_attribute(f"#panel-{panel}", "data-state") == "unavailable"
-        assert tab.page.is_hidden(f"#panel-{panel}")
-    assert not [u for u in tab.requests if any(p in u for p in LATER)]
+    assert tab.page.get_attribute("#panel-events", "data-state") == "ready"
+    api = tab.live.api("alice", f"{EVENTS}/summary")
+    assert api["impressions"] > 1000 and api["zeroResultRate"]["numerator"] > 0
+    check_events(tab, api)
+    scroll_to(tab, "#panel-events")
+    tab.shot("events", selector="#panel-events")
+    tab.choose("topicId", "billing")
+    tab.choose("searchType", "semantic")
+    billing = tab.live.api("alice", f"{EVENTS}/summary", topicId="billing", searchType="semantic")
+    assert 0 < billing["impressions"] < api["impressions"]
+    check_events(tab, billing)
+    # the judgment filter does not narrow events (they carry no judgments)
+    tab.choose("judgmentSource", "heuristic")
+    check_events(tab, billing)
 
 
-def test_panels_hide_on_404(tab: Tab) -> None:
-    """Listed but missing on the real server (404; 422 for .../compare, which the record route
-    takes for an id): hidden too, no error shown."""
-    _announce(tab, LATER)
-    tab.login("alice")
-    for panel, path in zip(("events", "compare", "alerts"), LATER, strict=True):
-        assert any(path in u for u in tab.requests)
-        assert tab.page.get_attribute(f"#panel-{panel}", "data-state") == "unavailable"
-        assert tab.page.is_hidden(f"#panel-{panel}")
-
-
-def test_panels_for_events_compare_alerts_render_their_contract(tab: Tab) -> None:
-    """With the endpoints answering the documented shapes (docs/service.md), the panels show."""
-    payloads = {
-        "/api/events/summary": {
-            "impressions": 1200,
-            "clicks": 300,
-            "ctr": 0.25,
-            "meanClickPosition": 2.4,
-        },
-        "/api/metrics/retrieval/compare": {
-            "arms": ["control", "reranker"],
-            "judgmentSource": "judged",
-            "measures": [
-                {
-                    "measure": "ndcg",
-                    "n": 111,
-                    "a": {"mean": 0.3, "low": 0.25, "high": 0.35, "count": 55},
-                    "b": {"mean": 0.36, "low": 0.3, "high": 0.42, "count": 56},
-                    "difference": {"mean": 0.06, "low": -0.02, "high": 0.14},
-                    "test": "welch",
-                    "pValue": 0.14,
-                    "winner": None,
-                    "reason": "interval includes 0",
-                }
-            ],
-        },
-        "/api/alerts": {
-            "alerts": [
-                {
-                    "id": "al-1",
-                    "createdAt": "2024-05-09T00:00:00Z",
-                    "userId": "alice",
-                    "topicId": "billing",
-                    "searchType": None,
-                    "measure": "ndcg",
-                    "baseline": {"mean": 0.4, "count": 80},
-                    "current": {"mean": 0.25, "count": 40},
-                    "difference": {"mean": -0.15, "low": -0.24, "high": -0.06},
-                    "status": "open",
-                    "message": "nDCG fell",
-                }
-            ]
-        },
+def check_compare(tab: Tab, api: dict[str, Any]) -> None:
+    (summary,) = tab.attrs(
+        "#panel-compare .compare-summary", "data-arms", "data-source", "data-paired"
+    )
+    assert summary == {
+        "data-arms": ",".join(api["arms"]),
+        "data-source": api["judgmentSource"],
+        "data-paired": str(api["paired"]).lower(),
     }
+    names = (
+        "data-measure",
+        "data-value",
+        "data-low",
+        "data-high",
+        "data-p",
+        "data-p-adjusted",
+        "data-verdict",
+        "data-test",
+    )
+    rows = tab.attrs("#panel-compare tr[data-measure]", *names)
+    assert [r["data-measure"] for r in rows] == [m["measure"] for m in api["measures"]]
+    for row, m in zip(rows, api["measures"], strict=True):
+        ci = m["ci"] or {"low": None, "high": None}
+        assert num(row["data-value"]) == m["delta"]
+        assert (num(row["data-low"]), num(row["data-high"])) == (ci["low"], ci["high"])
+        assert (num(row["data-p"]), num(row["data-p-adjusted"])) == (m["pValue"], m["pAdjusted"])
+        assert (row["data-verdict"], row["data-test"]) == (m["verdict"], m["test"])
+        at = f'#panel-compare tr[data-measure="{m["measure"]}"]'
+        assert [int(c["data-n"]) for c in tab.attrs(f"{at} td[data-n]", "data-n")] == [
+            m["nA"],
+            m["nB"],
+        ]
+        means = [num(c["data-mean"]) for c in tab.attrs(f"{at} td[data-mean]", "data-mean")]
+        assert means == [m["meanA"], m["meanB"]]
+        verdict = tab.page.text_content(f"{at} td.verdict") or ""
+        if m["verdict"] in ("a", "b"):
+            assert verdict == f"{m['winner']} better"
+        elif m["verdict"] == "insufficient_data":
+            assert verdict == "insufficient data"
+        else:
+            assert verdict.startswith("no difference")
 
-    def answer(route: Any) -> None:
-        path = route.request.url.split("?")[0].removeprefix(tab.live.url)
-        body = {"success": True, "data": payloads[path]}
-        route.fulfill(status=200, content_type="application/json", body=json.dumps(body))
 
-    for path in payloads:
-        tab.page.route(f"{tab.live.url}{path}?*", answer)
-        tab.page.route(f"{tab.live.url}{path}", answer)
-    _announce(tab, LATER)
+def test_compare_panel_equals_the_api(tab: Tab) -> None:
+    """A/B: the arms from breakdown?by=arm, each measure's difference with its interval, p,
+    Holm-adjusted p and verdict as the API gives them; the seeded better arm is named."""
     tab.login("alice")
-    (ctr,) = tab.attrs('#panel-events [data-metric="ctr"]', "data-value", "data-n")
-    assert (float(ctr["data-value"]), int(ctr["data-n"])) == (0.25, 1200)
-    (row,) = tab.attrs("#panel-compare tr[data-measure]", "data-measure", "data-value")
-    assert (row["data-measure"], float(row["data-value"])) == ("ndcg", 0.06)
-    assert tab.attrs("#panel-alerts tr[data-id]", "data-id") == [{"data-id": "al-1"}]
-    for panel in ("events", "compare", "alerts"):
+    a = tab.page.input_value('#panel-compare select[data-arm="A"]')
+    b = tab.page.input_value('#panel-compare select[data-arm="B"]')
+    assert {a, b} == {"control", "reranker"}
+    api = tab.live.api("alice", f"{METRICS}/compare", arms=f"{a},{b}")
+    assert api["judgmentSource"] == "judged"
+    check_compare(tab, api)
+    ndcg = next(m for m in api["measures"] if m["measure"] == "ndcg")
+    assert ndcg["winner"] == "reranker"  # the seed's reranker puts a grade-3 page first
+    assert tab.attrs("#panel-compare tr.current", "data-measure") == [{"data-measure": "ndcg"}]
+    scroll_to(tab, "#panel-compare")
+    tab.shot("compare", selector="#panel-compare")
+    tab.shot("dashboard-online", docs=True)
+    # the other arm first: the difference changes sign, the verdict stays with the arm
+    tab.page.select_option('#panel-compare select[data-arm="A"]', b)
+    tab.page.wait_for_selector(f'#panel-compare .compare-summary[data-arms="{b},{a}"]')
+    swapped = tab.live.api("alice", f"{METRICS}/compare", arms=f"{b},{a}")
+    check_compare(tab, swapped)
+    # heuristic rows, then paired over the queries both arms saw
+    tab.page.select_option('#panel-compare select[data-control="judgments"]', "heuristic")
+    tab.page.wait_for_selector('#panel-compare .compare-summary[data-source="heuristic"]')
+    params = {"arms": f"{b},{a}", "judgments": "heuristic"}
+    check_compare(tab, tab.live.api("alice", f"{METRICS}/compare", **params))
+    tab.page.check('#panel-compare input[data-control="paired"]')
+    tab.page.wait_for_selector('#panel-compare .compare-summary[data-paired="true"]')
+    check_compare(tab, tab.live.api("alice", f"{METRICS}/compare", **params, paired="true"))
+
+
+def test_compare_says_insufficient_data(tab: Tab) -> None:
+    """Bob's arms hold fewer judged rows than the minimum sample: no winner, whatever p is."""
+    tab.login("bob")
+    a = tab.page.input_value('#panel-compare select[data-arm="A"]')
+    b = tab.page.input_value('#panel-compare select[data-arm="B"]')
+    api = tab.live.api("bob", f"{METRICS}/compare", arms=f"{a},{b}")
+    assert {m["verdict"] for m in api["measures"]} == {"insufficient_data"}
+    assert min(api["records"].values()) < api["minSample"]
+    check_compare(tab, api)
+    assert "better" not in (tab.page.text_content("#panel-compare tbody") or "")
+    scroll_to(tab, "#panel-compare")
+    tab.shot("compare-insufficient", selector="#panel-compare")
+
+
+def test_interleaving_panel_equals_the_api(tab: Tab) -> None:
+    tab.login("alice")
+    experiments = tab.live.api("alice", f"{EVENTS}/summary")["experiments"]
+    assert experiments == {"bm25-vs-dense": 60, "title-boost": 8}
+    names = (
+        "data-experiment",
+        "data-impressions",
+        "data-clicked",
+        "data-wins",
+        "data-ties",
+        "data-losses",
+        "data-value",
+        "data-p",
+        "data-verdict",
+    )
+    rows = tab.attrs("#panel-interleaving tr[data-experiment]", *names)
+    assert [r["data-experiment"] for r in rows] == ["bm25-vs-dense", "title-boost"]
+    verdicts = {}
+    for row in rows:
+        api = tab.live.api("alice", f"{EVENTS}/interleaving", experiment=row["data-experiment"])
+        counts = ("impressions", "clicked", "wins", "ties", "losses")
+        assert [int(row[f"data-{k}"]) for k in counts] == [api[k] for k in counts]
+        assert num(row["data-value"]) == api["preference"]
+        assert num(row["data-p"]) == api["pValue"]
+        assert row["data-verdict"] == api["verdict"]
+        verdicts[api["experiment"]] = (api["verdict"], api["winner"])
+    # users were made to prefer dense's pages; eight impressions are too few for a winner
+    assert verdicts == {"bm25-vs-dense": ("b", "dense"), "title-boost": ("insufficient_data", None)}
+    text = tab.page.text_content("#panel-interleaving tbody") or ""
+    assert "dense better" in text and "insufficient data" in text
+    scroll_to(tab, "#panel-interleaving")
+    tab.shot("interleaving", selector="#panel-interleaving")
+
+
+def test_alerts_panel_equals_the_api(tab: Tab) -> None:
+    """The alerts the check fired on Alice's regressed last day, newest first; the service
+    role sees whose they are."""
+    tab.login("alice")
+    alerts = tab.live.api("alice", "/api/alerts", limit=100)["alerts"]
+    assert {a["rule"] for a in alerts} == {"ndcg-drop", "ap-drop"}
+    names = ("data-id", "data-value", "data-low", "data-high", "data-current", "data-baseline")
+    rows = tab.attrs("#panel-alerts tr[data-id]", *names, "data-status")
+    assert [r["data-id"] for r in rows] == [a["id"] for a in alerts]
+    for row, a in zip(rows, alerts, strict=True):
+        assert num(row["data-value"]) == a["delta"] < 0
+        assert (num(row["data-low"]), num(row["data-high"])) == (a["ciLow"], a["ciHigh"])
+        assert num(row["data-current"]) == a["currentMean"]
+        assert num(row["data-baseline"]) == a["baselineMean"]
+        assert row["data-status"] == a["deliveryStatus"] == "none"
+        text = tab.page.text_content(f'#panel-alerts tr[data-id="{a["id"]}"]') or ""
+        assert f"{a['delta']:+.4f}" in text and f"[{a['ciLow']:.4f}, {a['ciHigh']:.4f}]" in text
+        assert f"n = {a['nCurrent']}" in text and f"n = {a['nBaseline']}" in text
+        assert a["rule"] in text and "Welch's t" in text
+    assert tab.page.locator("#panel-alerts td[data-user]").count() == 0
+    scroll_to(tab, "#panel-alerts")
+    tab.shot("alerts", selector="#panel-alerts")
+    relogin(tab, "svc")
+    users = [r["data-user"] for r in tab.attrs("#panel-alerts td[data-user]", "data-user")]
+    assert users == [a["userId"] for a in tab.live.api("svc", "/api/alerts")["alerts"]]
+    assert users == ["alice", "alice"]
+
+
+ONLINE = ("events", "interleaving", "alerts")
+
+
+def test_online_panels_hide_without_data(tab: Tab) -> None:
+    """Bob sent no events and fired no alert: those panels are hidden for him (his A/B panel
+    shows); Carol has nothing at all; filters that leave Alice none say so instead."""
+    tab.login("bob")
+    assert tab.live.api("bob", f"{EVENTS}/summary")["searches"] == 0
+    assert tab.live.api("bob", "/api/alerts")["alerts"] == []
+    for panel in ONLINE:
+        assert tab.page.get_attribute(f"#panel-{panel}", "data-state") == "unavailable"
+        assert tab.page.is_hidden(f"#panel-{panel}")
+    assert tab.page.is_visible("#panel-compare")
+    relogin(tab, "carol")
+    for panel in (*ONLINE, "compare"):
+        assert tab.page.get_attribute(f"#panel-{panel}", "data-state") == "unavailable"
+        assert tab.page.is_hidden(f"#panel-{panel}")
+    relogin(tab, "alice")
+    tab.fill_date("endDate", "2030-01-02")
+    tab.fill_date("startDate", "2030-01-01")
+    for panel in (*ONLINE, "compare"):
+        assert tab.page.get_attribute(f"#panel-{panel}", "data-state") == "empty"
         assert tab.page.is_visible(f"#panel-{panel}")
+    assert "No events match this selection" in (tab.page.text_content("#panel-events") or "")
+    assert "No alert fired in these dates" in (tab.page.text_content("#panel-alerts") or "")
 
 
 def test_empty_account_and_bad_token_say_why(tab: Tab) -> None:

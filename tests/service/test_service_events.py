@@ -223,6 +223,40 @@ def test_summary_numbers(service: Service) -> None:
     assert bad.status_code == 400
 
 
+def test_summary_names_its_click_positions_and_experiments(service: Service) -> None:
+    """The mean click position says how many clicks it averages (a click may come without a
+    position), and the interleaving experiments in the selection are listed (the dashboard
+    reads both)."""
+    t = "2024-05-01T10:00:00Z"
+    events = page("p1", ["a", "b", "c"], {"b": 5.0}, timestamp=t, topicId="ops")
+    events.append(
+        {"action": "click", "queryId": "p1", "documentId": "z", "timestamp": t, "topicId": "ops"}
+    )
+    for qid, experiment in (("x1", "bm25-vs-dense"), ("x2", "bm25-vs-dense"), ("y1", "ab")):
+        for position, team in ((1, "one"), (2, "two")):
+            events.append(
+                {
+                    "action": "impression",
+                    "queryId": qid,
+                    "documentId": f"d{position}",
+                    "position": position,
+                    "experiment": experiment,
+                    "team": team,
+                    "timestamp": t,
+                    "topicId": "dev",
+                }
+            )
+    assert post(service, events).status_code == 201
+    s = get(service, f"{EVENTS}/summary").json()["data"]
+    assert (s["clicks"], s["clicksWithPosition"]) == (2, 1)
+    assert s["meanClickPosition"] == 2.0
+    assert s["experiments"] == {"ab": 1, "bm25-vs-dense": 2}
+    ops = get(service, f"{EVENTS}/summary", topicId="ops").json()["data"]
+    assert ops["experiments"] == {} and ops["clicksWithPosition"] == 1
+    one = get(service, f"{EVENTS}/summary", experiment="ab").json()["data"]
+    assert one["experiments"] == {"ab": 1}
+
+
 def test_read_ubi_maps_queries_and_events() -> None:
     queries = read_ubi(DATA / "ubi_queries.jsonl")
     assert (queries.queries, len(queries.events)) == (2, 5)

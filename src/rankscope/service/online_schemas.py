@@ -155,7 +155,8 @@ class EventsSummary(Camel):
     query_click_rate: Rate = Field(
         description="query ids with at least one click / query ids with impressions"
     )
-    mean_click_position: float | None
+    mean_click_position: float | None = Field(description="over the clicks with a position")
+    clicks_with_position: int = Field(description="the clicks meanClickPosition averages")
     zero_result_rate: Rate = Field(
         description="search events with resultCount 0 / search events with a resultCount"
     )
@@ -164,6 +165,9 @@ class EventsSummary(Camel):
     cited: int
     mean_dwell_seconds: float | None
     other_actions: dict[str, int] = Field(description="counts of actions not interpreted")
+    experiments: dict[str, int] = Field(
+        description="interleaving experiments: query ids with impressions of each"
+    )
     date_range: DateRange
 
 

@@ -62,6 +62,7 @@ class EventCounts:
     dwell_sum: float
     dwell_count: int
     other_actions: dict[str, int]
+    experiments: dict[str, int]
     first: dt.datetime | None
     last: dt.datetime | None
 
@@ -243,10 +244,17 @@ class OnlineStore:
             .group_by(E.action)
             .order_by(E.action)
         )
+        experiments = (
+            select(E.experiment, func.count(func.distinct(E.query_id)))
+            .where(*conds, E.action == "impression", E.experiment.is_not(None))
+            .group_by(E.experiment)
+            .order_by(E.experiment)
+        )
         with self.metrics._begin(principal) as conn:
             t = conn.execute(totals).mappings().one()
             shown, clicked = conn.execute(sessions).one()
             other = {a: int(n) for a, n in conn.execute(others)}
+            shown_in = {x: int(n) for x, n in conn.execute(experiments)}
         ts = UTCDateTime()
         dialect = self.engine.dialect
         return EventCounts(
@@ -265,6 +273,7 @@ class OnlineStore:
             dwell_sum=float(t["dwell_sum"]),
             dwell_count=int(t["dwell_n"]),
             other_actions=other,
+            experiments=shown_in,
             first=ts.process_result_value(t["first"], dialect),
             last=ts.process_result_value(t["last"], dialect),
         )

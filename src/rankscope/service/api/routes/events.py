@@ -137,12 +137,14 @@ def events_summary(
             mean_click_position=(
                 c.click_position_sum / c.clicks_with_position if c.clicks_with_position else None
             ),
+            clicks_with_position=c.clicks_with_position,
             zero_result_rate=rate(c.zero_result_searches, c.searches_with_count),
             thumbs_up=c.thumbs_up,
             thumbs_down=c.thumbs_down,
             cited=c.cited,
             mean_dwell_seconds=c.dwell_sum / c.dwell_count if c.dwell_count else None,
             other_actions=c.other_actions,
+            experiments=c.experiments,
             date_range=DateRange(start=filters.start or c.first, end=filters.end or c.last),
         )
     )

@@ -40,21 +40,8 @@ export class Api {
     return this.unwrap(response);
   }
 
-  // The paths this server serves (its OpenAPI document), or null when it cannot be read.
-  async paths() {
-    try {
-      const response = await fetch("/openapi.json", { credentials: "omit" });
-      if (!response.ok) return null;
-      return new Set(Object.keys((await response.json()).paths || {}));
-    } catch {
-      return null;
-    }
-  }
-
-  // GET path?params; resolves to the envelope's data. With `optional` (an endpoint this server
-  // may not have yet) an answer in `missing` (404 by default) resolves to null; other errors
-  // throw an ApiError.
-  async get(path, params = {}, { signal, optional = false, missing = [404] } = {}) {
+  // GET path?params; resolves to the envelope's data, or throws an ApiError.
+  async get(path, params = {}, { signal } = {}) {
     const query = new URLSearchParams();
     for (const [key, value] of Object.entries(params)) {
       if (value !== null && value !== undefined && value !== "") query.set(key, value);
@@ -66,7 +53,6 @@ export class Api {
       credentials: "omit",
       cache: "no-store",
     });
-    if (optional && missing.includes(response.status)) return null;
     return this.unwrap(response);
   }
 

@@ -58,3 +58,32 @@ export function fmtTime(iso) {
   const d = new Date(iso);
   return `${fmtDate(iso)} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())} UTC`;
 }
+
+// A proportion as a percentage (1 decimal), and its interval.
+export function fmtRate(value) {
+  if (value === null || value === undefined) return "—";
+  return `${(100 * value).toFixed(1)}%`;
+}
+
+export function fmtRateInterval(low, high) {
+  if (low === null || low === undefined || high === null || high === undefined) return "no trials";
+  return `[${fmtRate(low)}, ${fmtRate(high)}]`;
+}
+
+// p-values: 4 decimals, small ones in scientific notation (never a bare 0.0000).
+export function fmtP(p) {
+  if (p === null || p === undefined) return "—";
+  if (p !== 0 && p < 1e-4) return Number(p).toExponential(1);
+  return Number(p).toFixed(4);
+}
+
+export function fmtSigned(value, digits = 4) {
+  if (value === null || value === undefined) return "—";
+  return `${value > 0 ? "+" : value < 0 ? "-" : ""}${Math.abs(value).toFixed(digits)}`;
+}
+
+// A measure's label from its API name (camelCase) or an alert rule's (snake_case).
+export function measureLabel(name) {
+  const key = String(name).replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+  return MEASURES[key]?.label ?? name;
+}

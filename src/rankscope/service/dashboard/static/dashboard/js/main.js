@@ -25,7 +25,6 @@ const controls = () => [...document.querySelectorAll("[data-filter]")];
 
 let api = null;
 let me = null;
-let endpoints = null; // the API's paths, from /openapi.json (null: unknown, try them all)
 let panels = [];
 let filters = { ...DEFAULTS };
 let current = null; // the refresh in flight
@@ -105,11 +104,12 @@ async function refresh() {
     params: apiParams(),
     signal: controller.signal,
     openRecord: (id) => openRecord(api, id),
-    // whether this server has an endpoint (panels for later features ask before calling)
-    has: (path) => endpoints === null || endpoints.has(path),
-    load(path, params, options = {}) {
+    // the account's whole data (the chosen user for the service role): what optional panels
+    // read to tell "nothing yet" (hidden) from "filtered away" (an empty state)
+    scope: filters.userId ? { userId: filters.userId } : {},
+    load(path, params) {
       const key = `${path}?${new URLSearchParams(Object.entries(params).filter(([, v]) => v !== "" && v !== null && v !== undefined))}`;
-      if (!cache.has(key)) cache.set(key, api.get(path, params, { ...options, signal: controller.signal }));
+      if (!cache.has(key)) cache.set(key, api.get(path, params, { signal: controller.signal }));
       return cache.get(key);
     },
   };
@@ -180,7 +180,6 @@ async function start(token) {
     return;
   }
   saveToken(token);
-  endpoints = await api.paths();
   $("login-view").hidden = true;
   $("app-view").hidden = false;
   $("who").hidden = false;

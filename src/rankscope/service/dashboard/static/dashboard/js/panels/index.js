@@ -4,6 +4,7 @@ import { AlertsPanel } from "./alerts.js";
 import { BreakdownPanel } from "./breakdown.js";
 import { ComparePanel } from "./compare.js";
 import { EventsPanel } from "./events.js";
+import { InterleavingPanel } from "./interleaving.js";
 import { OverviewPanel } from "./overview.js";
 import { TimeseriesPanel } from "./timeseries.js";
 import { WorstQueriesPanel } from "./worst.js";
@@ -18,6 +19,7 @@ export function createPanels() {
     new BreakdownPanel("topic", "Per topic", "topic", "(no topic)"),
     new BreakdownPanel("searchType", "Per search type", "search type", "(none)"),
     new ComparePanel(),
+    new InterleavingPanel(),
     new ZeroResultsPanel(),
     new WorstQueriesPanel(),
   ];

@@ -1,13 +1,13 @@
 // What every panel is: a <section> with a title, a note and a body, refreshed with the current
-// filters. A panel whose endpoint this server lacks (404) or that has nothing to show for an
-// optional feature hides itself; a core panel with no data says why instead.
+// filters. A panel for a feature the account does not use (no events, one arm, no alerts) hides
+// itself; a core panel with no data, or an optional one whose data the filters narrow away,
+// says why instead.
 
 import { h, clear, append } from "../dom.js";
 
 export class Panel {
-  constructor({ id, title, note = "", wide = false, optional = false }) {
+  constructor({ id, title, note = "", wide = false }) {
     this.id = id;
-    this.optional = optional;
     this.titleEl = h("h2", { id: `panel-${id}-title` }, title);
     this.noteEl = h("p", { class: "panel-note" }, note);
     this.body = h("div", { class: "panel-body" });
@@ -58,7 +58,7 @@ export class Panel {
     this.show("empty", h("div", { class: "empty" }, h("p", {}, message), hint ? h("p", { class: "hint" }, hint) : null));
   }
 
-  // The endpoint is missing on this server, or an optional feature has no data: not shown.
+  // An optional feature with no data for this account: not shown.
   unavailable(reason) {
     this.el.hidden = true;
     this.el.dataset.state = "unavailable";
@@ -73,4 +73,16 @@ export function filterHint(ctx) {
   const active = ["startDate", "endDate", "topicId", "searchType", "judgmentSource"].filter((k) => f[k]);
   if (active.length) return "Filters are narrowing the selection: widen the dates or reset the filters.";
   return "Nothing collected yet for this account: send records with POST /api/metrics/retrieval/collect or rankscope.collect.MetricsClient.";
+}
+
+// The API parameters among `keys` (the filters an endpoint takes) and the chosen user.
+export function pick(ctx, keys) {
+  const out = {};
+  for (const key of [...keys, "userId"]) if (ctx.params[key]) out[key] = ctx.params[key];
+  return out;
+}
+
+// Whether any of `keys` narrows the selection below the account's whole data.
+export function narrowed(ctx, keys) {
+  return keys.some((key) => ctx.params[key]);
 }
