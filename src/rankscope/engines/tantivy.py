@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from rankscope.engines._text import boolean_clauses, document_fields, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
 _ANALYZER = "rankscope"
@@ -89,7 +90,7 @@ class TantivyEngine(Engine):
 
     def index(self, docs: Iterable[Document]) -> None:
         tv = self._tv
-        docs = list(docs)
+        docs = reiterable(docs)  # read once for the schema, unless it knows its fields
         fields = document_fields(docs)
         # neutral names: any user field name is safe, and none clashes with the id field
         self._fields = {f: f"f{i}" for i, f in enumerate(fields)}

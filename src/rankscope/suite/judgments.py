@@ -14,7 +14,7 @@ measures apply whatever the suite was written with:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +32,17 @@ class CodeExpectation:
     files: tuple[str, ...] = ()
     symbols: tuple[str, ...] = ()
 
+    def matches(self, doc: Document) -> bool:
+        """Whether the document's path or one of its symbol names contains an expected
+        substring."""
+        path = doc.fields.get("path") or doc.id
+        if any(want in path for want in self.files):
+            return True
+        if not self.symbols:
+            return False
+        names = [doc.id, doc.title, *doc.fields.get("symbols", "").split()]
+        return any(want in name for want in self.symbols for name in names if name)
+
 
 @dataclass
 class JudgmentSet:
@@ -43,35 +54,23 @@ class JudgmentSet:
     answers: dict[str, str] = field(default_factory=dict)
     code: dict[str, CodeExpectation] = field(default_factory=dict)
 
-    def resolve(self, docs: Sequence[Document], match_grade: int = 1) -> Qrels:
-        """Combine everything into document-level qrels over ``docs``."""
+    def resolve(self, docs: Iterable[Document], match_grade: int = 1) -> Qrels:
+        """Combine everything into document-level qrels over ``docs`` (read once, and only
+        when there are code expectations to match)."""
         merged: dict[str, dict[str, int]] = {q: dict(j) for q, j in self.graded.items()}
-        for qid, expectation in self.code.items():
-            matched = match_code_expectations(expectation, docs)
-            row = merged.setdefault(qid, {})
-            for doc_id in matched:
-                row[doc_id] = max(row.get(doc_id, 0), match_grade)
+        for qid in self.code:
+            merged.setdefault(qid, {})
+        for doc in docs if self.code else ():
+            for qid, expectation in self.code.items():
+                if expectation.matches(doc):
+                    row = merged[qid]
+                    row[doc.id] = max(row.get(doc.id, 0), match_grade)
         for qid, doc_id in self.needles.items():
             row = merged.setdefault(qid, {})
             row[doc_id] = max(row.get(doc_id, 0), NEEDLE_GRADE)
         for qid, judged in self.inline.items():
             merged.setdefault(qid, {}).update(judged)
         return Qrels.from_dict({q: j for q, j in merged.items() if j}, source="suite")
-
-
-def match_code_expectations(expectation: CodeExpectation, docs: Iterable[Document]) -> list[str]:
-    """Ids of documents whose path or symbol names contain one of the expected substrings."""
-    hits: list[str] = []
-    for doc in docs:
-        path = doc.fields.get("path") or doc.id
-        if any(want in path for want in expectation.files):
-            hits.append(doc.id)
-            continue
-        if expectation.symbols:
-            names = [doc.id, doc.title, *doc.fields.get("symbols", "").split()]
-            if any(want in name for want in expectation.symbols for name in names if name):
-                hits.append(doc.id)
-    return hits
 
 
 def read_qrels_file(path: Path) -> Qrels:
