@@ -42,11 +42,6 @@ _SYMBOL_RE = re.compile(
 )
 
 
-def load_documents(spec: CorpusSpec, base_dir: Path) -> list[Document]:
-    """All documents of a corpus, in a stable order."""
-    return list(iter_documents(spec, base_dir))
-
-
 def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
     """The documents of a corpus, read one at a time as they are consumed, in a stable order.
 

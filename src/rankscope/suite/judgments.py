@@ -14,13 +14,14 @@ measures apply whatever the suite was written with:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankscope.data import read_qrels
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document
-from rankscope.errors import ConfigError, FormatError
+from rankscope.errors import ConfigError
 
 NEEDLE_GRADE = 3
 
@@ -81,45 +82,4 @@ def read_qrels_file(path: Path) -> Qrels:
             path=path,
             hint="paths in a suite are relative to the suite file",
         )
-    try:
-        from rankscope.data import read_qrels  # type: ignore[attr-defined]
-    except ImportError:
-        return _read_qrels_plain(path)
-    qrels: Qrels = read_qrels(path)
-    return qrels
-
-
-def _read_qrels_plain(path: Path) -> Qrels:
-    # Used only while rankscope.data has no reader: TREC 4-column or BEIR 3-column TSV.
-    judged: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts or line.startswith("#"):
-                continue
-            if line_no == 1 and parts[0] in {"query-id", "query_id", "qid"}:
-                continue
-            if len(parts) == 4:
-                qid, _, doc, grade = parts
-            elif len(parts) == 3:
-                qid, doc, grade = parts
-            else:
-                raise FormatError(
-                    "expected `qid 0 doc grade` (TREC) or `qid doc grade` (BEIR TSV)",
-                    path=path,
-                    line=line_no,
-                    value=line.strip(),
-                )
-            try:
-                judged.setdefault(qid, {})[doc] = int(float(grade))
-            except ValueError:
-                raise FormatError(
-                    "grade is not a number", path=path, line=line_no, value=grade
-                ) from None
-    return Qrels.from_dict(judged, source=str(path))
-
-
-def qrels_to_dict(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
-    if isinstance(qrels, Qrels):
-        return qrels.to_dict()
-    return {q: dict(j) for q, j in qrels.items()}
+    return read_qrels(path)
