@@ -23,7 +23,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from rankscope.engines._text import boolean_clauses, document_fields, field_names, words
+from rankscope.engines._text import (
+    boolean_clauses,
+    document_fields,
+    field_names,
+    indexed_name,
+    words,
+)
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
@@ -105,14 +111,7 @@ class SqliteEngine(Engine):
     # -- searching ------------------------------------------------------------------------------
 
     def _column(self, query: Query, field: str) -> str:
-        try:
-            return self._columns[field]
-        except KeyError:
-            known = ", ".join(self._columns) or "(nothing indexed yet)"
-            raise EngineError(
-                f"query {query.id!r} names field {field!r}, which the sqlite index does not "
-                f"have; indexed fields: {known}"
-            ) from None
+        return indexed_name(self._columns, query, field, "sqlite")
 
     def _weights(self, boosts: dict[str, float] | None) -> str:
         # first weight is for the unindexed doc_id column
