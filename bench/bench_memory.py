@@ -13,11 +13,11 @@ each in a fresh Python process whose peak resident set size comes from ``wait4``
 - **both**: one ``rankscope bench`` running both configurations, one after the other, to show
   that the second does not stack on the first.
 
-``--src`` runs rankscope from another source tree (for a before/after comparison: ``git archive
-<rev> src | tar -x -C /tmp/before``), ``--label`` names it in the table. Usage::
+``--before`` also runs rankscope from another source tree, alternating with this one (for a
+before/after comparison: ``git archive <rev> src | tar -x -C /tmp/before``). Usage::
 
     python bench/make_corpus.py --docs 10000 100000
-    python bench/bench_memory.py --docs 10000 100000 [--src /tmp/before/src --label before]
+    python bench/bench_memory.py --docs 10000 100000 [--before /tmp/before/src]
 """
 
 from __future__ import annotations
@@ -122,13 +122,21 @@ def raw_run(folder: Path, engine: str, python: str) -> tuple[int, float]:
     return peak, float(out.strip().splitlines()[-1])
 
 
+def _cells(runs: list[tuple[int, float]], raw_peak: int, raw_s: float) -> str:
+    """Largest peak, fastest index time, and both against the raw engine's."""
+    peak, index_s = max(p for p, _ in runs), min(t for _, t in runs)
+    return f"{peak:,} | {index_s:.2f} | {peak - raw_peak:+,} | {index_s / raw_s - 1:+.1%}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--engines", nargs="+", default=list(ENGINES), choices=ENGINES)
     ap.add_argument("--repeats", type=int, default=3, help="alternating runs of each (min time)")
     ap.add_argument("--src", type=Path, default=REPO / "src", help="rankscope source tree")
-    ap.add_argument("--label", default="rankscope")
+    ap.add_argument(
+        "--before", type=Path, help="another source tree (the code before), run alternately"
+    )
     ap.add_argument("--no-both", action="store_true", help="skip the both-engines run")
     ap.add_argument("--raw", nargs=2, metavar=("ENGINE", "CORPUS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -137,18 +145,24 @@ def main() -> None:
         print(f"{(raw_sqlite if engine == 'sqlite' else raw_tantivy)(Path(corpus)):.6f}")
         return
     python = sys.executable
-    src = args.src.resolve()
-    shown = src.relative_to(REPO) if src.is_relative_to(REPO) else src
-    print(
-        f"nproc {os.cpu_count()}; rankscope from {shown}; {args.repeats} alternating runs each: "
-        "peak = largest ru_maxrss, time = fastest"
+    trees = {"rankscope": args.src.resolve()}
+    if args.before is not None:
+        trees = {"before": args.before.resolve(), **trees}
+    shown = ", ".join(
+        f"{label} from {src.relative_to(REPO) if src.is_relative_to(REPO) else src}"
+        for label, src in trees.items()
     )
-    label = args.label
     print(
-        f"| documents | JSONL MB | engine | raw peak MB | raw index s | {label} peak MB | "
-        f"{label} index s | peak over raw MB | index time vs raw |"
+        f"nproc {os.cpu_count()}; {shown}; {args.repeats} alternating runs of each: peak = "
+        "largest ru_maxrss, index time = fastest"
     )
-    print("|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    head = "| documents | JSONL MB | engine | raw peak MB | raw index s |"
+    rule = "|---:|---:|---|---:|---:|"
+    for label in trees:
+        head += f" {label} peak MB | {label} index s | peak over raw MB | index vs raw |"
+        rule += "---:|---:|---:|---:|"
+    print(head)
+    print(rule)
     for docs in args.docs:
         folder = DATA / f"corpus-{docs}"
         if not (folder / "suite.yaml").is_file():
@@ -156,28 +170,28 @@ def main() -> None:
         size = (folder / "corpus.jsonl").stat().st_size / 1e6
         raw_peaks: dict[str, int] = {}
         for engine in args.engines:
-            raws, ours = [], []
+            raws: list[tuple[int, float]] = []
+            ours: dict[str, list[tuple[int, float]]] = {label: [] for label in trees}
             for _ in range(args.repeats):
                 raws.append(raw_run(folder, engine, python))
-                peak, times = rankscope_run(folder, [engine], src, python)
-                ours.append((peak, times[engine]))
+                for label, src in trees.items():
+                    peak, times = rankscope_run(folder, [engine], src, python)
+                    ours[label].append((peak, times[engine]))
             raw_peak, raw_s = max(p for p, _ in raws), min(t for _, t in raws)
-            peak, index_s = max(p for p, _ in ours), min(t for _, t in ours)
             raw_peaks[engine] = raw_peak
-            print(
-                f"| {docs:,} | {size:,.0f} | {engine} | {raw_peak:,} | {raw_s:.2f} | {peak:,} | "
-                f"{index_s:.2f} | {peak - raw_peak:+,} | {index_s / raw_s - 1:+.1%} |",
-                flush=True,
-            )
+            row = f"| {docs:,} | {size:,.0f} | {engine} | {raw_peak:,} | {raw_s:.2f} |"
+            for runs in ours.values():
+                row += f" {_cells(runs, raw_peak, raw_s)} |"
+            print(row, flush=True)
         if not args.no_both and len(args.engines) > 1:
-            peak, times = rankscope_run(folder, list(args.engines), src, python)
             largest = max(raw_peaks.values())
-            spent = ", ".join(f"{e} {t:.2f} s" for e, t in times.items())
-            print(
-                f"| {docs:,} | {size:,.0f} | {' + '.join(args.engines)} in one run | "
-                f"{largest:,} (largest) | | {peak:,} | {spent} | {peak - largest:+,} | |",
-                flush=True,
-            )
+            both = " + ".join(args.engines)
+            row = f"| {docs:,} | {size:,.0f} | {both}, one run | {largest:,} | |"
+            for src in trees.values():
+                peak, times = rankscope_run(folder, list(args.engines), src, python)
+                spent = ", ".join(f"{t:.2f}" for t in times.values())
+                row += f" {peak:,} | {spent} | {peak - largest:+,} | |"
+            print(row, flush=True)
 
 
 if __name__ == "__main__":

@@ -273,13 +273,12 @@ def run_config(
     stage: Stage = "chunk"
     try:
         source = DocumentStream.of(docs)
-        documents, units_tally = _Tally(), _Tally()
-        read = source.through(documents, count=source.count)
-        chunking = config.chunking
+        tally = _Tally()
+        units, chunking = source, config.chunking
         if chunking is not None:
             check_chunking(chunking.size, chunking.overlap, chunking.unit)
-            read = read.through(partial(iter_chunks, **_chunk_args(chunking)))
-        units = read.through(units_tally, count=read.count)
+            units = source.through(partial(iter_chunks, **_chunk_args(chunking)))
+        units = units.through(tally, count=units.count)
         fetch_k = settings.max_k * (settings.chunk_fetch_factor if chunking is not None else 1)
         record.fetch_k = fetch_k
 
@@ -295,7 +294,7 @@ def run_config(
             engine.index(units)
             record.index_time_s = time.perf_counter() - started
             record.index_stats, record.index_cache = read_index_stats(engine)
-            record.num_documents, record.num_units = _counts(source, documents, units, units_tally)
+            record.num_documents, record.num_units = _counts(source, units, tally)
             report.advance(1)
 
             stage = "search"
@@ -498,15 +497,12 @@ class _Tally:
         self.total = n
 
 
-def _counts(
-    source: DocumentStream, documents: _Tally, units: DocumentStream, unit_tally: _Tally
-) -> tuple[int, int]:
-    """How many documents and units (chunks) the configuration indexed: counted as the engine
-    read them, or, for an engine that reads nothing (a run file), known or counted now."""
-    num_documents = documents.total
-    if num_documents is None:
-        num_documents = source.count if source.count is not None else sum(1 for _ in source)
-    num_units = unit_tally.total
+def _counts(source: DocumentStream, units: DocumentStream, tally: _Tally) -> tuple[int, int]:
+    """How many documents and units (chunks) the configuration indexed: known from the scan,
+    counted as the engine read them, or, for an engine that reads nothing (a run file),
+    counted now."""
+    num_documents = source.count if source.count is not None else sum(1 for _ in source)
+    num_units = tally.total
     if num_units is None:
         num_units = units.count if units.count is not None else sum(1 for _ in units)
     return num_documents, num_units

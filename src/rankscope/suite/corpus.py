@@ -196,15 +196,23 @@ def read_jsonl_documents(
     text_field: str = "text",
 ) -> Iterator[Document]:
     """Documents from JSONL; the id is ``id_field`` or else ``_id`` / ``id`` / ``doc_id``."""
+    # the loop runs once per document of corpora of millions: kept lean
+    names = (id_field,) if id_field else ("_id", "id", "doc_id", "docid")
     known = {text_field, title_field, id_field, "_id", "id", "doc_id", "docid"}
     for line_no, obj in iter_jsonl(path):
-        doc_id = _pick_id(obj, id_field, ("_id", "id", "doc_id", "docid"), path, line_no)
+        doc_id = obj.get(names[0])
+        if doc_id is None:
+            doc_id = _pick_id(obj, id_field, names, path, line_no)
+        elif type(doc_id) is not str:
+            doc_id = str(doc_id)
         # BEIR exports write a missing title (sometimes a missing text) as null
         text = obj.get(text_field)
         title = obj.get(title_field)
-        text = "" if text is None else text
-        title = "" if title is None else title
-        if not isinstance(text, str) or not isinstance(title, str):
+        if text is None:
+            text = ""
+        if title is None:
+            title = ""
+        if type(text) is not str or type(title) is not str:
             raise FormatError(
                 f"`{text_field}` and `{title_field}` must be strings",
                 path=path,
@@ -212,10 +220,9 @@ def read_jsonl_documents(
                 value=text if not isinstance(text, str) else title,
             )
         extra: dict[str, str] = {}
-        # most corpora hold nothing but id, title and text: skip the flattening for them
-        if not obj.keys() <= known or any(isinstance(v, dict) for v in obj.values()):
+        if not obj.keys() <= known:  # most corpora hold nothing but id, title and text
             extra = {str(k): str(v) for k, v in _flatten(obj).items() if k not in known}
-        yield Document(id=doc_id, text=text, title=title, fields=extra)
+        yield Document(doc_id, text, title, extra)
 
 
 def read_jsonl_queries(path: Path) -> list[Query]:
