@@ -1,9 +1,11 @@
 """Every engine on the Cranfield collection (BEIR copy), through the benchmark runner.
 
 Starts a throwaway PostgreSQL cluster (with pgvector when installed) for the postgres and
-pgvector engines, writes a suite over ``../shared/data/cranfield/beir`` (or
-``$RANKSCOPE_SHARED_DATA/cranfield/beir``), runs it and prints one row per engine: nDCG@10, MAP,
-recall@100 and p50 latency, evaluated against ``beir/qrels/test.tsv`` (grades 1..4, 4 best).
+pgvector engines and a Typesense server for the typesense engine (each left out when it cannot
+start; anserini is left out without its jar or Java), writes a suite over
+``../shared/data/cranfield/beir`` (or ``$RANKSCOPE_SHARED_DATA/cranfield/beir``), runs it and
+prints one row per engine: nDCG@10, MAP, recall@100 and p50 latency, evaluated against
+``beir/qrels/test.tsv`` (grades 1..4, 4 best).
 
     python bench/cranfield_engines.py [--out bench/out/cranfield] [--skip-dense]
 """
@@ -35,7 +37,23 @@ def main() -> int:
     engines = [
         "{name: sqlite, engine: sqlite}",
         "{name: tantivy, engine: tantivy}",
+        "{name: duckdb, engine: duckdb}",
     ]
+    # Lucene BM25 through Anserini: Anserini's defaults, and the configuration of the published
+    # Lucene run in runs/ (StandardAnalyzer, k1 1.2, b 0.75)
+    try:
+        from rankscope.engines.anserini import find_jar, find_java_home
+
+        if find_jar() is not None and find_java_home() is not None:
+            engines += [
+                "{name: anserini, engine: anserini}",
+                "{name: anserini-lucene, engine: anserini, options: "
+                "{analyzer: standard, k1: 1.2, b: 0.75}}",
+            ]
+        else:
+            print("anserini left out: no Anserini jar or no Java", file=sys.stderr)
+    except ImportError as exc:
+        print(f"anserini left out: {exc}", file=sys.stderr)
     dense = not args.skip_dense
     if dense:
         engines += [
@@ -45,6 +63,17 @@ def main() -> int:
             "{name: rerank, engine: rerank, options: {engine: {engine: sqlite}, "
             "mode: embedding, depth: 100}}",
         ]
+    typesense = None
+    try:
+        from rankscope.testing.typesense import TypesenseServer, TypesenseServerError
+
+        typesense = TypesenseServer.start()
+        engines.append(
+            f"{{name: typesense, engine: typesense, options: {{url: '{typesense.url}', "
+            f"api_key: '{typesense.api_key}'}}}}"
+        )
+    except (ImportError, TypesenseServerError) as exc:
+        print(f"typesense left out: {exc}", file=sys.stderr)
     cluster = None
     try:
         cluster = PgCluster.start()
@@ -67,6 +96,8 @@ def main() -> int:
     finally:
         if cluster is not None:
             cluster.stop()
+        if typesense is not None:
+            typesense.stop()
     print(f"{'engine':<10} {'nDCG@10':>8} {'MAP':>7} {'R@100':>7} {'p50 ms':>8} {'index s':>8}")
     for c in result.configurations:
         if not c.ok:

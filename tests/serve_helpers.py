@@ -10,9 +10,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from fastapi.testclient import TestClient
 
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import make_engine, migrate
@@ -39,6 +42,31 @@ def record(
 
 def bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
+
+
+@dataclass
+class Service:
+    """The app behind a TestClient (fixture ``service`` in tests/service/conftest.py)."""
+
+    client: TestClient
+    keys: Keys
+    settings: ServiceSettings
+
+
+@dataclass
+class PgDatabase:
+    """A migrated PostgreSQL database (fixture ``pg_database``)."""
+
+    admin_dsn: str  # the owner (the cluster's superuser in tests)
+    app_dsn: str  # rankscope_app: neither superuser nor BYPASSRLS
+
+    def settings(self, **extra: object) -> ServiceSettings:
+        given: dict[str, object] = {
+            "database_url": self.app_dsn,
+            "admin_database_url": self.admin_dsn,
+            **extra,
+        }
+        return load_settings(**given)
 
 
 @dataclass

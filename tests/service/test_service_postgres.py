@@ -8,11 +8,10 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import PgDatabase
 from rankscope.errors import ServiceError
 from rankscope.service.app import create_app
 from rankscope.service.store.db import head_revision
-from serve_helpers import COLLECT, METRICS, bearer, make_keys, record
+from serve_helpers import COLLECT, METRICS, PgDatabase, bearer, make_keys, record
 
 pytestmark = [pytest.mark.service, pytest.mark.postgres]
 psycopg = pytest.importorskip("psycopg")

@@ -10,7 +10,6 @@ import httpx
 import pytest
 from sqlalchemy import inspect
 
-from conftest import PgDatabase
 from rankscope.errors import ConfigError
 from rankscope.service.settings import load_settings
 from rankscope.service.store.db import (
@@ -23,7 +22,16 @@ from rankscope.service.store.db import (
     to_url,
 )
 from rankscope.service.store.models import Base
-from serve_helpers import BATCH, COLLECT, METRICS, bearer, live_server, make_keys, record
+from serve_helpers import (
+    BATCH,
+    COLLECT,
+    METRICS,
+    PgDatabase,
+    bearer,
+    live_server,
+    make_keys,
+    record,
+)
 
 pytestmark = pytest.mark.service
 

@@ -15,10 +15,13 @@ PUBLIC = {
     "anova_two_way", "tukey_hsd", "randomized_tukey_hsd", "pairwise", "adjust_pvalues",
     "Anova", "PairResult", "Pairwise", "CORRECTIONS",
     # intervals and planning
-    "t_interval", "bootstrap_interval", "interval_from_bootstrap", "Interval",
+    "t_interval", "t_interval_from_summary", "bootstrap_interval", "interval_from_bootstrap",
+    "Interval",
     "queries_needed", "min_detectable_delta", "paired_t_power", "power_plan", "PowerPlan",
     # agreement
     "cohen_kappa", "kendall_tau_b", "confusion_matrix",
+    # two independent samples
+    "welch_t", "bootstrap_difference", "TwoSampleTest",
 }  # fmt: skip
 
 

@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from rankscope.errors import InputError
-from rankscope.stats import bootstrap_interval, interval_from_bootstrap, t_interval
+from rankscope.stats import (
+    bootstrap_interval,
+    interval_from_bootstrap,
+    t_interval,
+    t_interval_from_summary,
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -22,6 +27,8 @@ def test_t_interval_matches_scipy(seed: int, n: int, level: float) -> None:
     low, high = stats.t.interval(level, n - 1, loc=x.mean(), scale=stats.sem(x))
     assert (ours.low, ours.high) == pytest.approx((low, high), rel=1e-12)
     assert ours.method == "t" and ours.level == level
+    summary = t_interval_from_summary(n, float(x.mean()), float(x.std(ddof=1)), level)
+    assert (summary.low, summary.high) == pytest.approx((low, high), rel=1e-12)
 
 
 @settings(max_examples=25, deadline=None)

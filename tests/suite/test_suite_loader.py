@@ -157,10 +157,10 @@ def test_unknown_key_and_unknown_engine(tmp_path: Path) -> None:
         queries: [{id: a, text: one}]
         engines:
           - name: x
-            engine: elasticsearch
+            engine: elasticsaerch
         """,
     )
-    assert "engines[0].engine: unknown engine 'elasticsearch'" in str(error)
+    assert "engines[0].engine: unknown engine 'elasticsaerch'" in str(error)
     assert error.line == 6 and "sqlite" in str(error)
 
 

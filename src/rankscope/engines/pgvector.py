@@ -13,7 +13,9 @@ the other kinds are refused rather than approximated. Documents whose text embed
 vector (no word at all) get no vector and are never returned; their cosine is undefined.
 
 The table name defaults to ``rankscope_vec_<hash>`` over the model id and the documents, so
-indexing the same corpus with the same model again reuses the stored vectors.
+indexing the same corpus with the same model again reuses the stored vectors, as long as the
+table is kept: a content-named table is dropped when the engine closes unless
+``drop_on_close=False``; a table named by ``table`` is kept unless ``drop_on_close=True``.
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class PgVectorEngine(Engine):
         ef_construction: int = 64,
         ef_search: int = 40,
         reuse: bool = True,
-        drop_on_close: bool = False,
+        drop_on_close: bool | None = None,
         return_text: bool = False,
         batch_size: int = 256,
         connect_timeout: float = 5.0,
@@ -148,7 +150,11 @@ class PgVectorEngine(Engine):
         if table:
             table_identifier(table)
         self.reuse = bool(reuse)
-        self.drop_on_close = bool(drop_on_close)
+        # a table named after its content that this engine filled is dropped on close unless
+        # asked to keep it (drop_on_close=False) for later runs to reuse; one it found already
+        # filled belongs to whoever filled it, and a table the user named is kept
+        self.drop_on_close = drop_on_close
+        self._filled_table = False
         self.return_text = bool(return_text)
         self.batch_size = batch_size
         self.connect_timeout = float(connect_timeout)
@@ -241,6 +247,7 @@ class PgVectorEngine(Engine):
                 self._indexed = True
                 self._table_reused = True
                 return
+            self._filled_table = True
             dim = 0
             with conn.transaction():
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
@@ -371,10 +378,15 @@ class PgVectorEngine(Engine):
         hits.sort(key=lambda h: (-h.score, h.doc_id))
         return hits
 
+    def _drops_table(self) -> bool:
+        if self.drop_on_close is None:
+            return self._auto_table and self._filled_table
+        return bool(self.drop_on_close)
+
     def close(self) -> None:
         if self._conn is not None:
             try:
-                close_connection(self._conn, self._table_name if self.drop_on_close else None)
+                close_connection(self._conn, self._table_name if self._drops_table() else None)
             finally:
                 self._conn = None
         self._closed = True

@@ -7,7 +7,9 @@ JSONB column ``extra``, one generated ``tsvector`` per field (``tsv_title``, ``t
 (``setweight``; title ``A``, text ``D``, other fields ``C`` unless ``weights`` says otherwise),
 all GIN-indexed, filled with ``COPY``. The table name defaults to ``rankscope_docs_<hash>``, the
 hash covering the settings and every document, so indexing the same corpus again reuses the
-table instead of reloading it.
+table instead of reloading it, as long as the table is kept: a content-named table is dropped
+when the engine closes unless ``drop_on_close=False``; a table named by ``table`` is kept unless
+``drop_on_close=True``.
 
 With ``create=False`` it searches a table that already exists; ``columns`` maps the field names
 (``id``, ``title``, ``text``, others) to its columns, and ``tsvector_column`` may name a
@@ -28,10 +30,11 @@ Translation (user text always travels as a bound parameter; no user text is form
   ``most_fields``) or the maximum of those products (``multi_match="max"``, ``best_fields``).
 - ``phrase``: ``phraseto_tsquery`` (stop words keep their position gaps). With ``slop > 0`` the
   phrase is analysed into lexemes with positions and the tsquery is built from them: an OR of
-  in-order chains ``'a' <d1> 'b' <d2> 'c'`` whose distances exceed the phrase's own by at most
-  ``slop`` in total (PostgreSQL's ``<N>`` means exactly N apart, so slop is spelled out; unlike
-  Lucene, terms are not reordered). Over all fields the combined vector is used, where the
-  fields follow each other (a phrase may span the end of the title and the start of the text).
+  chains ``'a' <d1> 'b' <d2> 'c'``: every placement of the lexemes that Lucene's sloppy-phrase
+  rule allows within ``slop``, reorderings included (a transposition costs 2; PostgreSQL's
+  ``<N>`` means exactly N apart, so slop is spelled out). Over all fields the combined vector is
+  used, where the fields follow each other (a phrase may span the end of the title and the start
+  of the text).
 - ``boolean``: each term as a phrase; documents must match ``must1 & must2 & !(not1 | not2)``
   (or ``(should1 | should2) & !(...)`` when there is no ``must``) and are ranked by the OR of all
   positive terms, so ``should`` terms only raise the score, as in Lucene.
@@ -46,10 +49,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import combinations, pairwise
+from itertools import pairwise, product
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rankscope.engines._pg import (
@@ -75,7 +77,7 @@ if TYPE_CHECKING:
 LABELS = "ABCD"
 DEFAULT_WEIGHTS: dict[str, str] = {"title": "A", "text": "D"}
 EXTRA_FIELD_WEIGHT = "C"
-#: the most in-order chains one sloppy phrase may expand to
+#: the most distance chains one sloppy phrase may expand to
 MAX_PHRASE_CHAINS = 512
 _SCHEMA_VERSION = "rankscope-postgres-1"
 _WEBSEARCH_UNIT = re.compile(r'-?"[^"]*"?|[^\s"]+')
@@ -89,44 +91,48 @@ def tsquery_lexeme(lexeme: str) -> str:
 def sloppy_phrase_tsquery(
     positions: Sequence[tuple[int, str]], slop: int, limit: int = MAX_PHRASE_CHAINS
 ) -> str:
-    """The tsquery text for lexemes at ``positions`` (position, lexeme) within ``slop``.
+    """The tsquery text for lexemes at ``positions`` (position, lexeme) within ``slop``, by
+    Lucene's sloppy-phrase rule (see ``_phrase.py``): each lexeme may move by ``d_i`` positions
+    with ``max(d) - min(d) <= slop``, so terms may also change order (a transposition costs 2).
 
-    An OR of chains ``'a' <d1> 'b' <d2> 'c'`` where each ``d_i`` is the phrase's own gap plus an
-    extra ``e_i >= 0`` and ``sum(e_i) <= slop``. Empty string for no lexeme.
+    PostgreSQL's ``a <N> b`` means b exactly N positions after a, so the rule is spelled out: an
+    OR of chains ``'x' <n1> 'y' <n2> 'z'``, one per placement of the lexemes (at distinct
+    positions) that the rule allows, in document order. Empty string for no lexeme.
     """
     seq = sorted(positions)
     if not seq:
         return ""
     if len(seq) == 1:
         return tsquery_lexeme(seq[0][1])
-    gaps = [b[0] - a[0] for a, b in pairwise(seq)]
-    n = len(gaps)
-    count = math.comb(slop + n, n)
-    if count > limit:
+    n = len(seq)
+    slop = max(0, int(slop))
+    if (2 * slop + 1) ** (n - 1) > 64 * limit:  # placements tried: d_1 = 0, others -slop..slop
         raise EngineError(
-            f"a phrase of {len(seq)} terms with slop {slop} expands to {count} PostgreSQL "
-            f"distance chains (limit {limit}); use a smaller slop or a shorter phrase"
+            f"a phrase of {n} terms with slop {slop} expands to too many PostgreSQL distance "
+            f"chains (limit {limit}); use a smaller slop or a shorter phrase"
         )
     lexemes = [tsquery_lexeme(lex) for _, lex in seq]
-    chains = []
-    for extras in _distributions(n, slop):
-        parts = [lexemes[0]]
-        for lex, gap, extra in zip(lexemes[1:], gaps, extras, strict=True):
-            parts.append(f"<{gap + extra}> {lex}")
-        chains.append(" ".join(parts))
-    return "(" + " | ".join(f"({c})" for c in chains) + ")" if len(chains) > 1 else chains[0]
-
-
-def _distributions(n: int, total: int) -> Iterable[tuple[int, ...]]:
-    """All n-tuples of non-negative integers summing to at most ``total`` (stars and bars)."""
-    for used in range(total + 1):
-        for bars in combinations(range(used + n - 1), n - 1):
-            prev = -1
-            parts = []
-            for b in (*bars, used + n - 1):
-                parts.append(b - prev - 1)
-                prev = b
-            yield tuple(parts)
+    chains: dict[str, None] = {}
+    for rest in product(range(-slop, slop + 1), repeat=n - 1):
+        offsets = (0, *rest)
+        if max(offsets) - min(offsets) > slop:
+            continue
+        placed = sorted(
+            (q + d, q, i) for i, ((q, _), d) in enumerate(zip(seq, offsets, strict=True))
+        )
+        if any(a[0] == b[0] and a[1] != b[1] for a, b in pairwise(placed)):
+            continue  # two different phrase terms cannot share a position
+        parts = [lexemes[placed[0][2]]]
+        for prev, cur in pairwise(placed):
+            parts.append(f"<{cur[0] - prev[0]}> {lexemes[cur[2]]}")
+        chains.setdefault(" ".join(parts), None)
+        if len(chains) > limit:
+            raise EngineError(
+                f"a phrase of {n} terms with slop {slop} expands to more than {limit} "
+                f"PostgreSQL distance chains; use a smaller slop or a shorter phrase"
+            )
+    found = list(chains)
+    return "(" + " | ".join(f"({c})" for c in found) + ")" if len(found) > 1 else found[0]
 
 
 def websearch_units(text: str) -> tuple[list[str], list[str]]:
@@ -185,7 +191,7 @@ class PostgresEngine(Engine):
         columns: Mapping[str, str] | None = None,
         tsvector_column: str | None = None,
         reuse: bool = True,
-        drop_on_close: bool = False,
+        drop_on_close: bool | None = None,
         return_text: bool = False,
         connect_timeout: float = 5.0,
     ) -> None:
@@ -261,7 +267,11 @@ class PostgresEngine(Engine):
                 "table; set create=False to use them"
             )
         self.reuse = bool(reuse)
-        self.drop_on_close = bool(drop_on_close)
+        # a table named after its content that this engine filled is dropped on close unless
+        # asked to keep it (drop_on_close=False) for later runs to reuse; one it found already
+        # filled belongs to whoever filled it, and a table the user named is kept
+        self.drop_on_close = drop_on_close
+        self._filled_table = False
         self.return_text = bool(return_text)
         self.connect_timeout = float(connect_timeout)
         self._conn: psycopg.Connection[Any] | None = None
@@ -321,6 +331,7 @@ class PostgresEngine(Engine):
         try:
             if self.reuse and table_comment(conn, self._table_name) == digest:
                 return
+            self._filled_table = True
             with conn.transaction():
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
                 conn.execute(self._create_table_sql(table, extra))
@@ -658,9 +669,14 @@ class PostgresEngine(Engine):
             for d, s, t in rows
         ]
 
+    def _drops_table(self) -> bool:
+        if self.drop_on_close is None:
+            return self._auto_table and self._filled_table
+        return bool(self.drop_on_close)
+
     def close(self) -> None:
         if self._conn is not None:
-            drop = self._table_name if self.drop_on_close and self.create else None
+            drop = self._table_name if self._drops_table() and self.create else None
             try:
                 close_connection(self._conn, drop)
             finally:

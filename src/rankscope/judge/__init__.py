@@ -13,6 +13,7 @@ from rankscope.judge.agreement import (
     ranking_agreement,
 )
 from rankscope.judge.annotations import import_annotations, merge_qrels, read_annotations
+from rankscope.judge.batch import batch_status, plan_batches, resume_batches, submit_batches
 from rankscope.judge.cache import JudgmentCache, default_cache_path
 from rankscope.judge.config import JudgeSettings, load_settings
 from rankscope.judge.judging import Judgment, RelevanceJudge, estimate, judge_pool
@@ -50,6 +51,7 @@ __all__ = [
     "RankingAgreement",
     "RelevanceJudge",
     "RetrievalGrader",
+    "batch_status",
     "build_pool",
     "cohen_kappa",
     "confusion_matrix",
@@ -63,10 +65,13 @@ __all__ = [
     "make_provider",
     "merge_qrels",
     "parse_label",
+    "plan_batches",
     "ranking_agreement",
     "read_annotations",
     "read_pool",
     "read_questions",
+    "resume_batches",
     "run_needle",
+    "submit_batches",
     "write_pool",
 ]

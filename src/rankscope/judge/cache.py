@@ -7,6 +7,7 @@ once, whatever the ids or the output folder. Every raw response is stored for au
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,7 +22,7 @@ from rankscope.config import environment
 from rankscope.errors import JudgeError
 
 if TYPE_CHECKING:
-    from rankscope.judge.providers import Completion
+    from rankscope.judge.providers import Answer, Completion
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
@@ -84,9 +85,16 @@ class CachedJudgment:
 
     @classmethod
     def answered(
-        cls, done: Completion, label: int | None, reason: str | None, rationale: str
+        cls,
+        done: Completion | Answer,
+        label: int | None,
+        reason: str | None,
+        rationale: str,
+        *,
+        cost_usd: float | None = None,
     ) -> CachedJudgment:
-        """A paid answer, as read (``label``, or None with ``reason``), stamped now."""
+        """A paid answer, as read (``label``, or None with ``reason``), stamped now; its cost
+        is ``cost_usd``, else the completion's (a batch answer is priced by its caller)."""
         return cls(
             label=label,
             reason=reason,
@@ -95,14 +103,26 @@ class CachedJudgment:
             raw_response=done.raw,
             input_tokens=done.input_tokens,
             output_tokens=done.output_tokens,
-            cost_usd=done.cost_usd,
+            cost_usd=cost_usd if cost_usd is not None else getattr(done, "cost_usd", None),
             request_id=done.request_id,
             created_at=now_iso(),
         )
 
 
+_INSERT = "INSERT OR REPLACE INTO judgments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+
+
 class JudgmentCache:
-    """Thread-safe; every ``put`` is committed at once so a killed run keeps what it paid for."""
+    """Thread-safe; ``put`` returns once its answer is committed (and synced to disk), so a
+    killed run keeps every answer it paid for.
+
+    Commits are grouped: a ``put`` that arrives while another thread is committing waits, and
+    the next commit writes every answer that arrived meanwhile in one transaction. Each answer
+    is still on disk before its ``put`` returns, but many calls in flight share one sync instead
+    of queueing for one each (a synced commit costs milliseconds; a sync per answer caps a run at
+    a few hundred answers per second whatever the concurrency). Reads use their own connection,
+    so a lookup never waits for a sync.
+    """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -110,18 +130,28 @@ class JudgmentCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")  # every commit synced: no paid answer lost
             self._db.execute(_SCHEMA)
             self._db.commit()
+            self._reader = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         except (OSError, sqlite3.Error) as e:
             raise JudgeError(
                 f"cannot open the judgment cache {self.path}: {e}; pass --cache PATH to use "
                 f"another file"
             ) from None
-        self._lock = threading.Lock()
+        self._read_lock = threading.Lock()
+        # Group commit: rows wait in _pending for the next batch; one thread at a time commits.
+        self._cond = threading.Condition()
+        self._pending: list[tuple[Any, ...]] = []
+        self._next_batch = 1  # the batch that the rows in _pending will be committed in
+        self._committed = 0  # the last batch written (or failed)
+        self._writing = False
+        self._failures: dict[int, str] = {}  # batch -> why its commit failed
+        self.commits = 0  # transactions committed (fewer than puts when calls overlap)
 
     def get(self, key: CacheKey) -> CachedJudgment | None:
-        with self._lock:
-            row = self._db.execute(
+        with self._read_lock:
+            row = self._reader.execute(
                 "SELECT label, reason, rationale, raw_text, raw_response, input_tokens, "
                 "output_tokens, cost_usd, request_id, created_at FROM judgments WHERE key = ?",
                 (key.digest,),
@@ -142,44 +172,79 @@ class JudgmentCache:
         )
 
     def __contains__(self, key: CacheKey) -> bool:
-        with self._lock:
-            row = self._db.execute(
+        with self._read_lock:
+            row = self._reader.execute(
                 "SELECT 1 FROM judgments WHERE key = ?", (key.digest,)
             ).fetchone()
         return row is not None
 
     def put(self, key: CacheKey, value: CachedJudgment) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT OR REPLACE INTO judgments VALUES "
-                "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key.digest,
-                    key.provider,
-                    key.model,
-                    key.template_hash,
-                    key.query_hash,
-                    key.doc_hash,
-                    value.label,
-                    value.reason,
-                    value.rationale,
-                    value.raw_text,
-                    json.dumps(value.raw_response, sort_keys=True),
-                    value.input_tokens,
-                    value.output_tokens,
-                    value.cost_usd,
-                    value.request_id,
-                    value.created_at,
-                ),
-            )
+        """Store an answer; returns once it is committed to disk (raises JudgeError if not)."""
+        row = (
+            key.digest,
+            key.provider,
+            key.model,
+            key.template_hash,
+            key.query_hash,
+            key.doc_hash,
+            value.label,
+            value.reason,
+            value.rationale,
+            value.raw_text,
+            json.dumps(value.raw_response, sort_keys=True),
+            value.input_tokens,
+            value.output_tokens,
+            value.cost_usd,
+            value.request_id,
+            value.created_at,
+        )
+        with self._cond:
+            self._pending.append(row)
+            batch = self._next_batch
+            while self._committed < batch:
+                if self._writing:  # another thread commits; ours goes in the next batch
+                    self._cond.wait()
+                else:
+                    self._commit_pending()
+            failure = self._failures.get(batch)
+        if failure is not None:
+            raise JudgeError(f"cannot write to the judgment cache {self.path}: {failure}")
+
+    def _commit_pending(self) -> None:
+        """Commit every pending row as one batch (called holding ``_cond``, released while
+        writing so that more rows can queue for the next batch)."""
+        rows, self._pending = self._pending, []
+        batch = self._next_batch
+        self._next_batch += 1
+        self._writing = True
+        failure: str | None = None
+        self._cond.release()
+        try:
+            self._db.executemany(_INSERT, rows)
             self._db.commit()
+        except sqlite3.Error as e:
+            failure = str(e)
+            with contextlib.suppress(sqlite3.Error):
+                self._db.rollback()
+        finally:
+            self._cond.acquire()
+            self._writing = False
+            self._committed = batch
+            self.commits += failure is None
+            if failure is not None:
+                self._failures[batch] = failure
+            self._cond.notify_all()
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
+        with self._read_lock:
+            return int(self._reader.execute("SELECT COUNT(*) FROM judgments").fetchone()[0])
 
     def close(self) -> None:
-        with self._lock:
+        with self._cond:
+            while self._writing:
+                self._cond.wait()
+            with self._read_lock:
+                self._reader.close()
             self._db.close()
 
     def __enter__(self) -> JudgmentCache:

@@ -121,6 +121,15 @@ class JudgeSettings(BaseModel):
     temperature: float | None = Field(default=None, ge=0)
     #: output tokens assumed per call by ``--dry-run``
     expected_output_tokens: int = Field(default=120, ge=0)
+    #: ``judge --batch``: what a batch call costs as a fraction of the list price in ``prices``.
+    #: Anthropic's Message Batches and OpenAI's Batch API both bill 50% of the standard price
+    #: (their batch-processing guides); set 1.0 for a server that gives no discount.
+    batch_price_factor: float = Field(default=0.5, ge=0)
+    #: ``judge --batch --resume``: seconds between polls of unfinished batches
+    batch_poll_interval_s: float = Field(default=60.0, gt=0)
+    #: ``judge --batch``: requests per batch at most (each provider has its own cap, which
+    #: also applies: 100,000 for Anthropic, 50,000 for OpenAI)
+    batch_max_requests: int | None = Field(default=None, ge=1)
 
     def resolve_model(self, model: str) -> str:
         """Follow aliases (``claude-sonnet`` -> a full model id); unknown names pass through."""

@@ -12,14 +12,15 @@ from __future__ import annotations
 import json
 import logging
 import os
-import threading
+import queue
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from rankscope.data import Qrels
+from rankscope.judge.batch_store import BatchProgress, pending_in
 from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, text_hash
 from rankscope.judge.config import JudgeSettings
 from rankscope.judge.io import iter_jsonl, write_qrels_trec
@@ -66,9 +67,48 @@ class Judgment:
     #: the passage was longer than the token budget and only its start was sent
     passage_truncated: bool = False
     passage_tokens: int = 0  # estimated tokens of the whole passage (4 characters per token)
+    #: the provider's batch that answered it (``judge --batch``); None for a direct call
+    batch_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def judgment_from(
+    key: CacheKey,
+    answer: CachedJudgment,
+    *,
+    query_id: str,
+    doc_id: str,
+    from_cache: bool,
+    passage_truncated: bool,
+    passage_tokens: int,
+    batch_id: str | None = None,
+) -> Judgment:
+    """The row of one pair from its (paid or cached) answer: the one way rows are made."""
+    return Judgment(
+        query_id=query_id,
+        doc_id=doc_id,
+        label=answer.label,
+        reason=answer.reason,
+        rationale=answer.rationale,
+        raw_text=answer.raw_text,
+        raw_response=answer.raw_response,
+        provider=key.provider,
+        model=key.model,
+        template_hash=key.template_hash,
+        query_hash=key.query_hash,
+        doc_hash=key.doc_hash,
+        input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens,
+        cost_usd=answer.cost_usd,
+        request_id=answer.request_id,
+        cached=from_cache,
+        judged_at=answer.created_at,
+        passage_truncated=passage_truncated,
+        passage_tokens=passage_tokens,
+        batch_id=batch_id,
+    )
 
 
 class RelevanceJudge:
@@ -136,25 +176,12 @@ class RelevanceJudge:
             from_cache = False
         else:
             from_cache = True
-        return Judgment(
+        return judgment_from(
+            key,
+            cached,
             query_id=query_id,
             doc_id=doc_id,
-            label=cached.label,
-            reason=cached.reason,
-            rationale=cached.rationale,
-            raw_text=cached.raw_text,
-            raw_response=cached.raw_response,
-            provider=key.provider,
-            model=key.model,
-            template_hash=key.template_hash,
-            query_hash=key.query_hash,
-            doc_hash=key.doc_hash,
-            input_tokens=cached.input_tokens,
-            output_tokens=cached.output_tokens,
-            cost_usd=cached.cost_usd,
-            request_id=cached.request_id,
-            cached=from_cache,
-            judged_at=cached.created_at,
+            from_cache=from_cache,
             passage_truncated=truncated,
             passage_tokens=estimate_tokens(passage),
         )
@@ -177,6 +204,7 @@ class Estimate:
     model: str
     truncated: int = 0  # pool passages longer than the token budget (cut when sent)
     max_passage_tokens: int | None = None
+    in_batches: int = 0  # waiting in the output folder's batches (not asked again)
 
 
 def estimate(
@@ -188,14 +216,19 @@ def estimate(
     """Count the calls a run would pay for (cache and checkpoint honoured); spends nothing."""
     require_query_text(pool)
     done = set()
+    waiting: dict[tuple[str, str, str], str] = {}
     if out_dir and not judge.fresh:
         done = _done_keys(Path(out_dir) / JUDGMENTS_FILE, skip_nulls=judge.retry_nulls)
+        waiting = pending_in(out_dir)
     cached = calls = tin = 0
-    skipped = 0
+    skipped = in_batches = 0
     for e in pool.entries:
         key = judge.key(e.query, e.text)
         if (e.query_id, e.doc_id, key.digest) in done:
             skipped += 1
+            continue
+        if (e.query_id, e.doc_id, key.digest) in waiting:
+            in_batches += 1
             continue
         if judge.cached(key) is not None:
             cached += 1
@@ -224,6 +257,7 @@ def estimate(
         judge.provider.model,
         truncated,
         judge.max_passage_tokens or None,
+        in_batches,
     )
 
 
@@ -246,6 +280,8 @@ class JudgeRunSummary:
     retried_nulls: int = 0  # null rows of earlier runs asked again (--retry-nulls)
     concurrency: int = 1  # calls in flight asked for
     concurrency_lowest: int = 1  # the lowest it was lowered to after timeouts
+    #: ``judge --batch``: the folder's batches and their requests after this run
+    batch: BatchProgress | None = None
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -256,8 +292,14 @@ class JudgeRunSummary:
 def _done_keys(path: Path, *, skip_nulls: bool = False) -> set[tuple[str, str, str]]:
     """(query_id, doc_id, cache digest) of the rows already in a judgments file (without the
     rows that gave no label, with ``skip_nulls``)."""
+    return _row_keys(_read_rows(path), skip_nulls=skip_nulls)
+
+
+def _row_keys(
+    rows: Iterable[dict[str, Any]], *, skip_nulls: bool = False
+) -> set[tuple[str, str, str]]:
     keys: set[tuple[str, str, str]] = set()
-    for row in _read_rows(path):
+    for row in rows:
         if skip_nulls and row.get("label") is None:
             continue
         key = CacheKey(
@@ -303,10 +345,16 @@ def spent_in(out_dir: str | os.PathLike[str], settings: JudgeSettings) -> UsageT
     """What every run into ``out_dir`` paid for: the rows not taken from the cache, in
     ``judgments.jsonl`` and ``judgments.superseded.jsonl`` (null answers asked again)."""
     out = Path(out_dir)
+    return _spent(_read_rows(out / JUDGMENTS_FILE), _read_rows(out / SUPERSEDED_FILE), settings)
+
+
+def _spent(
+    rows: Iterable[dict[str, Any]], superseded: Iterable[dict[str, Any]], settings: JudgeSettings
+) -> UsageTotals:
     seen: set[str] = set()
     meter = UsageMeter(settings)
-    for name in (JUDGMENTS_FILE, SUPERSEDED_FILE):
-        for row in _read_rows(out / name):
+    for part in (rows, superseded):
+        for row in part:
             ident = json.dumps(row, sort_keys=True)
             if row.get("cached") or ident in seen:
                 continue
@@ -354,33 +402,50 @@ def judge_pool(
         jpath.unlink()
     _repair_tail(jpath)
     retried_nulls = _drop_null_rows(jpath) if judge.retry_nulls else 0
-    done = _done_keys(jpath)
+    earlier = _read_rows(jpath)
+    done = _row_keys(earlier)
+    # Pairs in this folder's batches are answered (and paid) there: not asked again here.
+    waiting = {} if judge.fresh else pending_in(out)
     todo: list[PoolEntry] = []
+    failed: list[tuple[str, str, str]] = []
     resumed = 0
     for e in pool.entries:
-        if (e.query_id, e.doc_id, judge.key(e.query, e.text).digest) in done:
+        ident = (e.query_id, e.doc_id, judge.key(e.query, e.text).digest)
+        if ident in done:
             resumed += 1
+        elif ident in waiting:
+            failed.append(
+                (
+                    e.query_id,
+                    e.doc_id,
+                    f"waiting in a batch of {out} (request {waiting[ident]}); collect it with "
+                    f"`rankscope judge --batch --resume {out}`",
+                )
+            )
         else:
             todo.append(e)
     meter_before = judge.provider.meter.totals().calls
     judge.provider.concurrency.reset(concurrency)
-    lock = threading.Lock()
-    failed: list[tuple[str, str, str]] = []
+    workers = max(1, concurrency)
     written = cached = 0
     total = len(todo)
     finished = 0
+    new_rows: list[dict[str, Any]] = []
 
     with (
         jpath.open("a", encoding="utf-8") as sink,
-        ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool_exec,
+        ThreadPoolExecutor(max_workers=workers) as pool_exec,
     ):
-        pending: set[Future[Judgment]] = set()
+        # Finished calls are handed to this thread through a queue (in completion order): one
+        # hand-off per call, where waiting on the set of pending futures costs a pass over all
+        # of them per completion.
+        done_queue: queue.SimpleQueue[Future[Judgment]] = queue.SimpleQueue()
         futures: dict[Future[Judgment], PoolEntry] = {}
         entries = iter(todo)
 
         def submit_more() -> None:
             # Keep a bounded window in flight so a fatal error stops new calls quickly.
-            while len(pending) < max(1, concurrency) * 2:
+            while len(futures) < workers * 2:
                 e = next(entries, None)
                 if e is None:
                     return
@@ -393,44 +458,46 @@ def judge_pool(
                     title=e.title,
                 )
                 futures[fut] = e
-                pending.add(fut)
+                fut.add_done_callback(done_queue.put)
 
         submit_more()
         fatal: ProviderCallError | None = None
         try:
-            while pending:
-                finished_now, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for fut in finished_now:
-                    pending.discard(fut)
-                    e = futures.pop(fut)
-                    try:
-                        j = fut.result()
-                    except ProviderCallError as err:
-                        if err.fatal:
-                            fatal = fatal or err
-                        failed.append((e.query_id, e.doc_id, str(err)))
-                        finished += 1
-                        if progress:
-                            progress(finished, total, None)
-                        continue
-                    with lock:
-                        sink.write(json.dumps(j.to_json(), ensure_ascii=False) + "\n")
-                        sink.flush()
-                        written += 1
-                        cached += j.cached
+            while futures:
+                fut = done_queue.get()
+                e = futures.pop(fut)
+                if fut.cancelled():
+                    continue
+                try:
+                    j = fut.result()
+                except ProviderCallError as err:
+                    if err.fatal:
+                        fatal = fatal or err
+                    failed.append((e.query_id, e.doc_id, str(err)))
                     finished += 1
                     if progress:
-                        progress(finished, total, j)
+                        progress(finished, total, None)
+                    continue
+                # The answer is in the cache (committed) before its row is written and counted.
+                row = j.to_json()
+                sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                sink.flush()
+                new_rows.append(row)
+                written += 1
+                cached += j.cached
+                finished += 1
+                if progress:
+                    progress(finished, total, j)
                 if fatal is None:
                     submit_more()
         except BaseException:  # Ctrl-C: drop queued pairs; calls in flight still finish
-            for fut in pending:
+            for fut in futures:
                 fut.cancel()
             raise
         if fatal is not None:
             raise fatal
 
-    rows = _read_rows(jpath)
+    rows = earlier + new_rows
     summary = JudgeRunSummary(
         pairs=len(pool),
         resumed=resumed,
@@ -441,14 +508,19 @@ def judge_pool(
         failed=tuple(failed),
         usage=judge.provider.meter.totals(),
         out_dir=str(out),
-        spent=spent_in(out, judge.provider.settings),
+        spent=_spent(rows, _read_rows(out / SUPERSEDED_FILE), judge.provider.settings),
         retried_nulls=retried_nulls,
         concurrency=judge.provider.concurrency.maximum,
         concurrency_lowest=judge.provider.concurrency.lowest,
     )
+    write_outputs(out, rows, summary)
+    return summary
+
+
+def write_outputs(out: Path, rows: list[dict[str, Any]], summary: JudgeRunSummary) -> None:
+    """``qrels.txt`` from the rows and ``summary.json`` (what every run writes at its end)."""
     write_qrels_trec(judgments_to_qrels(rows), out / QRELS_FILE)
     (out / SUMMARY_FILE).write_text(json.dumps(summary.to_json(), indent=2) + "\n")
-    return summary
 
 
 def _label_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
@@ -484,7 +556,9 @@ __all__ = [
     "RelevanceJudge",
     "estimate",
     "judge_pool",
+    "judgment_from",
     "judgments_to_qrels",
     "read_judgments",
     "spent_in",
+    "write_outputs",
 ]

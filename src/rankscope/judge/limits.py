@@ -185,14 +185,20 @@ class UsageMeter:
         self._cost = 0.0
         self._unpriced: set[str] = set()
 
-    def cost_of(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
+    def cost_of(
+        self, model: str, input_tokens: int, output_tokens: int, *, price_factor: float = 1.0
+    ) -> float | None:
+        """USD at the list price, times ``price_factor`` (a batch's discount)."""
         price = self._settings.price(model)
         if price is None:
             return None
-        return (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+        list_cost = (input_tokens * price.input + output_tokens * price.output) / 1_000_000
+        return list_cost * price_factor
 
-    def add(self, model: str, input_tokens: int, output_tokens: int) -> float | None:
-        cost = self.cost_of(model, input_tokens, output_tokens)
+    def add(
+        self, model: str, input_tokens: int, output_tokens: int, *, price_factor: float = 1.0
+    ) -> float | None:
+        cost = self.cost_of(model, input_tokens, output_tokens, price_factor=price_factor)
         self.record(model, input_tokens, output_tokens, cost)
         return cost
 

@@ -10,6 +10,8 @@ the same for every provider and visible in tests.
 from __future__ import annotations
 
 import email.utils
+import importlib
+import importlib.util
 import logging
 import os
 import random
@@ -60,8 +62,8 @@ class Completion:
 
 
 @dataclass(frozen=True, slots=True)
-class _Attempt:
-    """What one HTTP attempt produced, normalised across SDKs."""
+class Answer:
+    """A model answer as read from one HTTP attempt or one batch result, normalised across SDKs."""
 
     text: str
     model: str
@@ -71,7 +73,7 @@ class _Attempt:
     raw: dict[str, Any]
 
 
-class _Retryable(Exception):
+class RetryableError(Exception):
     """A transient failure worth another attempt."""
 
     def __init__(
@@ -90,9 +92,16 @@ class _Retryable(Exception):
 
 
 class Provider(ABC):
-    """A chat model behind one SDK. ``complete`` is thread-safe."""
+    """A chat model behind one SDK. ``complete`` is thread-safe.
+
+    The SDK is imported and its client built at the first call, not here: importing an SDK
+    costs about a second of CPU (thousands of modules and model classes), which a run whose
+    pairs are all done or cached never needs.
+    """
 
     kind: ProviderKind
+    #: the SDK's module, and its pip name for the error when it is missing
+    sdk_module: str
 
     def __init__(
         self,
@@ -119,18 +128,48 @@ class Provider(ABC):
         self.concurrency = AdaptiveConcurrency(
             settings.concurrency, adaptive=settings.adaptive_concurrency
         )
+        if importlib.util.find_spec(self.sdk_module) is None:
+            raise JudgeError(
+                f"provider {self.name!r} needs the {self.sdk_module} SDK: "
+                f"pip install 'rankscope[llm]'"
+            )
+        self._sdk: Any = None
+        self._client: Any = None
+        self._client_lock = threading.Lock()
+
+    def connect(self) -> Any:
+        """The SDK client, made at the first call (thread-safe)."""
+        if self._client is None:
+            with self._client_lock:
+                if self._client is None:
+                    try:
+                        sdk = importlib.import_module(self.sdk_module)
+                        client = self._make_client(sdk)
+                    except Exception as e:  # a broken install or a URL the SDK refuses
+                        raise ProviderCallError(
+                            f"{self.name}: cannot set up the {self.sdk_module} client: {e}",
+                            fatal=True,
+                        ) from e
+                    self._sdk = sdk
+                    self._client = client
+        return self._client
 
     @abstractmethod
-    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
-        """One HTTP call; raises _Retryable or ProviderCallError."""
+    def _make_client(self, sdk: Any) -> Any:
+        """The SDK's client for this provider."""
+
+    @abstractmethod
+    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> Answer:
+        """One HTTP call; raises RetryableError or ProviderCallError."""
 
     def complete(
         self, prompt: str, *, system: str | None = None, max_tokens: int | None = None
     ) -> Completion:
         """Ask the model; retries transient failures, raises ProviderCallError when it gives up."""
+        self.connect()
         limit = max_tokens or self.settings.max_tokens
         estimate = estimate_tokens((system or "") + prompt) + limit
-        last: _Retryable | None = None
+        last: RetryableError | None = None
         started = time.perf_counter()
         for attempt in range(1, self.settings.max_retries + 2):
             self.limiter.acquire(estimate)
@@ -139,11 +178,11 @@ class Provider(ABC):
                 with self.concurrency.slot() as settle:
                     try:
                         got = self._attempt(prompt, system, limit)
-                    except _Retryable as e:
+                    except RetryableError as e:
                         settle(e.timed_out)
                         raise
                     settle(False)
-            except _Retryable as e:
+            except RetryableError as e:
                 self.limiter.settle(estimate, 0)
                 last = e
                 if attempt > self.settings.max_retries:
@@ -190,17 +229,17 @@ class Provider(ABC):
 
     # -- shared SDK error handling -----------------------------------------------------------
     def _classify(self, error: Exception, sdk: Any) -> Exception:
-        """Map an SDK exception to _Retryable or a ProviderCallError."""
+        """Map an SDK exception to RetryableError or a ProviderCallError."""
         if isinstance(error, sdk.APITimeoutError):
-            return _Retryable(f"timed out after {self.settings.timeout_s:g}s", timed_out=True)
+            return RetryableError(f"timed out after {self.settings.timeout_s:g}s", timed_out=True)
         if isinstance(error, sdk.APIConnectionError):
-            return _Retryable(f"connection failed ({error.__cause__ or error})")
+            return RetryableError(f"connection failed ({error.__cause__ or error})")
         if isinstance(error, sdk.APIStatusError):
             status = int(error.status_code)
             headers = error.response.headers
             message = _error_message(error)
             if status in _RETRY_STATUS or status >= 500:
-                return _Retryable(
+                return RetryableError(
                     f"HTTP {status}: {message}",
                     retry_after=parse_retry_after(headers),
                     status=status,
@@ -216,7 +255,7 @@ class Provider(ABC):
                 fatal=True,
             )
         if isinstance(error, ValueError):  # a 200 whose body is not the expected JSON
-            return _Retryable(f"malformed response body ({error})")
+            return RetryableError(f"malformed response body ({error})")
         return error
 
 
@@ -253,6 +292,7 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
 
 class AnthropicProvider(Provider):
     kind: ProviderKind = "anthropic"
+    sdk_module = "anthropic"
 
     def __init__(
         self,
@@ -264,36 +304,51 @@ class AnthropicProvider(Provider):
         **kw: Any,
     ) -> None:
         super().__init__(model, settings, **kw)
-        import anthropic
+        self._api_key = api_key
+        self.base_url = base_url
 
-        self._sdk = anthropic
-        self._client = anthropic.Anthropic(
-            api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
+    def _make_client(self, sdk: Any) -> Any:
+        return sdk.Anthropic(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.settings.timeout_s,
+            max_retries=0,
         )
 
-    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
-        args: dict[str, Any] = {
+    def request_body(self, prompt: str, system: str | None, max_tokens: int) -> dict[str, Any]:
+        """The Messages API request for one prompt (a batch request's ``params`` too)."""
+        body: dict[str, Any] = {
             "model": self.model,
             "max_tokens": max_tokens,
             "messages": [{"role": "user", "content": prompt}],
         }
         if system:
-            args["system"] = system
-        if self.settings.temperature is not None:  # not a typed argument in every SDK version
-            args["extra_body"] = {"temperature": self.settings.temperature}
+            body["system"] = system
+        if self.settings.temperature is not None:
+            body["temperature"] = self.settings.temperature
+        return body
+
+    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> Answer:
+        args = self.request_body(prompt, system, max_tokens)
+        if "temperature" in args:  # not a typed argument in every SDK version
+            args["extra_body"] = {"temperature": args.pop("temperature")}
         try:
             raw = self._client.messages.with_raw_response.create(**args)
             msg = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
+        return self.read_answer(msg, raw.headers.get("request-id"))
+
+    def read_answer(self, msg: Any, request_id: str | None) -> Answer:
+        """A Messages answer (the SDK's ``Message``), checked; RetryableError if malformed."""
         _check_message(msg)
         text = "".join(getattr(b, "text", "") for b in msg.content if b.type == "text")
-        return _Attempt(
+        return Answer(
             text=text,
             model=msg.model,
             input_tokens=int(msg.usage.input_tokens or 0),
             output_tokens=int(msg.usage.output_tokens or 0),
-            request_id=raw.headers.get("request-id"),
+            request_id=request_id,
             raw=msg.model_dump(mode="json", exclude_none=True),
         )
 
@@ -307,7 +362,7 @@ def _check_message(msg: Any) -> None:
             detail = f"{error.get('type', 'error')}: {error.get('message', '')}"
         else:
             detail = str(error)
-        raise _Retryable(f"HTTP 200 whose body is an error ({detail})")
+        raise RetryableError(f"HTTP 200 whose body is an error ({detail})")
     missing = [
         name
         for name in ("content", "usage")
@@ -315,13 +370,14 @@ def _check_message(msg: Any) -> None:
         or (name == "content" and not isinstance(msg.content, list))
     ]
     if missing:
-        raise _Retryable(f"malformed response body (no {' or '.join(missing)})")
+        raise RetryableError(f"malformed response body (no {' or '.join(missing)})")
     if getattr(msg.usage, "input_tokens", None) is None:
-        raise _Retryable("malformed response body (usage without input_tokens)")
+        raise RetryableError("malformed response body (usage without input_tokens)")
 
 
 class OpenAIProvider(Provider):
     kind: ProviderKind = "openai"
+    sdk_module = "openai"
 
     def __init__(
         self,
@@ -334,39 +390,54 @@ class OpenAIProvider(Provider):
         **kw: Any,
     ) -> None:
         super().__init__(model, settings, **kw)
-        import openai
-
+        self._api_key = api_key
+        self.base_url = base_url
         self._limit_param = token_limit_param or token_limit_param_for(base_url)
-
         self._warned_usage = False
-        self._sdk = openai
-        self._client = openai.OpenAI(
-            api_key=api_key, base_url=base_url, timeout=settings.timeout_s, max_retries=0
+
+    def _make_client(self, sdk: Any) -> Any:
+        return sdk.OpenAI(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.settings.timeout_s,
+            max_retries=0,
         )
 
-    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> _Attempt:
+    def request_body(self, prompt: str, system: str | None, max_tokens: int) -> dict[str, Any]:
+        """The Chat Completions request for one prompt (a batch line's ``body`` too)."""
         messages: list[dict[str, str]] = []
         if system:
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": prompt})
-        args: dict[str, Any] = {
+        body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
             self._limit_param: max_tokens,
         }
         if self.settings.temperature is not None:
-            args["temperature"] = self.settings.temperature
+            body["temperature"] = self.settings.temperature
+        return body
+
+    def _attempt(self, prompt: str, system: str | None, max_tokens: int) -> Answer:
+        args = self.request_body(prompt, system, max_tokens)
         try:
             raw = self._client.chat.completions.with_raw_response.create(**args)
             resp = raw.parse()
         except Exception as e:
             raise self._classify(e, self._sdk) from e
+        return self.read_answer(resp, raw.headers.get("x-request-id"), args["messages"])
+
+    def read_answer(
+        self, resp: Any, request_id: str | None, messages: list[dict[str, str]]
+    ) -> Answer:
+        """A Chat Completions answer (the SDK's ``ChatCompletion``), checked; raises RetryableError
+        if malformed. ``messages`` (what was sent) estimates the tokens when usage is missing."""
         error = getattr(resp, "error", None)
         if error is not None:
             detail = error.get("message", error) if isinstance(error, dict) else error
-            raise _Retryable(f"HTTP 200 whose body is an error ({detail})")
+            raise RetryableError(f"HTTP 200 whose body is an error ({detail})")
         if not resp.choices or getattr(resp.choices[0], "message", None) is None:
-            raise _Retryable("response without choices")
+            raise RetryableError("response without choices")
         text = resp.choices[0].message.content or ""
         usage = resp.usage
         if usage is not None and usage.prompt_tokens is not None:
@@ -384,12 +455,12 @@ class OpenAIProvider(Provider):
                     self.name,
                     self.model,
                 )
-        return _Attempt(
+        return Answer(
             text=text,
             model=resp.model,
             input_tokens=tokens_in,
             output_tokens=tokens_out,
-            request_id=raw.headers.get("x-request-id"),
+            request_id=request_id,
             raw=resp.model_dump(mode="json", exclude_none=True),
         )
 

@@ -8,6 +8,8 @@ uvicorn's workers call (settings from the environment).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,14 +22,26 @@ from rankscope import __version__
 from rankscope.errors import ServiceError
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
-from rankscope.service.api.routes import health, metrics, thresholds
+from rankscope.service.api.routes import (
+    alerts,
+    compare,
+    events,
+    health,
+    judgments,
+    me,
+    metrics,
+    thresholds,
+)
 from rankscope.service.auth import Authenticator
 from rankscope.service.batcher import WriteBatcher
+from rankscope.service.dashboard import install as install_dashboard
+from rankscope.service.online_schemas import EventsCreate
 from rankscope.service.ratelimit import RateLimiter
 from rankscope.service.records import settings_thresholds
 from rankscope.service.schemas import BatchCreate, MetricCreate
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
+from rankscope.service.store.online import OnlineStore
 from rankscope.service.store.repository import MetricsStore
 
 log = logging.getLogger("rankscope.service")
@@ -67,7 +81,28 @@ def build_state(settings: ServiceSettings) -> ServiceState:
             gather_seconds=settings.write_gather_ms / 1000,
         ),
         limiter=RateLimiter(settings.rate_limit_per_second),
+        online=OnlineStore(store),
     )
+
+
+def start_alert_checks(state: ServiceState) -> asyncio.Task[None] | None:
+    """The in-server alert check (every ``alert_check_interval_seconds``; off at 0)."""
+    interval = state.settings.alert_check_interval_seconds
+    if interval <= 0 or not state.settings.alert_rules:
+        return None
+    from rankscope.service.alerts import check_alerts
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                result = await asyncio.to_thread(check_alerts, state.online, state.settings)
+                if result.fired:
+                    log.warning("alert check: %d new alerts", len(result.fired))
+            except Exception:
+                log.exception("the alert check failed; trying again in %g s", interval)
+
+    return asyncio.create_task(loop())
 
 
 def create_app(settings: ServiceSettings | None = None) -> FastAPI:
@@ -78,9 +113,14 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         state = build_state(settings)
         app.state.service = state
         await state.batcher.start()
+        checker = start_alert_checks(state)
         try:
             yield
         finally:
+            if checker is not None:
+                checker.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await checker
             await state.batcher.stop()
             state.store.engine.dispose()
 
@@ -88,14 +128,20 @@ def create_app(settings: ServiceSettings | None = None) -> FastAPI:
         title="rankscope serve",
         version=__version__,
         description=DESCRIPTION,
-        docs_url="/docs",
+        docs_url=None,  # served from the package's files (install_dashboard), not a CDN
         redoc_url=None,
         lifespan=lifespan,
     )
     errors.install(app)
     app.include_router(health.router)
     app.include_router(thresholds.router)
+    app.include_router(compare.router)  # before metrics: /{record_id} would take "compare"
     app.include_router(metrics.router)
+    app.include_router(events.router)
+    app.include_router(judgments.router)
+    app.include_router(alerts.router)
+    app.include_router(me.router)
+    install_dashboard(app)
     app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
@@ -110,7 +156,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     # bodies the collect routes parse themselves (metrics.parse_body)
-    for model in (MetricCreate, BatchCreate):
+    for model in (MetricCreate, BatchCreate, EventsCreate):
         body = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
         components.update(body.pop("$defs", {}))
         components[model.__name__] = body

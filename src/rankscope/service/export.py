@@ -86,6 +86,45 @@ def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection) -> Export
     return out
 
 
+def collect_click_rows(
+    rows: Iterable[dict[str, Any]], by_query: dict[str, dict[str, int]], source: str
+) -> Exported:
+    """Every record whose normalised query has click grades, judged by them: the qrels hold
+    the click grades of its query (documents without a grade stay unjudged, not 0)."""
+    from rankscope.online.queries import normalise_query, query_key
+
+    out = Exported()
+    for row in rows:
+        text = normalise_query(row["query"])
+        grades = by_query.get(text)
+        if not grades:
+            continue
+        qid = str(row["id"])
+        doc_ids = [item["document_id"] for item in row["ranked_list"]]
+        for item in row["ranked_list"]:
+            out.documents.setdefault(item["document_id"], item.get("document_name"))
+        ranking = measures.shown_ranking(doc_ids, row["cutoff"])
+        out.qrels[qid] = dict(grades)
+        if ranking:
+            out.run[qid] = measures.run_scores(ranking)
+        out.queries.append(
+            {
+                "id": qid,
+                "text": row["query"],
+                "query_key": query_key(text),
+                "query_id": row["query_id"],
+                "user_id": row["user_id"],
+                "timestamp": row["timestamp"].isoformat(),
+                "judgment_source": source,
+                "threshold": None,
+                "topic_id": row["topic_id"],
+                "search_type": row["search_type"],
+                "arm": row["arm"],
+            }
+        )
+    return out
+
+
 def write_files(data: Exported, folder: Path, format: Format) -> list[Path]:
     """Write the export into ``folder``; returns the files written."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -130,10 +169,16 @@ def export_response(
     format: Format,
     selection: Selection,
     part: Literal["qrels", "run", "queries"] | None,
+    clicks: tuple[dict[str, dict[str, int]], str] | None = None,
 ) -> Response:
-    data = collect_rows(store.rows(principal, filters), selection)
+    """The export as a zip or one file; ``clicks`` (grades by normalised query, and their
+    source such as ``clicks:dbn``) judges every selected record by clicks instead."""
+    if clicks is not None:
+        data = collect_click_rows(store.rows(principal, filters), clicks[0], clicks[1])
+    else:
+        data = collect_rows(store.rows(principal, filters), selection)
     headers = {
-        "X-Rankscope-Judgments": selection,
+        "X-Rankscope-Judgments": clicks[1] if clicks is not None else selection,
         "X-Rankscope-Queries": str(len(data.queries)),
     }
     with tempfile.TemporaryDirectory(prefix="rankscope-export-") as tmp:
@@ -151,4 +196,4 @@ def export_response(
     return Response(buffer.getvalue(), media_type="application/zip", headers=headers)
 
 
-__all__ = ["Exported", "collect_rows", "export_response", "write_files"]
+__all__ = ["Exported", "collect_click_rows", "collect_rows", "export_response", "write_files"]

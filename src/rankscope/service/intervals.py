@@ -1,7 +1,7 @@
-"""The confidence interval of a mean, in one place so that a statistics module can replace it.
+"""The confidence interval of a mean, from what SQL aggregates give (count, mean, mean of squares).
 
-A Student t interval from the count, mean and sample standard deviation (what SQL aggregates
-give without reading every row). Per-query IR measures are bounded and skewed, so for small
+A Student t interval computed by :func:`rankscope.stats.t_interval_from_summary`, the one
+implementation every table uses. Per-query IR measures are bounded and skewed, so for small
 groups the interval is rough; it is clipped to the measures' range [0, 1].
 """
 
@@ -23,13 +23,13 @@ def mean_interval(n: int, mean: float, mean_of_squares: float, level: float = 0.
 
     Fewer than two values give no interval (``None`` bounds); equal values give a zero-width one.
     """
-    from scipy.stats import t
+    from rankscope.stats import t_interval_from_summary
 
     if n < 2:
         return MeanInterval(mean, None, None)
     variance = max(0.0, (mean_of_squares - mean * mean) * n / (n - 1))
-    half = float(t.ppf(0.5 + level / 2, n - 1)) * math.sqrt(variance / n)
-    return MeanInterval(mean, max(0.0, mean - half), min(1.0, mean + half))
+    ci = t_interval_from_summary(n, mean, math.sqrt(variance), level)
+    return MeanInterval(mean, max(0.0, ci.low), min(1.0, ci.high))
 
 
 __all__ = ["MeanInterval", "mean_interval"]

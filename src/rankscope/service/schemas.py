@@ -207,6 +207,9 @@ class GroupStats(Camel):
     """Means of the six measures over a group of rows of one judgment kind."""
 
     count: int
+    zero_results: int = Field(
+        0, description="rows that retrieved nothing (totalRetrieved 0); rate = zeroResults/count"
+    )
     precision: Interval
     recall: Interval
     f1_score: Interval
@@ -276,7 +279,7 @@ class BreakdownGroup(Camel):
 
 
 class Breakdown(Camel):
-    by: Literal["topic", "searchType", "arm"]
+    by: Literal["topic", "searchType", "arm", "user"]
     groups: list[BreakdownGroup]
 
 
@@ -300,6 +303,13 @@ class Thresholds(Camel):
 
 class Health(Camel):
     status: Literal["ok"]
+
+
+class Me(Camel):
+    """Who a token acts as (``GET /api/me``)."""
+
+    user_id: str
+    role: Literal["user", "service"]
 
 
 class Ready(Camel):
@@ -345,6 +355,7 @@ __all__ = [
     "GroupStats",
     "Health",
     "Interval",
+    "Me",
     "MetricCreate",
     "MetricDetail",
     "MetricPublic",

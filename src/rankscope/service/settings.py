@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -30,6 +30,27 @@ DEFAULT_THRESHOLD = 0.7
 SEARCH_TYPES = ("semantic", "keyword", "hybrid", "web")
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+class AlertRule(BaseModel):
+    """One regression check, run per user (and per topic or search type with ``by``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")]
+    measure: Literal[
+        "precision", "recall", "f1_score", "mean_reciprocal_rank", "average_precision", "ndcg"
+    ] = "ndcg"
+    by: Literal["user", "topic", "searchType"] = "user"
+    judgments: Literal["judged", "heuristic"] = "judged"
+    method: Literal["window", "ewma"] = "window"
+    window_days: Annotated[float, Field(gt=0, le=365)] = 1.0
+    baseline_days: Annotated[float, Field(gt=0, le=3650)] = 7.0
+    min_n: Annotated[int, Field(ge=2)] = 30
+    min_delta: Annotated[float, Field(ge=0)] = 0.02
+    ewma_lambda: Annotated[float, Field(gt=0, le=1)] = 0.3
+    ewma_width: Annotated[float, Field(gt=0)] = 3.0
+    webhook_url: str | None = None
 
 
 class ServiceSettings(BaseSettings):
@@ -70,6 +91,44 @@ class ServiceSettings(BaseSettings):
         default_factory=dict,
         description="thresholds per search type (semantic, keyword, hybrid, web or a "
         "combination such as keyword+semantic); per-user values are set through the API",
+    )
+
+    # -- online loop (docs/service.md: events, implicit judgments, alerts, retention)
+    max_batch_events: Annotated[int, Field(ge=1)] = Field(
+        10_000, description="events in one POST /api/events"
+    )
+    click_model: Literal["ctr", "coec", "dbn"] = Field(
+        "dbn", description="default click model of implicit judgments"
+    )
+    click_min_impressions: Annotated[int, Field(ge=1)] = Field(
+        10, description="impressions a (query, document) pair needs for a click grade"
+    )
+    click_grade_thresholds: dict[Literal["ctr", "coec", "dbn"], tuple[float, float, float]] = Field(
+        default_factory=dict,
+        description="values at which a click grade rises to 1, 2, 3, per model (defaults in "
+        "docs/service.md)",
+    )
+    click_satisfied_dwell_seconds: Annotated[float, Field(gt=0)] | None = Field(
+        None,
+        description="DBN: a click with at least this dwell time is satisfied (default: the "
+        "session's last click is)",
+    )
+    min_sample: Annotated[int, Field(ge=2)] = Field(
+        30, description="records per arm (or common queries, paired) before a winner is named"
+    )
+    interleaving_min_impressions: Annotated[int, Field(ge=1)] = Field(
+        20, description="clicked impressions before an interleaving winner is named"
+    )
+    alert_rules: list[AlertRule] = Field(default_factory=list, description="regression checks")
+    alert_webhook_url: str | None = Field(None, description="where alerts are POSTed")
+    alert_check_interval_seconds: Annotated[float, Field(ge=0)] = Field(
+        0.0, description="check the alert rules inside the server this often (0: never)"
+    )
+    webhook_max_attempts: Annotated[int, Field(ge=1, le=20)] = 5
+    webhook_backoff_seconds: Annotated[float, Field(ge=0)] = 1.0
+    webhook_timeout_seconds: Annotated[float, Field(gt=0)] = 5.0
+    retention_days: Annotated[int, Field(ge=1)] | None = Field(
+        None, description="days records, events and alerts are kept (users may set their own)"
     )
 
     # -- limits
@@ -198,6 +257,7 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "ENV_PREFIX",
     "SEARCH_TYPES",
+    "AlertRule",
     "ServiceSettings",
     "load_settings",
     "search_type_key",

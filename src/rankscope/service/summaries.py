@@ -21,7 +21,9 @@ def group_stats(row: GroupRow | None) -> GroupStats:
             continue
         ci = mean_interval(row.count, row.means[name], row.squares[name])
         values[name] = Interval(mean=ci.mean, low=ci.low, high=ci.high)
-    return GroupStats(count=row.count if row else 0, **values)
+    if row is None:
+        return GroupStats(count=0, zero_results=0, **values)
+    return GroupStats(count=row.count, zero_results=row.zero_results, **values)
 
 
 def summary(

@@ -16,6 +16,8 @@ conventions.
 - Planning: :func:`queries_needed`, :func:`min_detectable_delta`, :func:`paired_t_power`,
   :func:`power_plan`.
 - Agreement: :func:`cohen_kappa`, :func:`kendall_tau_b`, :func:`confusion_matrix`.
+- Two independent samples (online A/B arms): :func:`welch_t`, :func:`bootstrap_difference`
+  (:class:`TwoSampleTest`).
 """
 
 from rankscope.stats._checks import StatsWarning
@@ -34,6 +36,7 @@ from rankscope.stats.intervals import (
     bootstrap_interval,
     interval_from_bootstrap,
     t_interval,
+    t_interval_from_summary,
 )
 from rankscope.stats.matrix import Aligned, ScoreMatrix, align_scores
 from rankscope.stats.multiple import (
@@ -63,6 +66,7 @@ from rankscope.stats.planning import (
     power_plan,
     queries_needed,
 )
+from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
 
 __all__ = [
     "CORRECTIONS",
@@ -79,10 +83,12 @@ __all__ = [
     "ScoreMatrix",
     "StatsWarning",
     "SystemRow",
+    "TwoSampleTest",
     "WinsTiesLosses",
     "adjust_pvalues",
     "align_scores",
     "anova_two_way",
+    "bootstrap_difference",
     "bootstrap_interval",
     "bootstrap_test",
     "cohen_kappa",
@@ -101,7 +107,9 @@ __all__ = [
     "randomized_tukey_hsd",
     "sign_test",
     "t_interval",
+    "t_interval_from_summary",
     "tukey_hsd",
+    "welch_t",
     "wilcoxon_test",
     "wins_ties_losses",
 ]

@@ -52,17 +52,23 @@ def t_interval(values: Any, level: float = 0.95) -> Interval:
 
     Zero spread gives ``[mean, mean]``; a single value gives ``[value, value]``.
     """
-    from scipy import stats
-
     x = as_vector(values)
-    level = check_level(level)
     if x.size == 0:
         raise InputError("an interval needs at least one value")
-    mean = float(x.mean())
-    spread = sd(x)
-    if x.size < 2 or spread == 0.0:
+    return t_interval_from_summary(int(x.size), float(x.mean()), sd(x), level)
+
+
+def t_interval_from_summary(n: int, mean: float, std: float, level: float = 0.95) -> Interval:
+    """:func:`t_interval` from the count, mean and sample standard deviation alone (what SQL
+    aggregates give without reading every value, as the collection service does)."""
+    from scipy import stats
+
+    level = check_level(level)
+    if n < 1:
+        raise InputError("an interval needs at least one value", value=n)
+    if n < 2 or std == 0.0:
         return Interval(mean, mean, level, "t")
-    margin = float(stats.t.ppf(0.5 + level / 2.0, x.size - 1)) * spread / math.sqrt(x.size)
+    margin = float(stats.t.ppf(0.5 + level / 2.0, n - 1)) * std / math.sqrt(n)
     return Interval(mean - margin, mean + margin, level, "t")
 
 

@@ -19,6 +19,7 @@ from rankscope.service.errors import ApiError, bad_request, forbidden, unprocess
 from rankscope.service.ratelimit import RateLimiter
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
+from rankscope.service.store.online import OnlineStore
 from rankscope.service.store.repository import Filters, MetricsStore
 
 
@@ -29,6 +30,7 @@ class ServiceState:
     auth: Authenticator
     batcher: WriteBatcher
     limiter: RateLimiter
+    online: OnlineStore
 
 
 def get_state(request: Request) -> ServiceState:
@@ -109,7 +111,11 @@ def filters(
     arm: Annotated[str | None, Query(max_length=255)] = None,
     judgment_source: Annotated[
         str | None,
-        Query(alias="judgmentSource", pattern="^(provided|heuristic|feedback)$"),
+        Query(
+            alias="judgmentSource",
+            pattern="^(provided|heuristic|feedback|judged)$",
+            description="judged: provided and feedback",
+        ),
     ] = None,
     user_id: Annotated[
         str | None,

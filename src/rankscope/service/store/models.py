@@ -151,19 +151,126 @@ class UserThreshold(Base):
     updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
 
 
+class SearchEvent(Base):
+    """One search impression or interaction (``POST /api/events``; UBI-compatible fields)."""
+
+    __tablename__ = "search_events"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    event_id: Mapped[str | None] = mapped_column(String(255))
+    action: Mapped[str] = mapped_column(String(100), nullable=False)
+    query_id: Mapped[str | None] = mapped_column(String(255))
+    query: Mapped[str | None] = mapped_column(Text)
+    document_id: Mapped[str | None] = mapped_column(String(255))
+    position: Mapped[int | None] = mapped_column(Integer)
+    dwell_seconds: Mapped[float | None] = mapped_column(Float)
+    result_count: Mapped[int | None] = mapped_column(Integer)
+    topic_id: Mapped[str | None] = mapped_column(String(255))
+    search_type: Mapped[str | None] = mapped_column(String(64))
+    arm: Mapped[str | None] = mapped_column(String(255))
+    experiment: Mapped[str | None] = mapped_column(String(255))
+    team: Mapped[str | None] = mapped_column(String(255))
+    session_id: Mapped[str | None] = mapped_column(String(255))
+    client_id: Mapped[str | None] = mapped_column(String(255))
+    application: Mapped[str | None] = mapped_column(String(255))
+    attributes: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    timestamp: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("user_id <> ''", name="ck_search_events_user_id"),
+        UniqueConstraint("user_id", "event_id", name="uq_search_events_user_event"),
+        Index("ix_search_events_user_timestamp", "user_id", "timestamp"),
+        Index("ix_search_events_user_query", "user_id", "query_id"),
+        Index("ix_search_events_experiment", "experiment"),
+    )
+
+
+class Alert(Base):
+    """A regression found by an alert rule, and the state of its webhook delivery."""
+
+    __tablename__ = "alerts"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(255), nullable=False)
+    rule: Mapped[str] = mapped_column(String(255), nullable=False)
+    scope: Mapped[str] = mapped_column(String(32), nullable=False)
+    scope_value: Mapped[str | None] = mapped_column(String(255))
+    measure: Mapped[str] = mapped_column(String(64), nullable=False)
+    judgment_source: Mapped[str] = mapped_column(String(16), nullable=False)
+    method: Mapped[str] = mapped_column(String(32), nullable=False)
+    window_start: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+    window_end: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+    baseline_start: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+    baseline_end: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+    current_mean: Mapped[float | None] = mapped_column(Float)
+    baseline_mean: Mapped[float | None] = mapped_column(Float)
+    delta: Mapped[float | None] = mapped_column(Float)
+    ci_low: Mapped[float | None] = mapped_column(Float)
+    ci_high: Mapped[float | None] = mapped_column(Float)
+    effect_size: Mapped[float | None] = mapped_column(Float)
+    p_value: Mapped[float | None] = mapped_column(Float)
+    n_current: Mapped[int] = mapped_column(Integer, nullable=False)
+    n_baseline: Mapped[int] = mapped_column(Integer, nullable=False)
+    paired_queries: Mapped[int] = mapped_column(Integer, nullable=False)
+    message: Mapped[str] = mapped_column(Text, nullable=False)
+    dedup_key: Mapped[str] = mapped_column(String(255), nullable=False)
+    delivery_status: Mapped[str] = mapped_column(String(16), nullable=False)
+    delivery_attempts: Mapped[int] = mapped_column(Integer, nullable=False)
+    delivered_at: Mapped[dt.datetime | None] = mapped_column(UTCDateTime)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    __table_args__ = (
+        CheckConstraint("user_id <> ''", name="ck_alerts_user_id"),
+        CheckConstraint(
+            "delivery_status IN ('pending', 'delivered', 'failed', 'none')",
+            name="ck_alerts_delivery_status",
+        ),
+        UniqueConstraint("user_id", "dedup_key", name="uq_alerts_user_dedup"),
+        Index("ix_alerts_user_created", "user_id", "created_at"),
+    )
+
+
+class UserSetting(Base):
+    """Per-user settings of the online loop: how many days records and events are kept."""
+
+    __tablename__ = "user_settings"
+
+    user_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    retention_days: Mapped[int | None] = mapped_column(Integer)
+    updated_at: Mapped[dt.datetime] = mapped_column(UTCDateTime, nullable=False)
+
+    __table_args__ = (
+        CheckConstraint(
+            "retention_days IS NULL OR retention_days >= 1", name="ck_user_settings_days"
+        ),
+    )
+
+
 metrics_table = cast(Table, RetrievalMetric.__table__)
+events_table = cast(Table, SearchEvent.__table__)
+alerts_table = cast(Table, Alert.__table__)
+user_settings_table = cast(Table, UserSetting.__table__)
 api_keys_table = cast(Table, ApiKey.__table__)
 thresholds_table = cast(Table, UserThreshold.__table__)
 
 __all__ = [
     "JUDGMENT_SOURCES",
     "ROLES",
+    "Alert",
     "ApiKey",
     "Base",
     "RetrievalMetric",
+    "SearchEvent",
     "UTCDateTime",
+    "UserSetting",
     "UserThreshold",
+    "alerts_table",
     "api_keys_table",
+    "events_table",
     "metrics_table",
     "thresholds_table",
+    "user_settings_table",
 ]

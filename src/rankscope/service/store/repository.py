@@ -58,7 +58,7 @@ from rankscope.service.store.models import (
 
 M = metrics_table.c
 Bucket = Literal["hour", "day", "week"]
-GroupBy = Literal["topic", "searchType", "arm"]
+GroupBy = Literal["topic", "searchType", "arm", "user"]
 JudgmentKind = Literal["judged", "heuristic"]
 MEASURE_COLUMNS = (
     "precision",
@@ -69,6 +69,15 @@ MEASURE_COLUMNS = (
     "ndcg",
 )
 KEY_PREFIX = "rsk_"
+# orders of a page of records: newest first, or by a measure (worst first without "-")
+SORT_COLUMNS = {
+    "precision": "precision",
+    "recall": "recall",
+    "f1Score": "f1_score",
+    "meanReciprocalRank": "mean_reciprocal_rank",
+    "averagePrecision": "average_precision",
+    "ndcg": "ndcg",
+}
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,7 @@ class GroupRow:
     count: int
     means: dict[str, float]
     squares: dict[str, float]
+    zero_results: int = 0  # rows that retrieved nothing
 
 
 @dataclass
@@ -176,7 +186,9 @@ class MetricsStore:
             conds.append(M.search_type == filters.search_type)
         if filters.arm is not None:
             conds.append(M.arm == filters.arm)
-        if filters.judgment_source is not None:
+        if filters.judgment_source == "judged":  # provided and feedback
+            conds.append(M.judgment_source != "heuristic")
+        elif filters.judgment_source is not None:
             conds.append(M.judgment_source == filters.judgment_source)
         return conds
 
@@ -294,15 +306,25 @@ class MetricsStore:
             return dict(row) if row is not None else None
 
     def page(
-        self, principal: Principal, filters: Filters, limit: int, offset: int
+        self,
+        principal: Principal,
+        filters: Filters,
+        limit: int,
+        offset: int,
+        sort: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Records newest first (the ranked lists and judgments left out)."""
+        """Records newest first, or by a measure (``SORT_COLUMNS``; ascending, worst first,
+        ``-name`` descending; ties newest first), the ranked lists and judgments left out."""
         columns = [c for c in metrics_table.c if c.name not in ("ranked_list", "judgments")]
+        order: list[ColumnElement[Any]] = []
+        if sort is not None:
+            column = M[SORT_COLUMNS[sort.removeprefix("-")]]
+            order.append(column.desc() if sort.startswith("-") else column.asc())
         with self._begin(principal) as conn:
             rows = conn.execute(
                 select(*columns)
                 .where(*self._user_filter(principal, filters))
-                .order_by(M.timestamp.desc(), M.id)
+                .order_by(*order, M.timestamp.desc(), M.id)
                 .limit(limit)
                 .offset(offset)
             ).mappings()
@@ -345,9 +367,18 @@ class MetricsStore:
         if bucket is not None:
             keys.append(self._bucket(bucket))
         if by is not None:
-            keys.append({"topic": M.topic_id, "searchType": M.search_type, "arm": M.arm}[by])
+            columns = {
+                "topic": M.topic_id,
+                "searchType": M.search_type,
+                "arm": M.arm,
+                "user": M.user_id,
+            }
+            keys.append(columns[by])
         kind = _kind().label("kind")
-        values: list[ColumnElement[Any]] = [func.count().label("n")]
+        values: list[ColumnElement[Any]] = [
+            func.count().label("n"),
+            func.sum(case((M.total_retrieved == 0, 1), else_=0)).label("zero"),
+        ]
         for name in MEASURE_COLUMNS:
             col = M[name]
             values.append(func.avg(col).label(f"mean_{name}"))
@@ -369,6 +400,7 @@ class MetricsStore:
                         count=int(row["n"]),
                         means={n: float(row[f"mean_{n}"]) for n in MEASURE_COLUMNS},
                         squares={n: float(row[f"sq_{n}"]) for n in MEASURE_COLUMNS},
+                        zero_results=int(row["zero"] or 0),
                     )
                 )
             return out
@@ -594,6 +626,7 @@ def lookup_key(engine: Engine, key: str) -> KeyInfo | None:
 __all__ = [
     "KEY_PREFIX",
     "MEASURE_COLUMNS",
+    "SORT_COLUMNS",
     "Filters",
     "GroupRow",
     "KeyInfo",

@@ -61,6 +61,21 @@ JudgmentChoice = Annotated[
     ),
 ]
 
+SortChoice = Literal[
+    "precision",
+    "recall",
+    "f1Score",
+    "meanReciprocalRank",
+    "averagePrecision",
+    "ndcg",
+    "-precision",
+    "-recall",
+    "-f1Score",
+    "-meanReciprocalRank",
+    "-averagePrecision",
+    "-ndcg",
+]
+
 _PUBLIC_FIELDS = tuple(MetricPublic.model_fields)
 
 
@@ -192,7 +207,11 @@ async def collect_batch(request: Request, principal: CurrentPrincipal, state: St
     )
 
 
-@router.get("", response_model=Envelope[MetricsList], summary="Averages and one page of records")
+@router.get(
+    "",
+    response_model=Envelope[MetricsList],
+    summary="Averages and one page of records (newest first, or worst first with sort)",
+)
 def list_metrics(
     principal: CurrentPrincipal,
     state: State,
@@ -200,10 +219,17 @@ def list_metrics(
     limit: Annotated[int, Query(ge=1, le=1000, description="page size (at most 1,000)")] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
     judgments: JudgmentChoice = "auto",
+    sort: Annotated[
+        SortChoice | None,
+        Query(
+            description="order of the records: newest first by default; a measure sorts "
+            "ascending (worst first), -measure descending; ties newest first"
+        ),
+    ] = None,
 ) -> Envelope[MetricsList]:
     limit = min(limit, state.settings.max_page_size)
     head = summary(state.store.aggregate(principal, filters), judgments)
-    rows = state.store.page(principal, filters, limit, offset)
+    rows = state.store.page(principal, filters, limit, offset, sort)
     return Envelope(
         data=MetricsList(
             **head.model_dump(), limit=limit, offset=offset, queries=[public(r) for r in rows]
@@ -251,7 +277,10 @@ def breakdown(
     principal: CurrentPrincipal,
     state: State,
     filters: RowFilters,
-    by: Literal["topic", "searchType", "arm"] = "topic",
+    by: Annotated[
+        Literal["topic", "searchType", "arm", "user"],
+        Query(description="user: per user (the service role sees every user)"),
+    ] = "topic",
 ) -> Envelope[Breakdown]:
     rows = state.store.aggregate(principal, filters, by=by)
     groups = [
@@ -277,17 +306,41 @@ def export(
     filters: RowFilters,
     format: Literal["trec", "jsonl", "suite"] = "trec",
     judgments: Annotated[
-        Literal["judged", "heuristic", "provided", "feedback"],
-        Query(description="which rows: judged (provided and feedback) by default"),
+        Literal["judged", "heuristic", "provided", "feedback", "clicks"],
+        Query(
+            description="which rows: judged (provided and feedback) by default; clicks: every "
+            "record whose query has click grades, judged by them (see /api/judgments/clicks)"
+        ),
     ] = "judged",
     part: Annotated[
         Literal["qrels", "run", "queries"] | None,
         Query(description="one file instead of a zip (trec and jsonl)"),
     ] = None,
+    click_model: Annotated[
+        Literal["ctr", "coec", "dbn"] | None,
+        Query(alias="clickModel", description="judgments=clicks: the click model"),
+    ] = None,
+    min_impressions: Annotated[
+        int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
+    ] = None,
 ) -> Response:
     from rankscope.service.export import export_response
 
-    return export_response(state.store, principal, filters, format, judgments, part)
+    clicks = None
+    if judgments == "clicks":
+        from rankscope.service.judgments import click_qrels, event_filters_of
+
+        graded = click_qrels(
+            state.online,
+            principal,
+            event_filters_of(filters),
+            state.settings,
+            model=click_model,
+            min_impressions=min_impressions,
+        )
+        clicks = (graded.by_query, graded.source)
+        judgments = "judged"  # the rows are chosen by their click grades, not their source
+    return export_response(state.store, principal, filters, format, judgments, part, clicks)
 
 
 @router.get("/{record_id}", response_model=Envelope[MetricDetail], summary="One record")

@@ -1,0 +1,119 @@
+"""``/api/alerts``: regressions found by the alert rules; ``/api/retention``: a user's
+retention in days."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.concurrency import run_in_threadpool
+
+from rankscope.service.alerts import check_alerts, public_alert
+from rankscope.service.api.deps import CurrentPrincipal, State, parse_date
+from rankscope.service.api.routes.metrics import ERRORS
+from rankscope.service.errors import bad_request, forbidden
+from rankscope.service.online_schemas import (
+    AlertCheck,
+    AlertsPage,
+    RetentionPublic,
+    RetentionUpdate,
+)
+from rankscope.service.schemas import Envelope
+from rankscope.service.store.db import Principal
+
+router = APIRouter(tags=["alerts and retention"], responses=ERRORS)
+
+UserParam = Annotated[
+    str | None, Query(alias="userId", max_length=255, description="service role: another user")
+]
+
+
+def _user(principal: Principal, user_id: str | None) -> str:
+    if user_id is None or user_id == principal.user_id:
+        return principal.user_id
+    if not principal.is_service:
+        raise forbidden("only the service role may read or change another user's settings")
+    return user_id
+
+
+@router.get("/api/alerts", response_model=Envelope[AlertsPage], summary="Alerts, newest first")
+def list_alerts(
+    principal: CurrentPrincipal,
+    state: State,
+    start_date: Annotated[str | None, Query(alias="startDate", max_length=64)] = None,
+    end_date: Annotated[str | None, Query(alias="endDate", max_length=64)] = None,
+    status: Annotated[
+        Literal["pending", "delivered", "failed", "none"] | None,
+        Query(description="webhook delivery status"),
+    ] = None,
+    user_id: UserParam = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+) -> Envelope[AlertsPage]:
+    start = parse_date(start_date, "startDate", end=False)
+    end = parse_date(end_date, "endDate", end=True)
+    if start is not None and end is not None and start > end:
+        raise bad_request("startDate is after endDate")
+    if user_id is not None:
+        _user(principal, user_id)
+    rows = state.online.alerts_page(
+        principal,
+        start=start,
+        end=end,
+        user_id=user_id,
+        status=status,
+        limit=limit,
+        offset=offset,
+    )
+    return Envelope(
+        data=AlertsPage(limit=limit, offset=offset, alerts=[public_alert(r) for r in rows])
+    )
+
+
+@router.post(
+    "/api/alerts/check",
+    response_model=Envelope[AlertCheck],
+    summary="Service role: evaluate the alert rules now and deliver what fires",
+)
+async def check(principal: CurrentPrincipal, state: State) -> Envelope[AlertCheck]:
+    if not principal.is_service:
+        raise forbidden("only the service role may run the alert check")
+    result = await run_in_threadpool(check_alerts, state.online, state.settings)
+    return Envelope(
+        data=AlertCheck(
+            checked_at=result.checked_at,
+            groups=result.groups,
+            fired=[public_alert(a) for a in result.fired],
+        )
+    )
+
+
+def _retention(state: State, principal: Principal, user: str) -> RetentionPublic:
+    own = state.online.retention(principal, user)
+    default = state.settings.retention_days
+    return RetentionPublic(
+        user_id=user,
+        retention_days=own,
+        default_retention_days=default,
+        effective_retention_days=own or default,
+    )
+
+
+@router.get("/api/retention", response_model=Envelope[RetentionPublic], summary="Retention")
+def get_retention(
+    principal: CurrentPrincipal, state: State, user_id: UserParam = None
+) -> Envelope[RetentionPublic]:
+    return Envelope(data=_retention(state, principal, _user(principal, user_id)))
+
+
+@router.put(
+    "/api/retention",
+    response_model=Envelope[RetentionPublic],
+    summary="Set (or with null remove) your retention in days",
+)
+def put_retention(
+    body: RetentionUpdate, principal: CurrentPrincipal, state: State, user_id: UserParam = None
+) -> Envelope[RetentionPublic]:
+    user = _user(principal, user_id)
+    state.online.set_retention(principal, user, body.retention_days)
+    return Envelope(data=_retention(state, principal, user))

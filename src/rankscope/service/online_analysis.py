@@ -1,0 +1,241 @@
+"""The online analyses the routes and commands share: A/B comparison of arms over stored
+records, and calibration of the heuristic threshold against labels."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from rankscope.errors import InputError
+from rankscope.online.ab import compare_arms, compare_arms_paired
+from rankscope.online.calibration import calibrate_threshold
+from rankscope.online.clicks import Model
+from rankscope.online.queries import normalise_query, query_key
+from rankscope.service.judgments import click_qrels, event_filters_of, scored_with
+from rankscope.service.online_schemas import (
+    ArmsComparison,
+    CalibrationGroup,
+    CalibrationPublic,
+    CiPublic,
+    MeasureDifference,
+)
+from rankscope.service.records import settings_thresholds, with_user_thresholds
+from rankscope.service.settings import ServiceSettings
+from rankscope.service.store.db import Principal
+from rankscope.service.store.online import OnlineStore
+from rankscope.service.store.repository import MEASURE_COLUMNS, Filters
+from rankscope.stats import Interval
+
+#: the API's names of the stored measures
+MEASURE_NAMES = {
+    "precision": "precision",
+    "recall": "recall",
+    "f1Score": "f1_score",
+    "meanReciprocalRank": "mean_reciprocal_rank",
+    "averagePrecision": "average_precision",
+    "ndcg": "ndcg",
+}
+Judgments = Literal["auto", "judged", "heuristic", "clicks"]
+
+
+def measure_columns(names: str | None) -> list[str]:
+    """API measure names (comma separated; default all six) -> stored column names."""
+    if not names:
+        return list(MEASURE_COLUMNS)
+    out = []
+    for name in (n.strip() for n in names.split(",") if n.strip()):
+        if name not in MEASURE_NAMES:
+            raise InputError(f"unknown measure {name!r}", hint=f"use {', '.join(MEASURE_NAMES)}")
+        out.append(MEASURE_NAMES[name])
+    return out
+
+
+def _api_name(column: str) -> str:
+    return next(k for k, v in MEASURE_NAMES.items() if v == column)
+
+
+def _ci(interval: Interval | None) -> CiPublic | None:
+    if interval is None:
+        return None
+    return CiPublic(
+        low=interval.low, high=interval.high, level=interval.level, method=interval.method
+    )
+
+
+def compare_records(
+    online: OnlineStore,
+    principal: Principal,
+    filters: Filters,
+    settings: ServiceSettings,
+    *,
+    arms: tuple[str, str],
+    paired: bool = False,
+    judgments: Judgments = "auto",
+    click_model: Model | None = None,
+    measures: Sequence[str] = MEASURE_COLUMNS,
+    alpha: float = 0.05,
+    min_sample: int | None = None,
+    seed: int = 0,
+) -> ArmsComparison:
+    """Compare two arms' records on each measure (see :mod:`rankscope.online.ab`); judged and
+    heuristic rows are never mixed, and clicks re-judge every record by its click grades."""
+    selection = dataclasses.replace(filters, arm=None)
+    columns = ["id", "query", "arm", "judgment_source", "ranked_list", "cutoff", *MEASURE_COLUMNS]
+    rows = [r for r in online.metric_rows(principal, selection, columns) if r["arm"] in arms]
+    values: list[tuple[Mapping[str, Any], Mapping[str, float]]]
+    if judgments == "clicks":
+        graded = click_qrels(
+            online, principal, event_filters_of(selection), settings, model=click_model
+        )
+        source = graded.source
+        values = [(row, dataclasses.asdict(m)) for row, m in scored_with(rows, graded.by_query)]
+    else:
+        kind = judgments
+        if kind == "auto":
+            kind = (
+                "judged"
+                if any(r["judgment_source"] != "heuristic" for r in rows)
+                else ("heuristic")
+            )
+        source = kind
+        values = [
+            (r, r) for r in rows if (r["judgment_source"] == "heuristic") == (kind == "heuristic")
+        ]
+    counts = {arm: sum(1 for r, _ in values if r["arm"] == arm) for arm in arms}
+    floor = min_sample if min_sample is not None else settings.min_sample
+    if paired:
+        by_query: dict[str, tuple[dict[str, list[float]], dict[str, list[float]]]] = {
+            m: ({}, {}) for m in measures
+        }
+        for row, v in values:
+            side = 0 if row["arm"] == arms[0] else 1
+            key = normalise_query(row["query"])
+            for m in measures:
+                by_query[m][side].setdefault(key, []).append(float(v[m]))
+        result = compare_arms_paired(by_query, names=arms, alpha=alpha, min_sample=floor)
+    else:
+        flat = {
+            m: (
+                [float(v[m]) for r, v in values if r["arm"] == arms[0]],
+                [float(v[m]) for r, v in values if r["arm"] == arms[1]],
+            )
+            for m in measures
+        }
+        result = compare_arms(flat, names=arms, alpha=alpha, min_sample=floor, seed=seed)
+    return ArmsComparison(
+        arms=list(arms),
+        paired=paired,
+        judgment_source=source,
+        alpha=alpha,
+        min_sample=floor,
+        correction=result.correction,
+        records=counts,
+        measures=[
+            MeasureDifference(
+                measure=_api_name(d.measure),
+                test=d.test,
+                n_a=d.n_a,
+                n_b=d.n_b,
+                mean_a=d.mean_a,
+                mean_b=d.mean_b,
+                delta=d.delta,
+                ci=_ci(d.interval),
+                bootstrap_ci=_ci(d.bootstrap),
+                effect_size=d.effect_size,
+                p_value=d.p_value,
+                p_adjusted=d.p_adjusted,
+                verdict=d.verdict,
+                winner=d.winner,
+            )
+            for d in result.measures
+        ],
+    )
+
+
+def click_labels(
+    online: OnlineStore,
+    principal: Principal,
+    filters: Filters,
+    settings: ServiceSettings,
+    model: Model | None = None,
+) -> tuple[dict[str, dict[str, int]], str]:
+    """Click grades keyed by query key, and their source name."""
+    graded = click_qrels(online, principal, event_filters_of(filters), settings, model=model)
+    return {query_key(q): g for q, g in graded.by_query.items()}, graded.source
+
+
+def calibrate(
+    online: OnlineStore,
+    principal: Principal,
+    filters: Filters,
+    settings: ServiceSettings,
+    labels: Mapping[str, Mapping[str, int]],
+    labels_name: str,
+    *,
+    by: Literal["searchType", "arm"] = "searchType",
+    min_grade: int = 1,
+) -> CalibrationPublic:
+    """Per search type (or arm): how the score threshold agrees with ``labels`` (keyed by
+    query key; grade >= ``min_grade`` is relevant) at the threshold in force, and the best."""
+    columns = [
+        "user_id",
+        "query",
+        "search_type",
+        "arm",
+        "ranked_list",
+        "threshold",
+        "judgment_source",
+    ]
+    rows = online.metric_rows(principal, filters, columns)
+    own = {
+        u: online.metrics.own_thresholds(principal, u) for u in sorted({r["user_id"] for r in rows})
+    }
+    lookup = with_user_thresholds(own, settings_thresholds(settings))
+    groups: dict[str | None, tuple[list[float], list[bool], Counter[float]]] = {}
+    for row in rows:
+        grades = labels.get(query_key(row["query"]))
+        if not grades:
+            continue
+        best: dict[str, float] = {}
+        for item in row["ranked_list"]:
+            doc = item["document_id"]
+            best[doc] = max(best.get(doc, item["score"]), item["score"])
+        key = row["search_type"] if by == "searchType" else row["arm"]
+        scores, truth, currents = groups.setdefault(key, ([], [], Counter()))
+        current = row["threshold"]
+        if current is None:
+            current = lookup(row["user_id"], row["search_type"])
+        for doc, score in best.items():
+            if doc in grades:
+                scores.append(score)
+                truth.append(grades[doc] >= min_grade)
+                currents[current] += 1
+    out = []
+    for key in sorted(groups, key=lambda k: (k is None, k or "")):
+        scores, truth, currents = groups[key]
+        current = currents.most_common(1)[0][0] if currents else None
+        c = calibrate_threshold(scores, truth, group=str(key), current=current)
+        out.append(
+            CalibrationGroup(
+                group=key,
+                pairs=c.n,
+                positives=c.positives,
+                current_threshold=c.current_threshold,
+                kappa_current=c.kappa_current,
+                agreement_current=c.agreement_current,
+                best_threshold=c.best_threshold,
+                kappa_best=c.kappa_best,
+                agreement_best=c.agreement_best,
+                applicable=(
+                    by == "searchType"
+                    and c.best_threshold is not None
+                    and 0.0 <= c.best_threshold <= 1.0
+                ),
+            )
+        )
+    return CalibrationPublic(labels=labels_name, by=by, min_grade=min_grade, groups=out)
+
+
+__all__ = ["MEASURE_NAMES", "calibrate", "click_labels", "compare_records", "measure_columns"]

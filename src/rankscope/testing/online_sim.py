@@ -1,0 +1,214 @@
+"""Repeated simulations of online experiments on synthetic traffic with a known truth
+(:mod:`rankscope.testing.traffic`): A/B comparisons and interleaving experiments, run on the
+library functions (``rankscope.online``), seeded. The tests assert on them; ``bench/online_
+simulations.py`` prints them.
+
+An arm is an engine with a ranking noise (:func:`rankscope.testing.traffic.rank`): equal noise
+is an A/A test (no true difference), lower noise a truly better arm. Per-record nDCG@10 comes
+from ``rankscope.evaluate`` against the true grades.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from rankscope.collect.interleave import credit, team_draft
+from rankscope.data.qrels import Qrels
+from rankscope.data.run import Run
+from rankscope.metrics.evaluate import evaluate
+from rankscope.online.ab import compare_arms, compare_arms_paired
+from rankscope.online.interleaving import InterleavingSummary, summarise
+from rankscope.testing.traffic import Universe, browse, rank
+
+
+@dataclass(frozen=True)
+class ArmPool:
+    """Many simulated records of one arm: the query of each and its nDCG@10."""
+
+    queries: tuple[str, ...]
+    ndcg: NDArray[np.float64]
+
+
+def arm_pool(universe: Universe, noise: float, n: int, seed: int, depth: int = 10) -> ArmPool:
+    """``n`` records of an arm with ranking ``noise``, scored in one ``evaluate()`` call."""
+    rng = np.random.default_rng(seed)
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, dict[str, float]] = {}
+    queries = []
+    for i in range(n):
+        q = universe.draw(rng)
+        key = f"r{i}"
+        queries.append(q.id)
+        qrels[key] = dict(q.grades)
+        ranking = rank(q, noise, rng, depth)
+        run[key] = {d: float(depth - j) for j, d in enumerate(ranking)}
+    result = evaluate(Qrels.from_dict(qrels), Run.from_dict(run, name="arm"), ["ndcg@10"])
+    per = result.per_query()
+    return ArmPool(tuple(queries), np.asarray([per[f"r{i}"]["ndcg@10"] for i in range(n)]))
+
+
+@dataclass(frozen=True)
+class Rates:
+    repetitions: int
+    called: float  # share of repetitions naming any winner
+    correct: float  # share naming the truly better arm ("a")
+
+
+def repeated_ab(
+    a: ArmPool,
+    b: ArmPool,
+    *,
+    records: int,
+    repetitions: int,
+    seed: int,
+    alpha: float = 0.05,
+    paired: bool = False,
+    min_sample: int = 30,
+) -> Rates:
+    """Draw ``records`` records per arm from the pools, ``repetitions`` times; how often a
+    winner is called (unpaired Welch, or paired over the queries in both arms)."""
+    rng = np.random.default_rng(seed)
+    called = correct = 0
+    for _ in range(repetitions):
+        ia = rng.integers(0, a.ndcg.size, records)
+        ib = rng.integers(0, b.ndcg.size, records)
+        if paired:
+            by_a: dict[str, list[float]] = {}
+            by_b: dict[str, list[float]] = {}
+            for i in ia.tolist():
+                by_a.setdefault(a.queries[i], []).append(float(a.ndcg[i]))
+            for i in ib.tolist():
+                by_b.setdefault(b.queries[i], []).append(float(b.ndcg[i]))
+            result = compare_arms_paired({"ndcg": (by_a, by_b)}, alpha=alpha, min_sample=min_sample)
+        else:
+            result = compare_arms(
+                {"ndcg": (a.ndcg[ia].tolist(), b.ndcg[ib].tolist())},
+                alpha=alpha,
+                min_sample=min_sample,
+                bootstrap=0,
+            )
+        verdict = result.measures[0].verdict
+        called += verdict in ("a", "b")
+        correct += verdict == "a"
+    return Rates(repetitions, called / repetitions, correct / repetitions)
+
+
+def repeated_ab_clicks(
+    universe: Universe,
+    noise_a: float,
+    noise_b: float,
+    *,
+    impressions: int,
+    repetitions: int,
+    seed: int,
+    alpha: float = 0.05,
+) -> Rates:
+    """A/B on clicks alone, for comparison with interleaving on the same number of users:
+    ``impressions`` split evenly between the arms, each scored by the reciprocal rank of its
+    first click (0 without a click), Welch's test."""
+    rng = np.random.default_rng(seed)
+    called = correct = 0
+    for _ in range(repetitions):
+        values: list[list[float]] = [[], []]
+        for i in range(impressions):
+            side = i % 2
+            q = universe.draw(rng)
+            clicks = browse(rank(q, (noise_a, noise_b)[side], rng), q.grades, rng)
+            values[side].append(1.0 / clicks[0].position if clicks else 0.0)
+        result = compare_arms({"click_rr": (values[0], values[1])}, alpha=alpha, bootstrap=0)
+        verdict = result.measures[0].verdict
+        called += verdict in ("a", "b")
+        correct += verdict == "a"
+    return Rates(repetitions, called / repetitions, correct / repetitions)
+
+
+def repeated_alerts(
+    baseline: ArmPool,
+    current: ArmPool,
+    *,
+    n_baseline: int,
+    n_current: int,
+    repetitions: int,
+    seed: int,
+    min_n: int = 30,
+    min_delta: float = 0.02,
+) -> float:
+    """Share of repetitions in which :func:`rankscope.online.alerts.window_change` flags a
+    regression of ``current`` against ``baseline`` (paired over queries when it can)."""
+    from rankscope.online.alerts import window_change
+
+    rng = np.random.default_rng(seed)
+    fired = 0
+    for _ in range(repetitions):
+        ib = rng.integers(0, baseline.ndcg.size, n_baseline)
+        ic = rng.integers(0, current.ndcg.size, n_current)
+        by_b: dict[str, list[float]] = {}
+        by_c: dict[str, list[float]] = {}
+        for i in ib.tolist():
+            by_b.setdefault(baseline.queries[i], []).append(float(baseline.ndcg[i]))
+        for i in ic.tolist():
+            by_c.setdefault(current.queries[i], []).append(float(current.ndcg[i]))
+        change = window_change(
+            current.ndcg[ic].tolist(),
+            baseline.ndcg[ib].tolist(),
+            current_by_query=by_c,
+            baseline_by_query=by_b,
+            min_n=min_n,
+            min_delta=min_delta,
+        )
+        fired += change.regression
+    return fired / repetitions
+
+
+def interleaving_run(
+    universe: Universe,
+    noise_a: float,
+    noise_b: float,
+    impressions: int,
+    rng: np.random.Generator,
+) -> InterleavingSummary:
+    """One interleaving experiment: each impression merges the two arms' rankings by team
+    draft, a simulated user clicks, the clicks are credited."""
+    coin = random.Random(int(rng.integers(0, 2**31)))
+    credits = []
+    for _ in range(impressions):
+        q = universe.draw(rng)
+        merged = team_draft(rank(q, noise_a, rng), rank(q, noise_b, rng), length=10, rng=coin)
+        clicks = browse(merged.ranking, q.grades, rng)
+        c = credit(merged, [k.doc for k in clicks])
+        credits.append((c.a, c.b))
+    return summarise(credits, names=("a", "b"))
+
+
+def repeated_interleaving(
+    universe: Universe,
+    noise_a: float,
+    noise_b: float,
+    *,
+    impressions: int,
+    repetitions: int,
+    seed: int,
+) -> Rates:
+    rng = np.random.default_rng(seed)
+    called = correct = 0
+    for _ in range(repetitions):
+        verdict = interleaving_run(universe, noise_a, noise_b, impressions, rng).verdict
+        called += verdict in ("a", "b")
+        correct += verdict == "a"
+    return Rates(repetitions, called / repetitions, correct / repetitions)
+
+
+__all__ = [
+    "ArmPool",
+    "Rates",
+    "arm_pool",
+    "interleaving_run",
+    "repeated_ab",
+    "repeated_ab_clicks",
+    "repeated_alerts",
+    "repeated_interleaving",
+]
