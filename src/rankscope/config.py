@@ -24,6 +24,18 @@ VARIABLES: dict[str, str] = {
     "RANKSCOPE_PG_BINDIR": "folder holding initdb, pg_ctl and postgres, for the throwaway "
     "PostgreSQL server of rankscope.testing.pgcluster (default: found on PATH or under "
     "/usr/lib/postgresql)",
+    "RANKSCOPE_ES_URL": "Elasticsearch cluster URL of the elasticsearch engine (and of the "
+    "opensearch engine when RANKSCOPE_OPENSEARCH_URL is unset) when its `url` option is not given",
+    "RANKSCOPE_OPENSEARCH_URL": "OpenSearch cluster URL of the opensearch engine when its `url` "
+    "option is not given",
+    "RANKSCOPE_TYPESENSE_URL": "Typesense server URL of the typesense engine when its `url` option "
+    "is not given",
+    "RANKSCOPE_TYPESENSE_API_KEY": "Typesense API key of the typesense engine when its `api_key` "
+    "option is not given",
+    "RANKSCOPE_ANSERINI_JAR": "Anserini fat jar of the anserini engine when its `jar` option is "
+    "not given (default: the jar in pyserini's distribution)",
+    "RANKSCOPE_TOKEN": "API key or JWT that `rankscope serve import-ubi --url` sends to a running "
+    "service when `--token` is not given",
 }
 
 
@@ -35,6 +47,11 @@ class Environment:
     pg_dsn: str | None = None
     judge_config: Path | None = None
     pg_bindir: Path | None = None
+    es_url: str | None = None
+    opensearch_url: str | None = None
+    typesense_url: str | None = None
+    typesense_api_key: str | None = None
+    anserini_jar: Path | None = None
 
     @classmethod
     def read(cls, environ: Mapping[str, str] | None = None) -> Environment:
@@ -53,11 +70,17 @@ class Environment:
             cache_dir = Path.home() / ".cache" / "rankscope"
         judge = get("RANKSCOPE_JUDGE_CONFIG")
         bindir = get("RANKSCOPE_PG_BINDIR")
+        jar = get("RANKSCOPE_ANSERINI_JAR")
         return cls(
             cache_dir=cache_dir,
             pg_dsn=get("RANKSCOPE_PG_DSN"),
             judge_config=None if judge is None else Path(judge).expanduser(),
             pg_bindir=None if bindir is None else Path(bindir).expanduser(),
+            es_url=get("RANKSCOPE_ES_URL"),
+            opensearch_url=get("RANKSCOPE_OPENSEARCH_URL"),
+            typesense_url=get("RANKSCOPE_TYPESENSE_URL"),
+            typesense_api_key=get("RANKSCOPE_TYPESENSE_API_KEY"),
+            anserini_jar=None if jar is None else Path(jar).expanduser(),
         )
 
 
