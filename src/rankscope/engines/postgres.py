@@ -92,7 +92,7 @@ def sloppy_phrase_tsquery(
     positions: Sequence[tuple[int, str]], slop: int, limit: int = MAX_PHRASE_CHAINS
 ) -> str:
     """The tsquery text for lexemes at ``positions`` (position, lexeme) within ``slop``, by
-    Lucene's sloppy-phrase rule (see ``_phrase.py``): each lexeme may move by ``d_i`` positions
+    Lucene's sloppy-phrase rule (see ``phrase.py``): each lexeme may move by ``d_i`` positions
     with ``max(d) - min(d) <= slop``, so terms may also change order (a transposition costs 2).
 
     PostgreSQL's ``a <N> b`` means b exactly N positions after a, so the rule is spelled out: an

@@ -38,9 +38,9 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 from rankscope.config import environment
-from rankscope.engines._phrase import phrase_matches
 from rankscope.engines._text import boolean_clauses, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
 URL_ENV = "RANKSCOPE_TYPESENSE_URL"
