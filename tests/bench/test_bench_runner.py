@@ -16,11 +16,12 @@ from rankscope.bench import (
     ConfigRecord,
     run_benchmark,
 )
-from rankscope.bench.runner import _rankings
+from rankscope.bench.runner import _rankings, add_chunk_texts
 from rankscope.engines.base import Document, Hit
 from rankscope.errors import ConfigError
 from rankscope.report import render_table, to_json, to_markdown
 from rankscope.suite import load_suite
+from rankscope.suite.sweep import Chunking
 
 
 def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
@@ -31,23 +32,35 @@ def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
         Hit("d3#4", 6.0),
         Hit("d1#2", 5.0),
     ]
-    parents = {"d1#0": "d1", "d1#2": "d1", "d2#0": "d2", "d2#1": "d2", "d3#4": "d3"}
-    units = [Document(cid, f"text of {cid}", parent_id=p) for cid, p in parents.items()]
-    docs, chunks = _rankings({"q": hits}, parents, 2, units, text_depth=1)
+    docs, chunks = _rankings({"q": hits}, True, 2)
     assert docs == {"q": [("d2", 9.0), ("d1", 8.0)]}
-    # chunks are kept down to the one that brought in the last kept document; text for the top 1
+    # chunks are kept down to the one that brought in the last kept document
     assert chunks == {
         "q": [
-            ChunkHit(chunk_id="d2#1", doc_id="d2", score=9.0, text="text of d2#1"),
-            ChunkHit(chunk_id="d1#0", doc_id="d1", score=8.0, text=None),
+            ChunkHit(chunk_id="d2#1", doc_id="d2", score=9.0),
+            ChunkHit(chunk_id="d1#0", doc_id="d1", score=8.0),
         ]
     }
-    docs, chunks = _rankings({"q": hits}, parents, 10, units, text_depth=10)
+    docs, chunks = _rankings({"q": hits}, True, 10)
     assert docs == {"q": [("d2", 9.0), ("d1", 8.0), ("d3", 6.0)]}
     assert chunks is not None
     assert [c.chunk_id for c in chunks["q"]] == ["d2#1", "d1#0", "d2#0", "d3#4"]
-    whole, none = _rankings({"q": [Hit("a", 2.0), Hit("b", 1.0)]}, None, 1, [], text_depth=1)
+    whole, none = _rankings({"q": [Hit("a", 2.0), Hit("b", 1.0)]}, False, 1)
     assert whole == {"q": [("a", 2.0)]} and none is None
+
+
+def test_top_chunks_get_their_text_back_from_the_corpus() -> None:
+    corpus = [Document("d#1", "a b c d e f"), Document("x", "g h i j k l"), Document("y", "m")]
+    chunking = Chunking(size=4, overlap=1)
+    # chunk ids of a document id holding '#' still name their document
+    ranked = [
+        ChunkHit(chunk_id="d#1#1", doc_id="d#1", score=3.0),
+        ChunkHit(chunk_id="x#0", doc_id="x", score=2.0),
+        ChunkHit(chunk_id="y#0", doc_id="y", score=1.0),
+    ]
+    add_chunk_texts({"q": ranked}, corpus, chunking, depth=2)
+    assert [c.text for c in ranked] == ["d e f", "g h i j", None]
+    assert _rankings({"q": [Hit("d#1#1", 1.0)]}, True, 5)[0] == {"q": [("d#1", 1.0)]}
 
 
 def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:

@@ -105,3 +105,22 @@ def test_fast_and_exact_paths_agree_on_qrels(
     exact = read_trec_qrels(load(path), strict=True, warn=Warner(None), fast=False)
     fast = read_trec_qrels(load(path), strict=True, warn=Warner(None), fast=True)
     same_qrels(exact, fast)
+
+
+def test_trec_readers_open_a_path_or_file_and_call_a_plain_warning_function(
+    tmp_path: Path,
+) -> None:
+    # what ``rankscope trec_eval`` calls, without reaching into the package's private modules
+    qrels_path = tmp_path / "q.txt"
+    qrels_path.write_text("q1 0 d1 1x\n")
+    run_path = tmp_path / "r.txt"
+    run_path.write_text("q1 Q0 d1 1 0.5x r\n")
+    warnings: list[str] = []
+    qrels = read_trec_qrels(qrels_path, strict=False, warn=warnings.append)
+    with run_path.open("rb") as handle:
+        run = read_trec_run(handle, name=None, strict=False, warn=warnings.append)
+    assert qrels.to_dict() == {"q1": {"d1": 1}} and run.name == "r"
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "grade '1x' read as 1 (trec_eval reads grades with C atol)",
+        "score '0.5x' read as 0.5 (trec_eval reads scores with C atof)",
+    ]

@@ -13,7 +13,6 @@ from rankscope.demo import SUITE_PATH
 from rankscope.demo.stdlib import load_corpus
 from rankscope.engines import QUERY_KINDS, create_engine
 from rankscope.suite import Suite, SuiteSpec, load_suite
-from rankscope.suite.judgments import qrels_to_dict
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +138,7 @@ def test_suite_loads_with_its_corpus_and_judgments(
     docs = loaded.documents()
     assert [d.id for d in docs] == [d.id for d in load_corpus(suite["corpus"]["modules"])]
     assert len(loaded.queries) == len(queries)
-    qrels = qrels_to_dict(loaded.qrels())
+    qrels = loaded.qrels().to_dict()
     for q in queries:
         assert qrels[q["id"]][q["needle_doc_id"]] == 3
     assert len(loaded.answers) == len(queries)

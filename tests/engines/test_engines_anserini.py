@@ -12,7 +12,7 @@ import pytest
 
 from rankscope import Run, evaluate
 from rankscope.engines import Document, Query, create_engine
-from rankscope.engines._phrase import phrase_matches
+from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
 
 pytest.importorskip("jnius_config")  # not jnius: importing it starts the JVM

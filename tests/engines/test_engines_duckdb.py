@@ -8,7 +8,7 @@ import pytest
 from engines_contract_data import CONTRACT_DOCS
 
 from rankscope.engines import Document, Query, create_engine
-from rankscope.engines._phrase import phrase_matches
+from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
 
 pytest.importorskip("duckdb_extension_fts")

@@ -16,7 +16,6 @@ from rankscope.engines.embeddings import (
     HashingEmbedder,
     Matrix,
     SentenceTransformerEmbedder,
-    default_cache_dir,
     make_embedder,
     normalize_rows,
 )
@@ -58,10 +57,7 @@ def test_make_embedder_names() -> None:
 
 def test_cache_dir_follows_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RANKSCOPE_CACHE_DIR", str(tmp_path / "c"))
-    assert default_cache_dir() == tmp_path / "c"
     assert EmbeddingCache().path == tmp_path / "c" / "embeddings.sqlite"
-    monkeypatch.delenv("RANKSCOPE_CACHE_DIR")
-    assert default_cache_dir() == Path.home() / ".cache" / "rankscope"
 
 
 def test_cached_embedder_embeds_each_text_once(tmp_path: Path) -> None:

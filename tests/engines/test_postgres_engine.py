@@ -226,7 +226,7 @@ def test_sloppy_phrase_chains_follow_the_shared_phrase_rule() -> None:
     against Lucene in test_engines_anserini.py)."""
     import itertools
 
-    from rankscope.engines._phrase import phrase_matches
+    from rankscope.engines.phrase import phrase_matches
 
     phrase = [(1, "a"), (2, "b"), (4, "c")]  # "a b _ c": a stop word between b and c
     terms = ["a", "b", "", "c"]

@@ -13,8 +13,8 @@ from rankscope.suite.corpus import (
     BeirFolder,
     corpus_qrels,
     corpus_queries,
+    iter_documents,
     iter_jsonl,
-    load_documents,
     read_jsonl_documents,
     read_queries,
 )
@@ -97,14 +97,33 @@ def test_beir_folder_without_qrels_is_allowed_when_not_required(tmp_path: Path) 
     spec = BeirCorpus(type="beir", path="beir")
     assert corpus_qrels(spec, tmp_path, required=False) is None
     assert not BeirFolder.open(tmp_path / "beir").has_qrels
-    assert [d.id for d in load_documents(spec, tmp_path)] == ["d1", "d2"]
+    assert [d.id for d in iter_documents(spec, tmp_path)] == ["d1", "d2"]
     with pytest.raises(ConfigError, match=r"no qrels file for split 'test'.*own judgments"):
         corpus_qrels(spec, tmp_path)
 
 
 def test_missing_beir_folder_is_folder_not_found(tmp_path: Path) -> None:
     spec = BeirCorpus(type="beir", path="nowhere")
-    for read in (corpus_qrels, corpus_queries, load_documents):
+    for read in (corpus_qrels, corpus_queries, iter_documents):
         with pytest.raises(ConfigError, match=r"corpus.path: folder not found") as caught:
             read(spec, tmp_path)
         assert "split" not in str(caught.value)
+
+
+def test_jsonl_documents_ids_fields_and_nulls(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    rows = [
+        {"_id": 7, "title": None, "text": "seven"},  # a number id reads as text
+        {"_id": None, "id": "b", "text": None, "meta": {"year": 1962}, "lang": "en"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    first, second = read_jsonl_documents(path)
+    assert (first.id, first.title, first.text, dict(first.fields)) == ("7", "", "seven", {})
+    assert (second.id, second.text) == ("b", "")
+    assert dict(second.fields) == {"year": "1962", "lang": "en"}
+    with pytest.raises(FormatError, match=r"no id field \(looked for pid\)"):
+        list(read_jsonl_documents(path, id_field="pid"))
+    # with an id field named, the usual id keys are still no extra fields
+    path.write_text(json.dumps({"pid": "c", "_id": "other", "text": "x", "lang": "en"}) + "\n")
+    (doc,) = read_jsonl_documents(path, id_field="pid")
+    assert doc.id == "c" and dict(doc.fields) == {"lang": "en"}

@@ -87,10 +87,12 @@ def assemble_results(
     qrels: Qrels,
     qrels_files: Mapping[ViewName, str],
     warnings: Sequence[str] = (),
+    *,
+    num_documents: int,
 ) -> BenchmarkResult:
     """Evaluate the records' rankings against ``qrels`` (the suite's judgments, as
     :func:`result_qrels` gives them); ``qrels_files`` name where each view's judgments were
-    written (see :func:`comparison_sets`)."""
+    written (see :func:`comparison_sets`); ``num_documents`` is the corpus size."""
     settings = suite.settings
     measures, headline = suite_measures(settings)
     qrels = result_qrels(suite, qrels)  # already so when called by the runner
@@ -114,7 +116,7 @@ def assemble_results(
             name=suite.name,
             description=suite.description,
             file=None if suite.path is None else str(suite.path),
-            num_documents=len(suite.documents()),
+            num_documents=num_documents,
             num_queries=len(suite.queries),
             num_judged_queries=len(qrels.query_ids),
             categories=sorted(set(categories.values())) if has_categories else [],

@@ -9,12 +9,11 @@ document relevant, and warns about judged documents missing from the corpus; aft
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from pathlib import Path
 
 from rankscope.bench.records import ConfigRecord
 from rankscope.data.qrels import Qrels
-from rankscope.engines.base import Document
 from rankscope.errors import ConfigError
 
 _ID_HINT = (
@@ -24,21 +23,23 @@ _ID_HINT = (
 
 
 def check_judgments(
-    docs: Sequence[Document],
+    num_documents: int,
+    in_corpus: Container[str],
     judged: Qrels,
     given: Qrels,
     relevant_from: int,
     suite_file: Path | None = None,
 ) -> list[str]:
     """Refuse what cannot be scored; return warnings. ``judged`` holds the judgments of the
-    suite's queries, ``given`` every judgment the suite brought."""
-    if not docs:
+    suite's queries, ``given`` every judgment the suite brought; ``in_corpus`` answers whether
+    a judged document is in the corpus of ``num_documents`` documents (the judged ids a scan
+    found: see :func:`rankscope.bench.corpus.scan_corpus`)."""
+    if num_documents == 0:
         raise ConfigError(
             "the corpus has no documents, so there is nothing to search",
             path=suite_file,
             hint="check the corpus path and type (an empty file, a glob that matches nothing)",
         )
-    ids = {d.id for d in docs}
     rows = list(judged)
     relevant = [(q, d) for q, d, grade in rows if grade >= relevant_from]
     if not relevant:
@@ -48,19 +49,19 @@ def check_judgments(
             path=suite_file,
             hint="lower settings.relevance_threshold, or add judgments with higher grades",
         )
-    found = [(q, d) for q, d in relevant if d in ids]
+    found = [(q, d) for q, d in relevant if d in in_corpus]
     if not found:
         example = relevant[0][1]
         raise ConfigError(
             f"none of the {len(relevant)} relevant judged documents is in the corpus "
-            f"({len(ids)} documents; e.g. {example!r} is not), so nothing can be scored",
+            f"({num_documents} documents; e.g. {example!r} is not), so nothing can be scored",
             path=suite_file,
             hint=_ID_HINT,
         )
     warnings: list[str] = []
-    missing = [(q, d) for q, d, _ in rows if d not in ids]
+    missing = [(q, d) for q, d, _ in rows if d not in in_corpus]
     if missing:
-        lost = {q for q, d in relevant if d not in ids}
+        lost = {q for q, d in relevant if d not in in_corpus}
         warnings.append(
             f"{len(missing)} of {len(rows)} judged documents are not in the corpus "
             f"({len(relevant) - len(found)} of them relevant, in {len(lost)} "

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
@@ -24,14 +25,18 @@ from rankscope.data import Qrels, write_qrels, write_run
 #: TREC unless an id holds whitespace (TREC separates fields by whitespace): then JSONL
 FileFormat = Literal["trec", "jsonl"]
 _SUFFIX: dict[FileFormat, str] = {"trec": ".trec", "jsonl": ".jsonl"}
+_SPACE = re.compile(r"\s")
 
 
 def file_format(ids: Iterable[str]) -> FileFormat:
     """The format every run and judgment file of a benchmark is written in."""
-    for value in ids:
-        if not value or any(c.isspace() for c in value):
-            return "jsonl"
-    return "trec"
+    return "trec" if all(trec_safe(value) for value in ids) else "jsonl"
+
+
+def trec_safe(value: str) -> bool:
+    """Whether an id can stand in a TREC file: not empty, no whitespace (``str.isspace``'s,
+    which is what ``\\s`` matches in a str pattern)."""
+    return bool(value) and _SPACE.search(value) is None
 
 
 def write_run_files(out: Path, record: ConfigRecord, fmt: FileFormat) -> None:

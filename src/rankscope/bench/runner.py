@@ -1,15 +1,25 @@
 """Run a suite: per configuration, chunk, index (timed), warm up, then measure repeated runs.
 
+The corpus is streamed: one pass before the first configuration learns what the run needs of it
+(:func:`~rankscope.bench.corpus.scan_corpus`: size, fields, fingerprint, the judged ids it holds),
+then each configuration's engine reads it again from its source as it indexes, so the process
+holds the engine's index and not a parsed copy of the corpus beside it. The index time therefore
+includes reading (and chunking) the corpus, as any indexing pipeline's does.
+
 For each configuration the runner
 
-1. chunks the documents when the configuration asks for it (engines index chunks);
+1. chunks the documents as the engine reads them, when the configuration asks for it (engines
+   index chunks);
 2. builds the engine and indexes, timing it;
 3. runs every query ``warmup`` times untimed, then ``repeats`` times timed, one latency sample
    per query execution; queries run in a thread pool of ``concurrency`` workers when the engine
    says it is ``thread_safe``;
 4. maps chunk hits back to documents (a document ranks where its best chunk ranks), fetching
-   ``max_k × chunk_fetch_factor`` chunks so that ``max_k`` distinct documents usually come back;
-5. checkpoints the record (rankings, latencies, index time) and writes its TREC run file.
+   ``max_k × chunk_fetch_factor`` chunks so that ``max_k`` distinct documents usually come back,
+   and reads the texts of the top chunks (for graders) back from the corpus;
+5. checkpoints the record (rankings, latencies, index time) and writes its TREC run file;
+6. hands the memory the engine held back to the operating system, so that configurations do
+   not stack up.
 
 A configuration that raises is recorded as failed with its message and the others still run;
 ``KeyboardInterrupt`` stops the benchmark, and finished configurations are kept for ``resume``.
@@ -18,14 +28,18 @@ Measures are computed at the end from all rankings, by :mod:`rankscope.bench.eva
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import gc
 import importlib
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -40,6 +54,7 @@ from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
 from rankscope.bench.checks import check_judgments, retrieval_warnings
 from rankscope.bench.code import Unlocatable, code_fingerprint
+from rankscope.bench.corpus import scan_corpus
 from rankscope.bench.lock import FolderLock
 from rankscope.bench.outputs import (
     FileFormat,
@@ -54,11 +69,17 @@ from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCac
 from rankscope.bench.results import BenchmarkResult
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Engine, Hit, Query
-from rankscope.engines.chunking import chunk_documents, collapse_to_documents
+from rankscope.engines.chunking import (
+    check_chunking,
+    chunk_parent,
+    collapse_to_documents,
+    iter_chunks,
+)
+from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import Settings
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.sweep import BenchConfig, Chunking
 
 
 class Reporter(Protocol):
@@ -110,7 +131,6 @@ def _run_locked(
     report: Reporter,
     engine_factory: Callable[[BenchConfig], Engine],
 ) -> BenchmarkResult:
-    docs = suite.documents()
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
     judgments = result_qrels(suite, qrels)
     if len(judgments) == 0:
@@ -121,9 +141,11 @@ def _run_locked(
             "`expected_symbols`, or the suite a `qrels` file",
         )
     threshold = suite.settings.relevance_threshold
-    warnings = check_judgments(docs, judgments, qrels, threshold, suite.path)
-    fmt = file_format(_ids(docs, suite, judgments))
-    context = _checkpoint_context(suite)
+    scan = scan_corpus(suite.corpus(), {doc for _, doc, _ in judgments})
+    warnings = check_judgments(scan.count, scan.found, judgments, qrels, threshold, suite.path)
+    fmt = file_format(_ids(suite, judgments)) if scan.trec_safe_ids else "jsonl"
+    corpus = suite.corpus().with_fields(scan.fields, scan.count)
+    context = _checkpoint_context(suite, scan.fingerprint)
 
     # The folder stays consistent at every moment: results.json (and the judgments beside it)
     # go first, as they will not match once anything runs; --fresh then forgets the
@@ -141,16 +163,28 @@ def _run_locked(
         for config in suite.configs:
             records.append(
                 _one_config(
-                    config, suite, out, fmt, context, checkpoints, resume, report, engine_factory
+                    config,
+                    suite,
+                    corpus,
+                    out,
+                    fmt,
+                    context,
+                    checkpoints,
+                    resume,
+                    report,
+                    engine_factory,
                 )
             )
+            release_memory()
 
     qrels_files = {
         view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
         for view, ids in comparison_sets(suite, judgments, records).items()
     }
     warnings += retrieval_warnings(records, judgments, threshold)
-    result = assemble_results(suite, records, judgments, qrels_files, warnings)
+    result = assemble_results(
+        suite, records, judgments, qrels_files, warnings, num_documents=scan.count
+    )
     atomic_write_text(out / "results.json", result.to_json())
     return result
 
@@ -158,6 +192,7 @@ def _run_locked(
 def _one_config(
     config: BenchConfig,
     suite: Suite,
+    corpus: DocumentStream,
     out: Path,
     fmt: FileFormat,
     context: tuple[object, ...],
@@ -186,9 +221,7 @@ def _one_config(
             write_run_files(out, record, fmt)  # removed or changed since: write it again
         report.finish(config, "ok", resumed=True)
         return record
-    record = run_config(
-        config, suite.documents(), suite.queries, suite.settings, report, engine_factory
-    )
+    record = run_config(config, corpus, suite.queries, suite.settings, report, engine_factory)
     record.key = key
     record.code = code
     record.rerun_reason = rerun_reason
@@ -215,7 +248,7 @@ def suite_modules(base_dir: Path) -> Iterator[None]:
 
 def run_config(
     config: BenchConfig,
-    docs: Sequence[Document],
+    docs: Iterable[Document],
     queries: Sequence[Query],
     settings: Settings,
     reporter: Reporter | None = None,
@@ -223,7 +256,9 @@ def run_config(
 ) -> ConfigRecord:
     """Benchmark one configuration; failures are returned as a record, never raised.
 
-    ``KeyboardInterrupt`` (and other non-``Exception`` exits) propagate.
+    ``docs`` is a :class:`~rankscope.engines.stream.DocumentStream` (read as the engine indexes
+    it, and again for the texts of the top chunks) or a list. ``KeyboardInterrupt`` (and other
+    non-``Exception`` exits) propagate.
     """
     report = reporter or NullReporter()
     passes = settings.warmup + settings.repeats
@@ -237,15 +272,14 @@ def run_config(
     )
     stage: Stage = "chunk"
     try:
-        units: Sequence[Document] = docs
-        parents: dict[str, str] | None = None
-        if config.chunking is not None:
-            c = config.chunking
-            units = chunk_documents(docs, c.size, c.overlap, c.unit)
-            parents = {u.id: u.parent_id or u.id for u in units}
-        record.num_documents = len(docs)
-        record.num_units = len(units)
-        fetch_k = settings.max_k * (settings.chunk_fetch_factor if parents is not None else 1)
+        source = DocumentStream.of(docs)
+        tally = _Tally()
+        units, chunking = source, config.chunking
+        if chunking is not None:
+            check_chunking(chunking.size, chunking.overlap, chunking.unit)
+            units = source.through(partial(iter_chunks, **_chunk_args(chunking)))
+        units = units.through(tally, count=units.count)
+        fetch_k = settings.max_k * (settings.chunk_fetch_factor if chunking is not None else 1)
         record.fetch_k = fetch_k
 
         stage = "build"
@@ -260,6 +294,7 @@ def run_config(
             engine.index(units)
             record.index_time_s = time.perf_counter() - started
             record.index_stats, record.index_cache = read_index_stats(engine)
+            record.num_documents, record.num_units = _counts(source, units, tally)
             report.advance(1)
 
             stage = "search"
@@ -283,9 +318,11 @@ def run_config(
         record.measured_wall_s = wall
         executions = settings.repeats * len(queries)
         record.qps = executions / wall if wall > 0 else None
-        record.rankings, record.chunk_rankings = _rankings(
-            first, parents, settings.max_k, units, text_depth=max(settings.k)
-        )
+        stage = "chunk"
+        chunked = chunking is not None
+        record.rankings, record.chunk_rankings = _rankings(first, chunked, settings.max_k)
+        if chunking is not None and record.chunk_rankings:
+            add_chunk_texts(record.chunk_rankings, source, chunking, depth=max(settings.k))
     except _QueryFailure as failure:
         _fail(record, stage, failure.error, f"query {failure.query_id!r}: ")
     except Exception as error:
@@ -394,50 +431,114 @@ def _run_pass(
 
 
 def _rankings(
-    hits: dict[str, list[Hit]],
-    parents: dict[str, str] | None,
-    max_k: int,
-    units: Sequence[Document],
-    text_depth: int,
+    hits: dict[str, list[Hit]], chunked: bool, max_k: int
 ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[ChunkHit]] | None]:
-    """Document rankings (``[(doc, score), ...]``) and, when chunked, the chunk rankings.
-
-    Chunk rows keep the text (for graders) for the first ``text_depth`` chunks of each query.
-    """
+    """Document rankings (``[(doc, score), ...]``) and, when chunked, the chunk rankings (without
+    their texts: see :func:`add_chunk_texts`)."""
     docs: dict[str, list[tuple[str, float]]] = {}
-    chunks: dict[str, list[ChunkHit]] | None = None if parents is None else {}
-    texts = {u.id: u.text for u in units} if parents is not None else {}
+    chunks: dict[str, list[ChunkHit]] | None = {} if chunked else None
     for qid, ranked in hits.items():
-        if parents is None:
+        if chunks is None:
             docs[qid] = [(h.doc_id, float(h.score)) for h in ranked[:max_k]]
             continue
-        collapsed = collapse_to_documents(ranked, max_k, parents)
+        collapsed = collapse_to_documents(ranked, max_k)
         docs[qid] = [(h.doc_id, float(h.score)) for h in collapsed]
-        assert chunks is not None
         # keep the chunks up to the one that contributed the last kept document
         wanted = {h.doc_id for h in collapsed}
         kept: list[ChunkHit] = []
         for h in ranked:
             if not wanted:
                 break
-            parent = parents.get(h.doc_id, h.doc_id)
-            text = texts.get(h.doc_id) if len(kept) < text_depth else None
-            kept.append(ChunkHit(chunk_id=h.doc_id, doc_id=parent, score=float(h.score), text=text))
+            parent = chunk_parent(h.doc_id)
+            kept.append(ChunkHit(chunk_id=h.doc_id, doc_id=parent, score=float(h.score)))
             wanted.discard(parent)
         chunks[qid] = kept
     return docs, chunks
 
 
-def _ids(docs: Sequence[Document], suite: Suite, qrels: Qrels) -> Iterator[str]:
-    """Every id a run or judgment file will hold."""
-    yield from (d.id for d in docs)
+def add_chunk_texts(
+    chunks: Mapping[str, Sequence[ChunkHit]],
+    docs: Iterable[Document],
+    chunking: Chunking,
+    depth: int,
+) -> None:
+    """Give the first ``depth`` chunks of each query their text (what a grader reads), read
+    back from the corpus: only the documents they come from are chunked again, and the pass
+    stops once every text is found."""
+    wanted: dict[str, list[ChunkHit]] = {}
+    for ranked in chunks.values():
+        for hit in ranked[:depth]:
+            wanted.setdefault(hit.chunk_id, []).append(hit)
+    parents = {chunk_parent(c) for c in wanted}
+    holding = (d for d in docs if d.id in parents)
+    for unit in iter_chunks(holding, **_chunk_args(chunking)):
+        for hit in wanted.pop(unit.id, ()):
+            hit.text = unit.text
+        if not wanted:
+            break
+
+
+def _chunk_args(chunking: Chunking) -> dict[str, Any]:
+    return {"size": chunking.size, "overlap": chunking.overlap, "unit": chunking.unit}
+
+
+class _Tally:
+    """Counts the documents of each read of a stream (``total``: those of the last complete
+    read), as a :meth:`DocumentStream.through` step."""
+
+    def __init__(self) -> None:
+        self.total: int | None = None
+
+    def __call__(self, docs: Iterable[Document]) -> Iterator[Document]:
+        n = 0
+        for doc in docs:
+            n += 1
+            yield doc
+        self.total = n
+
+
+def _counts(source: DocumentStream, units: DocumentStream, tally: _Tally) -> tuple[int, int]:
+    """How many documents and units (chunks) the configuration indexed: known from the scan,
+    counted as the engine read them, or, for an engine that reads nothing (a run file),
+    counted now."""
+    num_documents = source.count if source.count is not None else sum(1 for _ in source)
+    num_units = tally.total
+    if num_units is None:
+        num_units = units.count if units.count is not None else sum(1 for _ in units)
+    return num_documents, num_units
+
+
+def release_memory() -> None:
+    """Collect what a finished configuration left (an engine in a reference cycle) and hand
+    freed heap pages back to the operating system (glibc's ``malloc_trim``), so that the next
+    configuration's peak does not stack on this one's."""
+    gc.collect()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _load_libc() -> Any:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim  # noqa: B018 - glibc only: musl and macOS have no malloc_trim
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
+_LIBC = _load_libc()
+
+
+def _ids(suite: Suite, qrels: Qrels) -> Iterator[str]:
+    """Every query and judged-document id a run or judgment file will hold (the corpus ids are
+    checked by the scan)."""
     yield from (q.id for q in suite.queries)
     for qid, doc, _ in qrels:
         yield qid
         yield doc
 
 
-def _checkpoint_context(suite: Suite) -> tuple[object, ...]:
+def _checkpoint_context(suite: Suite, corpus_fingerprint: str) -> tuple[object, ...]:
     s = suite.settings
     retrieval = {
         "max_k": s.max_k,
@@ -447,7 +548,7 @@ def _checkpoint_context(suite: Suite) -> tuple[object, ...]:
         "chunk_fetch_factor": s.chunk_fetch_factor,
         "unsupported_queries": s.unsupported_queries,
     }
-    return (suite.corpus_fingerprint(), suite.queries_fingerprint(), retrieval)
+    return (corpus_fingerprint, suite.queries_fingerprint(), retrieval)
 
 
 def _now() -> str:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from rankscope.cli.options import DepthOption, JudgedOnlyOption, RelLevelOption
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,15 +131,9 @@ def compare_command(
         None, "--delta", help="Difference to plan for with --queries-needed (default: observed)."
     ),
     power: float = typer.Option(0.8, "--power", help="Power to plan for (--queries-needed)."),
-    depth: int | None = typer.Option(
-        None, "--depth", "-M", help="Keep only the top N documents of each query (trec_eval -M)."
-    ),
-    rel_level: int = typer.Option(
-        1, "--rel-level", "-l", help="Lowest grade counted relevant (trec_eval -l)."
-    ),
-    judged_only: bool = typer.Option(
-        False, "--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J)."
-    ),
+    depth: DepthOption = None,
+    rel_level: RelLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
     output_format: CompareFormat = typer.Option(
         CompareFormat.table, "--format", "-f", help="table, json, csv, markdown or latex."
     ),

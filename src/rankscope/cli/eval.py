@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from rankscope.cli.options import DepthOption, JudgedOnlyOption, RelLevelOption
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:
@@ -51,15 +52,9 @@ def eval_command(
         "-c",
         help="Average over every qrels query, 0 for queries a run lacks (trec_eval -c).",
     ),
-    depth: int | None = typer.Option(
-        None, "--depth", "-M", help="Keep only the top N documents of each query (trec_eval -M)."
-    ),
-    rel_level: int = typer.Option(
-        1, "--rel-level", "-l", help="Lowest grade counted relevant (trec_eval -l)."
-    ),
-    judged_only: bool = typer.Option(
-        False, "--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J)."
-    ),
+    depth: DepthOption = None,
+    rel_level: RelLevelOption = 1,
+    judged_only: JudgedOnlyOption = False,
     output_format: OutputFormat = typer.Option(
         OutputFormat.table, "--format", "-f", help="table for people; json or csv for scripts."
     ),

@@ -16,6 +16,22 @@ import typer
 
 from rankscope.errors import InputError
 
+# -- evaluation, as trec_eval's flags (eval, compare) -----------------------------------------
+
+DepthOption = Annotated[
+    int | None,
+    typer.Option(
+        "--depth", "-M", help="Keep only the top N documents of each query (trec_eval -M)."
+    ),
+]
+RelLevelOption = Annotated[
+    int, typer.Option("--rel-level", "-l", help="Lowest grade counted relevant (trec_eval -l).")
+]
+JudgedOnlyOption = Annotated[
+    bool,
+    typer.Option("--judged-only", "-J", help="Drop unjudged documents first (trec_eval -J)."),
+]
+
 # -- LLM providers (judge, needle) ------------------------------------------------------------
 
 ProviderOption = Annotated[

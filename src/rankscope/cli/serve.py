@@ -25,6 +25,14 @@ DATABASE = typer.Option(
     "RANKSCOPE_SERVE_DATABASE_URL, else sqlite:///rankscope-metrics.sqlite).",
     show_default=False,
 )
+#: the key commands act as the owner
+ADMIN_DATABASE = typer.Option(
+    None,
+    "--database-url",
+    "-d",
+    help="The owner's URL [admin_database_url].",
+    show_default=False,
+)
 CONFIG = typer.Option(
     None,
     "--config",
@@ -135,13 +143,7 @@ def create_key_cmd(
     user: str = typer.Option(..., "--user", "-u", help="The user the key acts as."),
     role: Role = typer.Option(Role.user, "--role", help="user, or service (every user's rows)."),
     name: str | None = typer.Option(None, "--name", help="A label for the key."),
-    database_url: str | None = typer.Option(
-        None,
-        "--database-url",
-        "-d",
-        help="The owner's URL [admin_database_url].",
-        show_default=False,
-    ),
+    database_url: str | None = ADMIN_DATABASE,
     config: Path | None = CONFIG,
 ) -> None:
     """Create an API key and print it (only its hash is stored: it cannot be shown again)."""
@@ -156,13 +158,7 @@ def create_key_cmd(
 @serve_app.command("revoke-key")
 def revoke_key_cmd(
     key: str = typer.Argument(..., help="The key, or its id (the part after rsk_)."),
-    database_url: str | None = typer.Option(
-        None,
-        "--database-url",
-        "-d",
-        help="The owner's URL [admin_database_url].",
-        show_default=False,
-    ),
+    database_url: str | None = ADMIN_DATABASE,
     config: Path | None = CONFIG,
 ) -> None:
     """Revoke an API key (running services stop accepting it within api_key_cache_seconds)."""
@@ -175,13 +171,7 @@ def revoke_key_cmd(
 
 @serve_app.command("list-keys")
 def list_keys_cmd(
-    database_url: str | None = typer.Option(
-        None,
-        "--database-url",
-        "-d",
-        help="The owner's URL [admin_database_url].",
-        show_default=False,
-    ),
+    database_url: str | None = ADMIN_DATABASE,
     config: Path | None = CONFIG,
 ) -> None:
     """List API keys (ids, users, roles; never the keys)."""

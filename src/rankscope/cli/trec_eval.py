@@ -158,7 +158,6 @@ def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
         return 1
     qrels_path, run_path = args
 
-    from rankscope.data._source import Warner, load
     from rankscope.data.trec import read_trec_qrels, read_trec_run
     from rankscope.metrics.trec_eval import (
         needs_judgments,
@@ -188,17 +187,13 @@ def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
     # (and notices it only for measures that read the judgments: not runid or num_q)
     repeated = not needs_judgments(columns)
     try:
-        qrels = read_trec_qrels(
-            load(qrels_path), strict=False, warn=Warner(warn), keep_first=repeated
-        )
+        qrels = read_trec_qrels(qrels_path, strict=False, warn=warn, keep_first=repeated)
     except DuplicateError as error:
         qrels_error: DuplicateError | None = error
     else:
         qrels_error = None
     source = sys.stdin.buffer if run_path == "-" else run_path
-    run = read_trec_run(
-        load(source), name=None, strict=False, warn=Warner(warn), keep_duplicates=True
-    )
+    run = read_trec_run(source, name=None, strict=False, warn=warn, keep_duplicates=True)
     if qrels_error is not None:
         raise qrels_error
     evaluation = trec_measures(

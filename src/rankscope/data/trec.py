@@ -34,9 +34,11 @@ give identical results.
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +47,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from rankscope.data._build import QueryBlocks, build_qrels, build_run
-from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text
+from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load
 from rankscope.data.numbers import (
     c_atof,
     c_atol,
@@ -57,6 +59,8 @@ from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import InputError
 
+#: a path, or an open file (text or binary; gzip is read by its magic bytes)
+TrecSource = str | os.PathLike[str] | IO[Any]
 _RUN_HINT = "Each line must be `qid Q0 docno rank score runid`"
 _QRELS_HINT = "Each line must be `qid iter docno relevance`"
 _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
@@ -72,18 +76,20 @@ class _Columns:
 
 
 def read_trec_run(
-    loaded: Loaded,
+    source: Loaded | TrecSource,
     *,
     name: str | None,
     strict: bool,
-    warn: Warner,
+    warn: Warner | Callable[[str], None] | None,
     fast: bool | None = None,
     keep_duplicates: bool = False,
 ) -> Run:
-    """Parse a TREC run; ``fast`` forces (True) or forbids (False) the pyarrow path;
+    """Parse a TREC run from a path or an open file; ``warn`` receives the oddities read in
+    lenient mode; ``fast`` forces (True) or forbids (False) the pyarrow path;
     ``keep_duplicates`` keeps a document listed twice for a query (see
     :func:`~rankscope.data._build.build_run`). ``strict=False`` takes bytes that are not UTF-8
     where trec_eval never looks and in the runid (see the module docstring)."""
+    loaded, warn = _opened(source, warn)
     cols = _read_columns(loaded, 6, strict=strict, warn=warn, fast=fast)
     run_name = name if name is not None else (cols.runid or "run")
     scores = np.asarray(cols.values, dtype=np.float64)
@@ -100,15 +106,17 @@ def read_trec_run(
 
 
 def read_trec_qrels(
-    loaded: Loaded,
+    source: Loaded | TrecSource,
     *,
     strict: bool,
-    warn: Warner,
+    warn: Warner | Callable[[str], None] | None,
     fast: bool | None = None,
     keep_first: bool = False,
 ) -> Qrels:
-    """Parse TREC qrels; ``keep_first`` keeps the first of two judgments of a document for one
-    query instead of refusing them (see :func:`~rankscope.data._build.build_qrels`)."""
+    """Parse TREC qrels from a path or an open file; ``keep_first`` keeps the first of two
+    judgments of a document for one query instead of refusing them (see
+    :func:`~rankscope.data._build.build_qrels`)."""
+    loaded, warn = _opened(source, warn)
     cols = _read_columns(loaded, 4, strict=strict, warn=warn, fast=fast)
     return build_qrels(
         cols.qids,
@@ -119,6 +127,13 @@ def read_trec_qrels(
         source=loaded.where.name,
         keep_first=keep_first,
     )
+
+
+def _opened(
+    source: Loaded | TrecSource, warn: Warner | Callable[[str], None] | None
+) -> tuple[Loaded, Warner]:
+    loaded = source if isinstance(source, Loaded) else load(source)
+    return loaded, warn if isinstance(warn, Warner) else Warner(warn)
 
 
 def _read_columns(

@@ -5,10 +5,10 @@ table's comment, and closing (dropping the table when asked).
 
 from __future__ import annotations
 
-import os
 import re
 from typing import TYPE_CHECKING, Any
 
+from rankscope.config import environment
 from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ def redact_dsn(dsn: str) -> str:
 
 def resolve_dsn(dsn: str | None, engine: str) -> str:
     if dsn is None:
-        dsn = os.environ.get(DSN_ENV)
+        dsn = environment().pg_dsn
     if not dsn or not isinstance(dsn, str):
         raise ConfigError(
             f"{engine} engine needs a PostgreSQL DSN",

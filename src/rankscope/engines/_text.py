@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping
 
 from rankscope.engines.base import Document, Query
+from rankscope.engines.stream import extra_fields
 from rankscope.errors import EngineError
 
 # Letters and digits (any script); everything else separates words. Combining marks are kept so
@@ -51,11 +52,20 @@ def field_names(query: Query) -> list[str]:
     return []
 
 
-def document_fields(docs: Sequence[Document]) -> list[str]:
-    """``title``, ``text``, then every other field the documents hold, in first-seen order."""
-    extra: dict[str, None] = {}
-    for d in docs:
-        for f in d.fields:
-            if f not in ("title", "text"):
-                extra.setdefault(f, None)
-    return ["title", "text", *extra]
+def document_fields(docs: Iterable[Document]) -> list[str]:
+    """``title``, ``text``, then every other field the documents hold, in first-seen order (a
+    :class:`~rankscope.engines.stream.DocumentStream` that knows them is not read)."""
+    return ["title", "text", *extra_fields(docs)]
+
+
+def indexed_name(names: Mapping[str, str], query: Query, field: str, engine: str) -> str:
+    """The engine's own name for a field a query names (``names``: field -> column or index
+    field); an :class:`EngineError` listing the indexed fields when it has none."""
+    try:
+        return names[field]
+    except KeyError:
+        known = ", ".join(names) or "(nothing indexed yet)"
+        raise EngineError(
+            f"query {query.id!r} names field {field!r}, which the {engine} index does not "
+            f"have; indexed fields: {known}"
+        ) from None

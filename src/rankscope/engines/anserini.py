@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from rankscope.config import environment
 from rankscope.engines._text import boolean_clauses, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
@@ -61,7 +62,7 @@ _jvm_lock = threading.Lock()
 
 def find_jar(jar: str | os.PathLike[str] | None = None) -> Path | None:
     """The Anserini fat jar: ``jar``, ``$RANKSCOPE_ANSERINI_JAR`` or pyserini's (None if absent)."""
-    given = jar or os.environ.get(JAR_ENV)
+    given = jar or environment().anserini_jar
     if given:
         return Path(given)
     spec = importlib.util.find_spec("pyserini")

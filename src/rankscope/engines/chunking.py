@@ -9,7 +9,7 @@ words are not split (a single word longer than ``size`` is cut where it must be)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Literal
 
 from rankscope.engines.base import Document, Hit
@@ -48,23 +48,39 @@ def chunk_documents(
 
     A document whose text fits in one window (an empty one included) yields one chunk.
     """
+    return list(iter_chunks(docs, size, overlap, unit))
+
+
+def iter_chunks(
+    docs: Iterable[Document], size: int, overlap: int = 0, unit: ChunkUnit = "tokens"
+) -> Iterator[Document]:
+    """The chunks of :func:`chunk_documents`, made as they are read (a streamed corpus is
+    chunked while an engine indexes it). The arguments are checked before the first chunk."""
     check_chunking(size, overlap, unit)
-    out: list[Document] = []
+    return _chunks(docs, size, overlap, unit)
+
+
+def _chunks(
+    docs: Iterable[Document], size: int, overlap: int, unit: ChunkUnit
+) -> Iterator[Document]:
     for doc in docs:
-        pieces = _token_windows(doc.text, size, overlap) if unit == "tokens" else None
-        if pieces is None:
+        if unit == "tokens":
+            pieces = _token_windows(doc.text, size, overlap)
+        else:
             pieces = _char_windows(doc.text, size, overlap)
         for n, piece in enumerate(pieces):
-            out.append(
-                Document(
-                    id=f"{doc.id}#{n}",
-                    text=piece,
-                    title=doc.title,
-                    fields=doc.fields,
-                    parent_id=doc.id,
-                )
+            yield Document(
+                id=f"{doc.id}#{n}",
+                text=piece,
+                title=doc.title,
+                fields=doc.fields,
+                parent_id=doc.id,
             )
-    return out
+
+
+def chunk_parent(chunk_id: str) -> str:
+    """The document a chunk id ``"{doc_id}#{n}"`` names (an id without ``#`` is its own)."""
+    return chunk_id.rsplit("#", 1)[0] if "#" in chunk_id else chunk_id
 
 
 def _token_windows(text: str, size: int, overlap: int) -> list[str]:
@@ -136,7 +152,7 @@ def collapse_to_documents(
     for hit in hits:
         parent = parents.get(hit.doc_id) if parents is not None else None
         if parent is None:
-            parent = hit.doc_id.rsplit("#", 1)[0] if "#" in hit.doc_id else hit.doc_id
+            parent = chunk_parent(hit.doc_id)
         if parent in seen:
             continue
         seen.add(parent)

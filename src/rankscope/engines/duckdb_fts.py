@@ -20,7 +20,7 @@ nothing in it is syntax):
 - ``phrase``: the fts index has no positions, so documents holding every phrase word
   (``conjunctive := 1``, ranked by their BM25) are kept when the field's tokens, put through the
   index's own tokenizer and stemmer, hold the phrase within ``slop`` by Lucene's rule (terms may
-  be reordered, a transposition costs 2; see ``_phrase.py``), checked by a Python function
+  be reordered, a transposition costs 2; see ``phrase.py``), checked by a Python function
   registered in DuckDB. Stop words keep their place in that check;
 - ``boolean``: each term must (not) match (a multi-word term as a phrase); ranked by
   ``match_bm25`` of all positive words, so ``should`` terms only raise the score.
@@ -33,9 +33,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rankscope.engines._phrase import phrase_matches
 from rankscope.engines._text import boolean_clauses, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
 
 _TABLE = "rankscope_docs"

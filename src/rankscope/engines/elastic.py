@@ -18,11 +18,11 @@ the ``index`` option is kept unless ``drop_on_close`` is set.
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from rankscope.config import environment
 from rankscope.engines._es_dsl import (
     MultiMatchType,
     QuerySyntax,
@@ -108,9 +108,10 @@ class _ClusterEngine(Engine):
         verify_certs: bool = True,
         ca_certs: str | None = None,
     ) -> None:
-        url = url or os.environ.get(self.url_env) or None
-        if not url and self.url_env != ES_URL_ENV:
-            url = os.environ.get(ES_URL_ENV) or None
+        env = environment()
+        # opensearch falls back on the Elasticsearch variable (both speak the same wire format)
+        from_env = env.es_url if self.url_env == ES_URL_ENV else env.opensearch_url or env.es_url
+        url = url or from_env
         if not url:
             raise ConfigError(
                 f"{self.name} engine needs the cluster's URL",

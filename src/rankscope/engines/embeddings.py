@@ -34,6 +34,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from rankscope.config import environment
 from rankscope.errors import ConfigError, EngineError
 
 Matrix = npt.NDArray[np.float32]
@@ -366,17 +367,13 @@ def choose_backend(model: str | Path | None, backend: str = "auto") -> Literal["
     return "torch"
 
 
-def default_cache_dir() -> Path:
-    """``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``."""
-    env = os.environ.get("RANKSCOPE_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "rankscope"
-
-
 class EmbeddingCache:
     """Vectors in a SQLite file, keyed by ``(model id, sha256 of the text)``."""
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_dir() / "embeddings.sqlite"
+        if path is None:
+            path = environment().cache_dir / "embeddings.sqlite"
+        self.path = Path(path)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)

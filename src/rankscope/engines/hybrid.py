@@ -35,6 +35,7 @@ from rankscope.engines.base import (
     spec_with_embedding_model,
 )
 from rankscope.engines.embeddings import add_stats
+from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError
 
 Fusion = Literal["rrf", "weighted"]
@@ -239,7 +240,7 @@ class HybridEngine(Engine):
         return (float(alpha), 1.0 - float(alpha))
 
     def index(self, docs: Iterable[Document]) -> None:
-        docs = list(docs)
+        docs = reiterable(docs)  # each member reads it (a stream re-reads its source)
         for e in self.engines:
             e.index(docs)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
@@ -39,6 +40,7 @@ from rankscope.engines._pg import (
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.embeddings import embedding_stats, stats_since
+from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
@@ -233,17 +235,8 @@ class PgVectorEngine(Engine):
         self._stats_at_index = embedding_stats(self.embedder)
         self._embedded_docs = 0
         self._table_reused = False
-        docs = list(docs)
-        seen: set[str] = set()
-        for d in docs:
-            if d.id in seen:
-                raise EngineError(f"pgvector engine: duplicate document id {d.id!r}")
-            seen.add(d.id)
-            if "\x00" in d.id or "\x00" in d.title or "\x00" in d.text:
-                raise EngineError(
-                    f"pgvector engine: document {d.id!r} contains a NUL character, which "
-                    f"PostgreSQL text cannot hold; remove it before indexing"
-                )
+        # read twice, to check and hash, then to embed and COPY: a streamed corpus is not held
+        docs = reiterable(docs)
         digest = self._digest(docs)
         if self._auto_table or self._table_name is None:
             self._table_name = f"rankscope_vec_{digest[:16]}"
@@ -259,10 +252,8 @@ class PgVectorEngine(Engine):
             with conn.transaction():
                 conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table))
                 created = False
-                for start in range(0, max(len(docs), 1), self.batch_size):
-                    batch = docs[start : start + self.batch_size]
-                    if not batch:
-                        break
+                read = iter(docs)
+                while batch := list(islice(read, self.batch_size)):
                     vecs = self._embed([self._doc_text(d) for d in batch], queries=False)
                     self._embedded_docs += len(batch)
                     if not created:
@@ -297,12 +288,23 @@ class PgVectorEngine(Engine):
             raise pg_error(self.name, f"indexing into table {self._table_name!r}", exc) from exc
         self._indexed = True
 
-    def _digest(self, docs: Sequence[Document]) -> str:
+    def _digest(self, docs: Iterable[Document]) -> str:
+        """The hash of the settings and documents; refuses a duplicate id or a NUL character
+        on the way."""
         h = hashlib.sha256()
         settings: list[Any] = [_SCHEMA_VERSION, self.embedder.model_id, list(self.embed_fields)]
         settings += [self.hnsw, self.m, self.ef_construction]
         h.update(json.dumps(settings).encode())
+        seen: set[str] = set()
         for d in docs:
+            if d.id in seen:
+                raise EngineError(f"pgvector engine: duplicate document id {d.id!r}")
+            seen.add(d.id)
+            if "\x00" in d.id or "\x00" in d.title or "\x00" in d.text:
+                raise EngineError(
+                    f"pgvector engine: document {d.id!r} contains a NUL character, which "
+                    f"PostgreSQL text cannot hold; remove it before indexing"
+                )
             h.update(json.dumps([d.id, d.title, self._doc_text(d)], ensure_ascii=False).encode())
             h.update(b"\n")
         return h.hexdigest()

@@ -67,6 +67,7 @@ from rankscope.engines._pg import (
 )
 from rankscope.engines._text import boolean_clauses, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.stream import extra_fields, reiterable
 from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def sloppy_phrase_tsquery(
     positions: Sequence[tuple[int, str]], slop: int, limit: int = MAX_PHRASE_CHAINS
 ) -> str:
     """The tsquery text for lexemes at ``positions`` (position, lexeme) within ``slop``, by
-    Lucene's sloppy-phrase rule (see ``_phrase.py``): each lexeme may move by ``d_i`` positions
+    Lucene's sloppy-phrase rule (see ``phrase.py``): each lexeme may move by ``d_i`` positions
     with ``max(d) - min(d) <= slop``, so terms may also change order (a transposition costs 2).
 
     PostgreSQL's ``a <N> b`` means b exactly N positions after a, so the rule is spelled out: an
@@ -318,8 +319,9 @@ class PostgresEngine(Engine):
         from psycopg import sql
 
         pg = import_psycopg()
-        docs = list(docs)
-        extra = _check_documents(docs)
+        # read twice, to check and hash, then to COPY: a streamed corpus is not held
+        docs = reiterable(docs)
+        extra = extra_fields(docs)
         digest = self._digest(docs, extra)
         if self._auto_table or self._table_name is None:
             self._table_name = f"rankscope_docs_{digest[:16]}"
@@ -352,11 +354,14 @@ class PostgresEngine(Engine):
         except pg.Error as exc:
             raise pg_error(self.name, f"indexing into table {self._table_name!r}", exc) from exc
 
-    def _digest(self, docs: Sequence[Document], extra: Sequence[str]) -> str:
+    def _digest(self, docs: Iterable[Document], extra: Sequence[str]) -> str:
+        """The hash of the settings and documents, checking each document on the way."""
         h = hashlib.sha256()
         settings = [_SCHEMA_VERSION, self.config, sorted(self._all_weights(extra).items())]
         h.update(json.dumps(settings).encode())
+        seen: set[str] = set()
         for d in docs:
+            _check_document(d, seen)
             row = [d.id, d.title, d.text, sorted(d.fields.items())]
             h.update(json.dumps(row, ensure_ascii=False).encode())
             h.update(b"\n")
@@ -679,28 +684,21 @@ class PostgresEngine(Engine):
         self._closed = True
 
 
-def _check_documents(docs: Sequence[Document]) -> list[str]:
-    """Extra field names in first-seen order; refuses duplicate ids and NUL characters."""
-    seen: set[str] = set()
-    extra: dict[str, None] = {}
-    for d in docs:
-        if d.id in seen:
+def _check_document(d: Document, seen: set[str]) -> None:
+    """Refuses a duplicate id (``seen`` holds the ids so far), NUL characters and field names
+    too long for a column."""
+    if d.id in seen:
+        raise EngineError(f"postgres engine: duplicate document id {d.id!r}; ids must be unique")
+    seen.add(d.id)
+    for name, value in (("id", d.id), ("title", d.title), ("text", d.text), *d.fields.items()):
+        if "\x00" in value:
             raise EngineError(
-                f"postgres engine: duplicate document id {d.id!r}; ids must be unique"
+                f"postgres engine: document {d.id!r} field {name!r} contains a NUL character, "
+                f"which PostgreSQL text cannot hold; remove it before indexing"
             )
-        seen.add(d.id)
-        for name, value in (("id", d.id), ("title", d.title), ("text", d.text), *d.fields.items()):
-            if "\x00" in value:
-                raise EngineError(
-                    f"postgres engine: document {d.id!r} field {name!r} contains a NUL character, "
-                    f"which PostgreSQL text cannot hold; remove it before indexing"
-                )
-        for f in d.fields:
-            if f not in ("title", "text"):
-                if len(f"tsv_{f}".encode()) > 63:
-                    raise EngineError(
-                        f"postgres engine: field name {f!r} (document {d.id!r}) is too long for "
-                        f"a PostgreSQL column; use at most 59 bytes"
-                    )
-                extra.setdefault(f, None)
-    return list(extra)
+    for f in d.fields:
+        if f not in ("title", "text") and len(f"tsv_{f}".encode()) > 63:
+            raise EngineError(
+                f"postgres engine: field name {f!r} (document {d.id!r}) is too long for "
+                f"a PostgreSQL column; use at most 59 bytes"
+            )

@@ -15,7 +15,7 @@ below ``depth`` are not returned: ask for ``k <= depth``, or the depth grows to 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -37,6 +37,7 @@ from rankscope.engines.embeddings import (
     make_embedder,
     stats_since,
 )
+from rankscope.engines.stream import DocumentStream
 from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError
 
@@ -197,9 +198,16 @@ class RerankEngine(Engine):
 
     def index(self, docs: Iterable[Document]) -> None:
         self._stats_at_index = embedding_stats(self._embedder)
-        docs = list(docs)
-        self._texts = {d.id: VectorEngine.document_text(d, self.fields) for d in docs}
-        self.base.index(docs)
+        self._texts = {}
+        stream = DocumentStream.of(docs)
+        self.base.index(stream.through(self._keeping_texts, count=stream.count))
+
+    def _keeping_texts(self, docs: Iterable[Document]) -> Iterator[Document]:
+        """``docs`` as the first stage reads them, keeping each text the reranker scores (one
+        pass: a streamed corpus is not read twice, nor held)."""
+        for d in docs:
+            self._texts[d.id] = VectorEngine.document_text(d, self.fields)
+            yield d
 
     def _search(self, query: Query, k: int) -> list[Hit]:
         hits = self.base.search(query, max(self.depth, k))

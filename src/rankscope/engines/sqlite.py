@@ -19,12 +19,19 @@ bm25() is lower-is-better (negative); hits carry ``-bm25()`` so higher is better
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from rankscope.engines._text import boolean_clauses, document_fields, field_names, words
+from rankscope.engines._text import (
+    boolean_clauses,
+    document_fields,
+    field_names,
+    indexed_name,
+    words,
+)
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
 # a specific name: a user may point ``path`` at a database that holds other tables
@@ -79,7 +86,7 @@ class SqliteEngine(Engine):
         return self._conn
 
     def index(self, docs: Iterable[Document]) -> None:
-        docs = list(docs)
+        docs = reiterable(docs)  # read once for the columns, unless it knows its fields
         # columns get neutral names so any field name is safe in SQL and FTS5 column filters
         fields = document_fields(docs)
         self._columns = {f: f"c{i}" for i, f in enumerate(fields)}
@@ -94,10 +101,7 @@ class SqliteEngine(Engine):
                     f"doc_id UNINDEXED, {cols}, tokenize={tokenize})"
                 )
                 marks = ", ".join("?" * (len(fields) + 1))
-                conn.executemany(
-                    f"INSERT INTO {_TABLE} VALUES ({marks})",
-                    ([d.id, *(d.get(f) for f in fields)] for d in docs),
-                )
+                conn.executemany(f"INSERT INTO {_TABLE} VALUES ({marks})", _rows(docs, fields[2:]))
         except sqlite3.Error as exc:
             raise EngineError(
                 f"sqlite engine could not build its FTS5 index (tokenizer={self.tokenizer!r}): "
@@ -107,14 +111,7 @@ class SqliteEngine(Engine):
     # -- searching ------------------------------------------------------------------------------
 
     def _column(self, query: Query, field: str) -> str:
-        try:
-            return self._columns[field]
-        except KeyError:
-            known = ", ".join(self._columns) or "(nothing indexed yet)"
-            raise EngineError(
-                f"query {query.id!r} names field {field!r}, which the sqlite index does not "
-                f"have; indexed fields: {known}"
-            ) from None
+        return indexed_name(self._columns, query, field, "sqlite")
 
     def _weights(self, boosts: dict[str, float] | None) -> str:
         # first weight is for the unindexed doc_id column
@@ -190,3 +187,10 @@ class SqliteEngine(Engine):
 
 def _phrase(term: str) -> str:
     return fts_string(" ".join(words(term)))
+
+
+def _rows(docs: Iterable[Document], extra: Sequence[str]) -> Iterator[tuple[str, ...]]:
+    """``(id, title, text, *extra fields)`` per document, as the FTS5 table's columns."""
+    if not extra:  # the common case, kept to the cost of the raw insert
+        return ((d.id, d.title, d.text) for d in docs)
+    return ((d.id, d.title, d.text, *[d.fields.get(f, "") for f in extra]) for d in docs)

@@ -21,8 +21,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rankscope.engines._text import boolean_clauses, document_fields, field_names, words
+from rankscope.engines._text import (
+    boolean_clauses,
+    document_fields,
+    field_names,
+    indexed_name,
+    words,
+)
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
 _ANALYZER = "rankscope"
@@ -89,7 +96,7 @@ class TantivyEngine(Engine):
 
     def index(self, docs: Iterable[Document]) -> None:
         tv = self._tv
-        docs = list(docs)
+        docs = reiterable(docs)  # read once for the schema, unless it knows its fields
         fields = document_fields(docs)
         # neutral names: any user field name is safe, and none clashes with the id field
         self._fields = {f: f"f{i}" for i, f in enumerate(fields)}
@@ -129,14 +136,7 @@ class TantivyEngine(Engine):
     # -- translation ----------------------------------------------------------------------------
 
     def _field(self, query: Query, field: str) -> str:
-        try:
-            return self._fields[field]
-        except KeyError:
-            known = ", ".join(self._fields) or "(nothing indexed yet)"
-            raise EngineError(
-                f"query {query.id!r} names field {field!r}, which the tantivy index does not "
-                f"have; indexed fields: {known}"
-            ) from None
+        return indexed_name(self._fields, query, field, "tantivy")
 
     def analyze(self, text: str) -> list[str]:
         """The index terms of ``text``, as the index analyser makes them."""

@@ -32,15 +32,15 @@ unless ``drop_on_close`` is set.
 from __future__ import annotations
 
 import contextlib
-import os
 import secrets
 from collections.abc import Iterable
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from rankscope.engines._phrase import phrase_matches
+from rankscope.config import environment
 from rankscope.engines._text import boolean_clauses, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
 URL_ENV = "RANKSCOPE_TYPESENSE_URL"
@@ -79,8 +79,9 @@ class TypesenseEngine(Engine):
         timeout: float = 10.0,
         drop_on_close: bool | None = None,
     ) -> None:
-        url = url or os.environ.get(URL_ENV)
-        api_key = api_key or os.environ.get(API_KEY_ENV)
+        env = environment()
+        url = url or env.typesense_url
+        api_key = api_key or env.typesense_api_key
         if not url or not api_key:
             raise ConfigError(
                 "typesense engine needs the server's url and api_key",

@@ -49,7 +49,7 @@ class VectorEngine(Engine):
     all-MiniLM-L6-v2; ``"hashing"`` or ``"hashing:<dim>"`` for feature hashing without a model),
     ``fields`` (fields embedded together, default title and text), ``batch_size``, ``device``,
     ``query_prefix`` / ``document_prefix``, ``cache`` (on-disk embedding cache, default on) and
-    ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR`` or ``~/.cache/rankscope``),
+    ``cache_dir`` (default ``$RANKSCOPE_CACHE_DIR``: see :mod:`rankscope.config`),
     ``max_seq_length`` (word pieces embedded per text; default the model's own setting),
     ``backend`` (``auto``: ONNX Runtime for the bundled or a local BERT model when the ``onnx``
     extra is installed, else sentence-transformers; ``onnx``; ``torch``). An

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rankscope.config import environment
 from rankscope.errors import JudgeError
 
 if TYPE_CHECKING:
@@ -50,12 +51,9 @@ def text_hash(text: str) -> str:
 
 
 def default_cache_path() -> Path:
-    """``$RANKSCOPE_CACHE_DIR/judgments.sqlite``, else under ``$XDG_CACHE_HOME`` or ~/.cache."""
-    root = os.environ.get("RANKSCOPE_CACHE_DIR")
-    if root:
-        return Path(root) / "judgments.sqlite"
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "rankscope" / "judgments.sqlite"
+    """``judgments.sqlite`` in the cache folder (``$RANKSCOPE_CACHE_DIR``: see
+    :mod:`rankscope.config`)."""
+    return environment().cache_dir / "judgments.sqlite"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rankscope.config import environment
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import read_text
 
@@ -159,10 +160,9 @@ _MERGED_TABLES = ("providers", "aliases", "prices")
 def load_settings(path: str | os.PathLike[str] | None = None) -> JudgeSettings:
     """Defaults, overridden by ``path`` (or ``$RANKSCOPE_JUDGE_CONFIG`` when ``path`` is None)."""
     if path is None:
-        env = os.environ.get("RANKSCOPE_JUDGE_CONFIG")
-        if not env:
+        path = environment().judge_config
+        if path is None:
             return JudgeSettings()
-        path = env
     p = Path(path)
     text = read_text(p)  # names the file and line of bytes that are not UTF-8
     data: Any

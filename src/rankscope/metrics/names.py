@@ -426,9 +426,6 @@ class Measure:
         fam = self.family
         return fam.trec if self.cutoff is None else fam.trec_cut
 
-    def with_rel(self, rel: int | None) -> Measure:
-        return Measure(self.name, self.cutoff, self.param, rel)
-
     def __str__(self) -> str:
         text = self.name
         inner = [p for p in (self.param, None if self.rel is None else f"rel={self.rel}") if p]

@@ -42,22 +42,27 @@ _SYMBOL_RE = re.compile(
 )
 
 
-def load_documents(spec: CorpusSpec, base_dir: Path) -> list[Document]:
-    """All documents of a corpus, in a stable order."""
+def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
+    """The documents of a corpus, read one at a time as they are consumed, in a stable order.
+
+    Where the source is (a file or folder that is not there) is checked now; what it holds
+    (a bad line, a folder without text files) when it is read.
+    """
     if isinstance(spec, BeirCorpus):
-        return list(beir_folder(spec, base_dir).documents())
+        return beir_folder(spec, base_dir).documents()
     if isinstance(spec, JsonlCorpus):
         path = _existing(base_dir / spec.path, "corpus.path")
-        return list(read_jsonl_documents(path, spec.id_field, spec.title_field, spec.text_field))
+        return read_jsonl_documents(path, spec.id_field, spec.title_field, spec.text_field)
     if isinstance(spec, FilesCorpus):
-        return read_file_documents(spec, base_dir)
+        root = _existing(base_dir / spec.path, "corpus.path", folder=True)
+        return _file_documents(spec, root)
     if isinstance(spec, IrDatasetsCorpus):
         dataset = _ir_dataset(spec.dataset)
-        return [_ir_document(d) for d in dataset.docs_iter()]
+        return (_ir_document(d) for d in dataset.docs_iter())
     if isinstance(spec, DocstringsCorpus):
         stdlib = importlib.import_module("rankscope.demo.stdlib")
         docs: list[Document] = stdlib.load_corpus(spec.modules)
-        return docs
+        return iter(docs)
     raise ConfigError(f"unknown corpus type {spec!r}")  # pragma: no cover - schema prevents it
 
 
@@ -191,26 +196,33 @@ def read_jsonl_documents(
     text_field: str = "text",
 ) -> Iterator[Document]:
     """Documents from JSONL; the id is ``id_field`` or else ``_id`` / ``id`` / ``doc_id``."""
+    # the loop runs once per document of corpora of millions: kept lean
+    names = (id_field,) if id_field else ("_id", "id", "doc_id", "docid")
+    known = {text_field, title_field, id_field, "_id", "id", "doc_id", "docid"}
     for line_no, obj in iter_jsonl(path):
-        doc_id = _pick_id(obj, id_field, ("_id", "id", "doc_id", "docid"), path, line_no)
+        doc_id = obj.get(names[0])
+        if doc_id is None:
+            doc_id = _pick_id(obj, id_field, names, path, line_no)
+        elif type(doc_id) is not str:
+            doc_id = str(doc_id)
         # BEIR exports write a missing title (sometimes a missing text) as null
         text = obj.get(text_field)
         title = obj.get(title_field)
-        text = "" if text is None else text
-        title = "" if title is None else title
-        if not isinstance(text, str) or not isinstance(title, str):
+        if text is None:
+            text = ""
+        if title is None:
+            title = ""
+        if type(text) is not str or type(title) is not str:
             raise FormatError(
                 f"`{text_field}` and `{title_field}` must be strings",
                 path=path,
                 line=line_no,
                 value=text if not isinstance(text, str) else title,
             )
-        extra = {
-            str(k): str(v)
-            for k, v in _flatten(obj).items()
-            if k not in {text_field, title_field, id_field, "_id", "id", "doc_id", "docid"}
-        }
-        yield Document(id=doc_id, text=text, title=title, fields=extra)
+        extra: dict[str, str] = {}
+        if not obj.keys() <= known:  # most corpora hold nothing but id, title and text
+            extra = {str(k): str(v) for k, v in _flatten(obj).items() if k not in known}
+        yield Document(doc_id, text, title, extra)
 
 
 def read_jsonl_queries(path: Path) -> list[Query]:
@@ -254,16 +266,15 @@ def read_queries(path: Path) -> list[Query]:
     return read_jsonl_queries(path)
 
 
-def read_file_documents(spec: FilesCorpus, base_dir: Path) -> list[Document]:
+def _file_documents(spec: FilesCorpus, root: Path) -> Iterator[Document]:
     """Each text file under the folder is a document; its id is its relative POSIX path.
 
     Hidden files and folders (``.git``, ``.venv``...) are skipped, as are binary files and files
     over ``max_bytes``. ``fields["path"]`` holds the path and ``fields["symbols"]`` the names the
     file defines (def/class/function...), used by ``expected_symbols`` judgments.
     """
-    root = _existing(base_dir / spec.path, "corpus.path", folder=True)
     seen: set[Path] = set()
-    docs: list[Document] = []
+    found = 0
     for pattern in spec.glob:
         for file in sorted(root.glob(pattern)):
             rel = file.relative_to(root).as_posix()
@@ -280,22 +291,15 @@ def read_file_documents(spec: FilesCorpus, base_dir: Path) -> list[Document]:
                 continue
             text = raw.decode("utf-8", errors="replace")
             symbols = " ".join(dict.fromkeys(_SYMBOL_RE.findall(text)))
-            docs.append(
-                Document(
-                    id=rel,
-                    text=text,
-                    title=rel,
-                    fields={"path": rel, "symbols": symbols},
-                )
-            )
-    if not docs:
+            found += 1
+            yield Document(id=rel, text=text, title=rel, fields={"path": rel, "symbols": symbols})
+    if not found:
         raise ConfigError(
             "the files corpus matched no readable text files",
             path=root,
             value=spec.glob,
             hint="check corpus.path and corpus.glob (e.g. glob: '**/*.py')",
         )
-    return docs
 
 
 def _open_binary(path: Path) -> IO[bytes]:
@@ -354,11 +358,11 @@ def iter_jsonl(path: Path, *, partial_tail: bool = False) -> Iterator[tuple[int,
     line. ``partial_tail``: see :func:`iter_lines`.
     """
     for line_no, line in iter_lines(path, partial_tail=partial_tail):
-        if not line.strip():
-            continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as error:
+            if not line.strip():  # a blank line (tested here: most lines are not blank)
+                continue
             raise FormatError(
                 f"invalid JSON: {error.msg}", path=path, line=line_no, value=line.strip()[:80]
             ) from None

@@ -14,13 +14,14 @@ measures apply whatever the suite was written with:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rankscope.data import read_qrels
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document
-from rankscope.errors import ConfigError, FormatError
+from rankscope.errors import ConfigError
 
 NEEDLE_GRADE = 3
 
@@ -31,6 +32,17 @@ class CodeExpectation:
 
     files: tuple[str, ...] = ()
     symbols: tuple[str, ...] = ()
+
+    def matches(self, doc: Document) -> bool:
+        """Whether the document's path or one of its symbol names contains an expected
+        substring."""
+        path = doc.fields.get("path") or doc.id
+        if any(want in path for want in self.files):
+            return True
+        if not self.symbols:
+            return False
+        names = [doc.id, doc.title, *doc.fields.get("symbols", "").split()]
+        return any(want in name for want in self.symbols for name in names if name)
 
 
 @dataclass
@@ -43,35 +55,23 @@ class JudgmentSet:
     answers: dict[str, str] = field(default_factory=dict)
     code: dict[str, CodeExpectation] = field(default_factory=dict)
 
-    def resolve(self, docs: Sequence[Document], match_grade: int = 1) -> Qrels:
-        """Combine everything into document-level qrels over ``docs``."""
+    def resolve(self, docs: Iterable[Document], match_grade: int = 1) -> Qrels:
+        """Combine everything into document-level qrels over ``docs`` (read once, and only
+        when there are code expectations to match)."""
         merged: dict[str, dict[str, int]] = {q: dict(j) for q, j in self.graded.items()}
-        for qid, expectation in self.code.items():
-            matched = match_code_expectations(expectation, docs)
-            row = merged.setdefault(qid, {})
-            for doc_id in matched:
-                row[doc_id] = max(row.get(doc_id, 0), match_grade)
+        for qid in self.code:
+            merged.setdefault(qid, {})
+        for doc in docs if self.code else ():
+            for qid, expectation in self.code.items():
+                if expectation.matches(doc):
+                    row = merged[qid]
+                    row[doc.id] = max(row.get(doc.id, 0), match_grade)
         for qid, doc_id in self.needles.items():
             row = merged.setdefault(qid, {})
             row[doc_id] = max(row.get(doc_id, 0), NEEDLE_GRADE)
         for qid, judged in self.inline.items():
             merged.setdefault(qid, {}).update(judged)
         return Qrels.from_dict({q: j for q, j in merged.items() if j}, source="suite")
-
-
-def match_code_expectations(expectation: CodeExpectation, docs: Iterable[Document]) -> list[str]:
-    """Ids of documents whose path or symbol names contain one of the expected substrings."""
-    hits: list[str] = []
-    for doc in docs:
-        path = doc.fields.get("path") or doc.id
-        if any(want in path for want in expectation.files):
-            hits.append(doc.id)
-            continue
-        if expectation.symbols:
-            names = [doc.id, doc.title, *doc.fields.get("symbols", "").split()]
-            if any(want in name for want in expectation.symbols for name in names if name):
-                hits.append(doc.id)
-    return hits
 
 
 def read_qrels_file(path: Path) -> Qrels:
@@ -82,45 +82,4 @@ def read_qrels_file(path: Path) -> Qrels:
             path=path,
             hint="paths in a suite are relative to the suite file",
         )
-    try:
-        from rankscope.data import read_qrels  # type: ignore[attr-defined]
-    except ImportError:
-        return _read_qrels_plain(path)
-    qrels: Qrels = read_qrels(path)
-    return qrels
-
-
-def _read_qrels_plain(path: Path) -> Qrels:
-    # Used only while rankscope.data has no reader: TREC 4-column or BEIR 3-column TSV.
-    judged: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            parts = line.split()
-            if not parts or line.startswith("#"):
-                continue
-            if line_no == 1 and parts[0] in {"query-id", "query_id", "qid"}:
-                continue
-            if len(parts) == 4:
-                qid, _, doc, grade = parts
-            elif len(parts) == 3:
-                qid, doc, grade = parts
-            else:
-                raise FormatError(
-                    "expected `qid 0 doc grade` (TREC) or `qid doc grade` (BEIR TSV)",
-                    path=path,
-                    line=line_no,
-                    value=line.strip(),
-                )
-            try:
-                judged.setdefault(qid, {})[doc] = int(float(grade))
-            except ValueError:
-                raise FormatError(
-                    "grade is not a number", path=path, line=line_no, value=grade
-                ) from None
-    return Qrels.from_dict(judged, source=str(path))
-
-
-def qrels_to_dict(qrels: Qrels | Mapping[str, Mapping[str, int]]) -> dict[str, dict[str, int]]:
-    if isinstance(qrels, Qrels):
-        return qrels.to_dict()
-    return {q: dict(j) for q, j in qrels.items()}
+    return read_qrels(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -13,8 +13,9 @@ import yaml
 
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Query
+from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError
-from rankscope.suite.corpus import load_documents
+from rankscope.suite.corpus import iter_documents
 from rankscope.suite.judgments import JudgmentSet
 from rankscope.suite.schema import Settings, SuiteSpec
 from rankscope.suite.sweep import BenchConfig, check_embedding_extra, preset_configs
@@ -22,7 +23,8 @@ from rankscope.suite.sweep import BenchConfig, check_embedding_extra, preset_con
 
 @dataclass
 class Suite:
-    """A loaded suite. Documents are read on first use and kept."""
+    """A loaded suite. Its documents stay in their source: :meth:`corpus` reads them afresh
+    each time it is iterated, so a run holds no copy of the corpus beside the engines."""
 
     name: str
     description: str
@@ -34,18 +36,23 @@ class Suite:
     configs: list[BenchConfig]
     path: Path | None = None
     extra_qrels: Qrels | None = None
-    _documents: list[Document] | None = field(default=None, repr=False)
     _qrels: Qrels | None = field(default=None, repr=False)
 
+    def corpus(self) -> DocumentStream:
+        """The documents, read from the corpus source on each iteration (nothing is kept)."""
+        spec, base_dir = self.spec.corpus, self.base_dir
+        return DocumentStream(lambda: iter_documents(spec, base_dir))
+
     def documents(self) -> list[Document]:
-        if self._documents is None:
-            self._documents = load_documents(self.spec.corpus, self.base_dir)
-        return self._documents
+        """Every document in a list, read now and not kept (for small corpora and tests; the
+        benchmark streams :meth:`corpus`)."""
+        return list(self.corpus())
 
     def qrels(self) -> Qrels:
-        """Document-level judgments (code-search expectations resolved against the corpus)."""
+        """Document-level judgments (code-search expectations resolved against the corpus in
+        one pass over it)."""
         if self._qrels is None:
-            docs: Sequence[Document] = self.documents() if self.judgments.code else ()
+            docs: Iterable[Document] = self.corpus() if self.judgments.code else ()
             self._qrels = self.judgments.resolve(
                 docs, match_grade=max(1, self.settings.relevance_threshold)
             )
@@ -54,15 +61,6 @@ class Suite:
     @property
     def answers(self) -> dict[str, str]:
         return dict(self.judgments.answers)
-
-    def corpus_fingerprint(self) -> str:
-        """A hash of the documents, so that a changed corpus invalidates checkpoints."""
-        digest = hashlib.sha256()
-        for doc in self.documents():
-            for part in (doc.id, doc.title, doc.text, *sorted(doc.fields.items())):
-                digest.update(str(part).encode("utf-8", "surrogateescape"))
-                digest.update(b"\0")
-        return digest.hexdigest()[:16]
 
     def queries_fingerprint(self) -> str:
         digest = hashlib.sha256(repr(self.queries).encode("utf-8", "surrogateescape"))

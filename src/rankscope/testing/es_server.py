@@ -44,7 +44,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from rankscope.engines._phrase import sloppy_match_length
+from rankscope.engines.phrase import sloppy_match_length
 
 Flavor = Literal["elasticsearch", "opensearch"]
 

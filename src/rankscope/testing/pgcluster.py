@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from rankscope.config import environment
 from rankscope.errors import RankscopeError
 
 INSTALL_HINT = (
@@ -51,9 +52,9 @@ class PgClusterError(RankscopeError):
 def find_bindir() -> Path | None:
     """The folder holding ``initdb``, ``pg_ctl`` and ``postgres``, or None when there is none."""
     candidates: list[Path] = []
-    env = os.environ.get("RANKSCOPE_PG_BINDIR")
-    if env:
-        candidates.append(Path(env))
+    given = environment().pg_bindir
+    if given is not None:
+        candidates.append(given)
     for tool in ("pg_config", "initdb", "pg_ctl"):
         found = shutil.which(tool)
         if found:
