@@ -43,8 +43,9 @@ LOCAL = "local"
 class RayOptions:
     """Where and how configurations run on Ray.
 
-    ``address``: ``None`` starts a local cluster (unless ``RAY_ADDRESS`` names one, Ray's
-    convention), ``"local"`` always does, ``"auto"`` joins the cluster this machine is part of,
+    ``address``: ``None`` (or ``"local"``) starts a new local cluster for the run; ``"auto"``
+    joins an existing one as Ray finds it (``RAY_ADDRESS``, else the cluster ``ray start``
+    started on this machine), ``"HOST:PORT"`` the one whose head is there, and
     ``"ray://host:10001"`` connects through Ray Client. When this process is already connected
     (``ray.init()`` called before), that connection is used as it is and left open.
     ``cpus_per_config``: CPUs each configuration's task reserves (default: the suite's
@@ -101,7 +102,7 @@ def run_on_ray(
     done: dict[str, ConfigRecord] = {}
     with connected(options.address) as ray:
         _check_fits(ray, cpus)
-        task = ray.remote(num_cpus=cpus, max_calls=1, max_retries=0)(_run_task)
+        task = ray.remote(num_cpus=cpus, max_calls=1, max_retries=0)(run_task)
         shared = ray.put(inputs)
         expected = corpus_file(inputs)
         running = {
@@ -134,8 +135,9 @@ def connected(address: str | None) -> Iterator[ModuleType]:
     if ray.is_initialized():
         yield ray
         return
-    kwargs: dict[str, Any] = {"address": address, "logging_level": logging.WARNING}
-    if address == LOCAL or (address is None and not os.environ.get("RAY_ADDRESS")):
+    target = address or LOCAL
+    kwargs: dict[str, Any] = {"address": target, "logging_level": logging.WARNING}
+    if target == LOCAL:
         kwargs["include_dashboard"] = False  # the plain ray package has no dashboard
         # a cluster started for one benchmark sends Ray's usage statistics nowhere, unless
         # the user asked for them
@@ -143,7 +145,7 @@ def connected(address: str | None) -> Iterator[ModuleType]:
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as error:
-        where = address or os.environ.get("RAY_ADDRESS") or "a new local cluster"
+        where = "a new local cluster" if target == LOCAL else target
         raise RankscopeError(
             f"cannot start or reach the Ray cluster ({where}): {error}",
         ) from None
@@ -185,7 +187,7 @@ def corpus_file(inputs: RunInputs) -> CorpusFile | None:
     return CorpusFile(str(path), path.stat().st_size if path.is_file() else None)
 
 
-def _run_task(inputs: RunInputs, config: BenchConfig, expected: CorpusFile | None) -> ConfigRecord:
+def run_task(inputs: RunInputs, config: BenchConfig, expected: CorpusFile | None) -> ConfigRecord:
     """A configuration's Ray task: check that this node sees the driver's corpus, run it."""
     here = corpus_file(inputs)
     if expected is not None and here != expected:

@@ -23,6 +23,9 @@ For each configuration the runner
 
 A configuration that raises is recorded as failed with its message and the others still run;
 ``KeyboardInterrupt`` stops the benchmark, and finished configurations are kept for ``resume``.
+With ``ray=RayOptions(...)`` the configurations run as Ray tasks instead
+(:mod:`rankscope.bench.ray_runner`), each through the same :meth:`RunInputs.run`, and are
+checkpointed here as each task ends.
 Measures are computed at the end from all rankings, by :mod:`rankscope.bench.evaluation`.
 """
 

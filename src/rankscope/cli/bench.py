@@ -85,8 +85,9 @@ def bench(
         None,
         "--ray-address",
         metavar="ADDRESS",
-        help="The Ray cluster to run on (implies --ray): auto (the cluster this machine "
-        "belongs to), ray://HOST:10001 (Ray Client) or HOST:PORT.",
+        help="An existing Ray cluster to run on (implies --ray): auto (as Ray finds it: "
+        "RAY_ADDRESS, else the cluster `ray start` started on this machine), HOST:PORT of its "
+        "head, or ray://HOST:10001 (Ray Client).",
         show_default=False,
     ),
     ray_cpus: float | None = typer.Option(
