@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_cli_bench import tiny_suite
 
 from rankscope.cli.app import main
 
@@ -37,3 +39,19 @@ def test_ray_without_the_extra_says_how_to_install_it(
         assert "needs the ray package" in err and "pip install 'rankscope[ray]'" in err
         assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_address_nothing_answers_at_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("ray", reason="needs the ray extra: pip install 'rankscope[ray]'")
+    suite = tiny_suite(tmp_path)
+    with socket.socket() as sock:  # a port nothing listens on once it is closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+        args = ["bench", str(suite), "-o", str(tmp_path / "out"), "--ray-address", address]
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert f"nothing answers at the Ray cluster address {address}" in err
+        assert "Traceback" not in err

@@ -142,6 +142,8 @@ def connected(address: str | None) -> Iterator[ModuleType]:
         # a cluster started for one benchmark sends Ray's usage statistics nowhere, unless
         # the user asked for them
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    else:
+        _check_reachable(target)
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as error:
@@ -153,6 +155,24 @@ def connected(address: str | None) -> Iterator[ModuleType]:
         yield ray
     finally:
         ray.shutdown()
+
+
+def _check_reachable(address: str) -> None:
+    """Refuse a cluster address nothing answers at: Ray would keep retrying for minutes."""
+    if address == "auto":
+        address = os.environ.get("RAY_ADDRESS", "")
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit() or not host:
+        return  # auto without RAY_ADDRESS, or a form Ray itself explains
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=10):
+            pass
+    except OSError as error:
+        raise RankscopeError(
+            f"nothing answers at the Ray cluster address {address} ({error}); give the address "
+            "of a running cluster's head: HOST:PORT (port 6379 unless it was started with "
+            "another) or ray://HOST:10001 for Ray Client"
+        ) from None
 
 
 def _check_fits(ray: ModuleType, cpus: float) -> None:
