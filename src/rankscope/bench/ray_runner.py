@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -72,9 +73,29 @@ class RayOptions:
         pending: Sequence[PendingConfig],
         store: Callable[[PendingConfig, ConfigRecord], ConfigRecord],
         report: Reporter,
-    ) -> dict[str, ConfigRecord]:
+    ) -> RayRun:
         """Run ``pending`` as Ray tasks; ``store`` checkpoints each record as it arrives."""
         return run_on_ray(inputs, pending, store, report, self)
+
+
+@dataclass(frozen=True)
+class RayRun:
+    """The records of the configurations run on Ray, by name, and what results.json should
+    say about how they ran (configurations that ran side by side on one machine)."""
+
+    records: dict[str, ConfigRecord]
+    warnings: list[str]
+
+
+@dataclass(frozen=True)
+class TaskOutcome:
+    """What a configuration's task returns: its record, and when it ran on which machine
+    (``time.time()`` there: compared only with other tasks on the same machine)."""
+
+    record: ConfigRecord
+    host: str
+    started: float
+    finished: float
 
 
 def ray_module() -> ModuleType:
@@ -94,12 +115,13 @@ def run_on_ray(
     store: Callable[[PendingConfig, ConfigRecord], ConfigRecord],
     report: Reporter,
     options: RayOptions,
-) -> dict[str, ConfigRecord]:
+) -> RayRun:
     """The records of ``pending``, each run as one Ray task and stored as soon as it ends."""
     if not pending:
-        return {}  # everything came from checkpoints: no cluster needed
+        return RayRun({}, [])  # everything came from checkpoints: no cluster needed
     cpus = options.cpus_per_config or float(inputs.settings.concurrency)
     done: dict[str, ConfigRecord] = {}
+    spans: list[TaskOutcome] = []
     with connected(options.address) as ray:
         _check_fits(ray, cpus)
         task = ray.remote(num_cpus=cpus, max_calls=1, max_retries=0)(run_task)
@@ -115,7 +137,9 @@ def run_on_ray(
                 for ref in ready:
                     item = running.pop(ref)
                     try:
-                        record = ray.get(ref)
+                        outcome: TaskOutcome = ray.get(ref)
+                        record = outcome.record
+                        spans.append(outcome)
                     except ray.exceptions.RayError as error:
                         record = failed_record(item.config, inputs, None, _task_error(error))
                     report.start(item.config, total=1)
@@ -124,7 +148,34 @@ def run_on_ray(
         finally:
             for ref in running:  # interrupted: stop what is still running
                 ray.cancel(ref, force=True)
-    return done
+    return RayRun(done, side_by_side_warnings(spans))
+
+
+def side_by_side_warnings(outcomes: Sequence[TaskOutcome]) -> list[str]:
+    """A warning per machine that ran successful configurations at the same time: they
+    shared its CPUs, caches and memory bandwidth, so their timings are not those of a
+    configuration running alone (quality is unaffected)."""
+    by_host: dict[str, list[TaskOutcome]] = {}
+    for outcome in outcomes:
+        if outcome.record.ok:
+            by_host.setdefault(outcome.host, []).append(outcome)
+    warnings = []
+    for host, runs in sorted(by_host.items()):
+        # the most tasks running at one moment: +1 at each start, -1 at each end (ends first)
+        events = sorted([(o.started, 1) for o in runs] + [(o.finished, -1) for o in runs])
+        at_once = most = 0
+        for _, step in events:
+            at_once += step
+            most = max(most, at_once)
+        if most >= 2:
+            warnings.append(
+                f"with --ray, up to {most} configurations ran at the same time on {host} "
+                f"({', '.join(o.record.name for o in runs)}): they shared its CPUs, so their "
+                "index times and latencies are not those of a configuration running alone "
+                "(quality is unaffected); for timings, give --ray-cpus the CPU count of a "
+                "node, or run without --ray"
+            )
+    return warnings
 
 
 @contextmanager
@@ -207,8 +258,16 @@ def corpus_file(inputs: RunInputs) -> CorpusFile | None:
     return CorpusFile(str(path), path.stat().st_size if path.is_file() else None)
 
 
-def run_task(inputs: RunInputs, config: BenchConfig, expected: CorpusFile | None) -> ConfigRecord:
+def run_task(inputs: RunInputs, config: BenchConfig, expected: CorpusFile | None) -> TaskOutcome:
     """A configuration's Ray task: check that this node sees the driver's corpus, run it."""
+    started = time.time()
+    record = _checked_run(inputs, config, expected)
+    return TaskOutcome(record, socket.gethostname(), started, time.time())
+
+
+def _checked_run(
+    inputs: RunInputs, config: BenchConfig, expected: CorpusFile | None
+) -> ConfigRecord:
     here = corpus_file(inputs)
     if expected is not None and here != expected:
         seen = "missing" if here is None or here.size == -1 else f"{here.size} bytes"

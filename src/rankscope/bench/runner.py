@@ -179,6 +179,7 @@ def _run_locked(
         return _store(pending, record, out, fmt, checkpoints, report)
 
     found: list[ConfigRecord | PendingConfig] = []
+    how_they_ran: list[str] = []
     with suite_modules(suite.base_dir):
         for config in suite.configs:
             found.append(_from_checkpoint(config, out, fmt, context, checkpoints, resume, report))
@@ -188,7 +189,10 @@ def _run_locked(
         if ray is not None:
             pending = [f for f in found if isinstance(f, PendingConfig)]
             ran = ray.run(inputs, pending, store, report)
-            found = [ran[f.config.name] if isinstance(f, PendingConfig) else f for f in found]
+            found = [
+                ran.records[f.config.name] if isinstance(f, PendingConfig) else f for f in found
+            ]
+            how_they_ran = ran.warnings
     records = [f for f in found if isinstance(f, ConfigRecord)]
 
     qrels_files = {
@@ -196,7 +200,7 @@ def _run_locked(
         for view, ids in comparison_sets(suite, judgments, records).items()
     }
     warnings += retrieval_warnings(records, judgments, threshold)
-    warnings += host_warnings(records)
+    warnings += host_warnings(records) + how_they_ran
     result = assemble_results(
         suite, records, judgments, qrels_files, warnings, num_documents=scan.count
     )
