@@ -1,6 +1,7 @@
 """Benchmarks: run a suite's configurations, time them, evaluate and compare them."""
 
 from rankscope.bench.latency import LatencyStats, latency_stats
+from rankscope.bench.ray_runner import RayOptions
 from rankscope.bench.recommend import (
     BALANCE_FORMULA,
     Candidate,
@@ -34,6 +35,7 @@ __all__ = [
     "LatencyStats",
     "NullReporter",
     "QueryArrays",
+    "RayOptions",
     "Recommendation",
     "Recommendations",
     "Reporter",

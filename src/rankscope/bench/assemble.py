@@ -231,6 +231,7 @@ def _config_result(
         stage=record.stage,
         started_at=record.started_at,
         finished_at=record.finished_at,
+        host=record.host,
     )
     if not record.ok:
         return base

@@ -105,3 +105,19 @@ def retrieval_warnings(
 
 def _queries(n: int) -> str:
     return "query" if n == 1 else "queries"
+
+
+def host_warnings(records: Sequence[ConfigRecord]) -> list[str]:
+    """A warning when the configurations ran on more than one machine (a Ray cluster, or
+    checkpoints made elsewhere): their index times and latencies are then not comparable."""
+    hosts: dict[str, list[str]] = {}
+    for record in records:
+        if record.ok and record.host is not None:
+            hosts.setdefault(record.host, []).append(record.name)
+    if len(hosts) < 2:
+        return []
+    where = "; ".join(f"{host}: {', '.join(names)}" for host, names in sorted(hosts.items()))
+    return [
+        f"the configurations ran on {len(hosts)} machines ({where}): index times and "
+        "latencies measured on different machines are not comparable (quality is)"
+    ]

@@ -84,6 +84,8 @@ class ConfigRecord(_Model):
     stage: Stage | None = None
     started_at: str | None = None
     finished_at: str | None = None
+    #: the machine it ran on: timings from different machines are not comparable
+    host: str | None = None
     warmup: int = 0
     repeats: int = 1
     key: str | None = None

@@ -98,6 +98,7 @@ class ConfigResult(_Model):
     stage: Stage | None = None
     started_at: str | None = None
     finished_at: str | None = None
+    host: str | None = None
     index_time_s: float | None = None
     index_cache: IndexCache | None = None
     index_stats: dict[str, float] = Field(default_factory=dict)

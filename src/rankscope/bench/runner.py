@@ -23,6 +23,9 @@ For each configuration the runner
 
 A configuration that raises is recorded as failed with its message and the others still run;
 ``KeyboardInterrupt`` stops the benchmark, and finished configurations are kept for ``resume``.
+With ``ray=RayOptions(...)`` the configurations run as Ray tasks instead
+(:mod:`rankscope.bench.ray_runner`), each through the same :meth:`RunInputs.run`, and are
+checkpointed here as each task ends.
 Measures are computed at the end from all rankings, by :mod:`rankscope.bench.evaluation`.
 """
 
@@ -32,6 +35,7 @@ import ctypes
 import ctypes.util
 import gc
 import importlib
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,7 +45,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rankscope.bench.assemble import (
     QRELS_STEMS,
@@ -52,7 +56,7 @@ from rankscope.bench.assemble import (
 )
 from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
-from rankscope.bench.checks import check_judgments, retrieval_warnings
+from rankscope.bench.checks import check_judgments, host_warnings, retrieval_warnings
 from rankscope.bench.code import Unlocatable, code_fingerprint
 from rankscope.bench.corpus import scan_corpus
 from rankscope.bench.lock import FolderLock
@@ -77,9 +81,13 @@ from rankscope.engines.chunking import (
 )
 from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
+from rankscope.suite.corpus import iter_documents
 from rankscope.suite.model import Suite
-from rankscope.suite.schema import Settings
+from rankscope.suite.schema import CorpusSpec, Settings
 from rankscope.suite.sweep import BenchConfig, Chunking
+
+if TYPE_CHECKING:
+    from rankscope.bench.ray_runner import RayOptions
 
 
 class Reporter(Protocol):
@@ -116,12 +124,20 @@ def run_benchmark(
     resume: bool = True,
     reporter: Reporter | None = None,
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
+    ray: RayOptions | None = None,
 ) -> BenchmarkResult:
-    """Run every configuration of ``suite``, writing results under ``out_dir``."""
+    """Run every configuration of ``suite``, writing results under ``out_dir``.
+
+    With ``ray``, the configurations to run are Ray tasks on a cluster (see
+    :mod:`rankscope.bench.ray_runner`); checkpoints, run files and results.json are written
+    here, by this process, exactly as in a local run.
+    """
     check_file_names([c.name for c in suite.configs])
+    if ray is not None:
+        ray.check_installed()  # before the lock and the corpus scan: a missing extra is input
     out = Path(out_dir)
     with FolderLock(out):
-        return _run_locked(suite, out, resume, reporter or NullReporter(), engine_factory)
+        return _run_locked(suite, out, resume, reporter or NullReporter(), engine_factory, ray)
 
 
 def _run_locked(
@@ -130,6 +146,7 @@ def _run_locked(
     resume: bool,
     report: Reporter,
     engine_factory: Callable[[BenchConfig], Engine],
+    ray: RayOptions | None = None,
 ) -> BenchmarkResult:
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
     judgments = result_qrels(suite, qrels)
@@ -144,7 +161,7 @@ def _run_locked(
     scan = scan_corpus(suite.corpus(), {doc for _, doc, _ in judgments})
     warnings = check_judgments(scan.count, scan.found, judgments, qrels, threshold, suite.path)
     fmt = file_format(_ids(suite, judgments)) if scan.trec_safe_ids else "jsonl"
-    corpus = suite.corpus().with_fields(scan.fields, scan.count)
+    inputs = RunInputs.of(suite, scan.fields, scan.count, engine_factory)
     context = _checkpoint_context(suite, scan.fingerprint)
 
     # The folder stays consistent at every moment: results.json (and the judgments beside it)
@@ -158,30 +175,32 @@ def _run_locked(
         remove_run_files(out)
     atomic_write_text(out / "suite.resolved.yaml", suite.resolved_yaml())
 
-    records: list[ConfigRecord] = []
+    def store(pending: PendingConfig, record: ConfigRecord) -> ConfigRecord:
+        return _store(pending, record, out, fmt, checkpoints, report)
+
+    found: list[ConfigRecord | PendingConfig] = []
+    how_they_ran: list[str] = []
     with suite_modules(suite.base_dir):
         for config in suite.configs:
-            records.append(
-                _one_config(
-                    config,
-                    suite,
-                    corpus,
-                    out,
-                    fmt,
-                    context,
-                    checkpoints,
-                    resume,
-                    report,
-                    engine_factory,
-                )
-            )
+            found.append(_from_checkpoint(config, out, fmt, context, checkpoints, resume, report))
+            if ray is None and isinstance(found[-1], PendingConfig):
+                found[-1] = store(found[-1], inputs.run(config, report))
             release_memory()
+        if ray is not None:
+            pending = [f for f in found if isinstance(f, PendingConfig)]
+            ran = ray.run(inputs, pending, store, report)
+            found = [
+                ran.records[f.config.name] if isinstance(f, PendingConfig) else f for f in found
+            ]
+            how_they_ran = ran.warnings
+    records = [f for f in found if isinstance(f, ConfigRecord)]
 
     qrels_files = {
         view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
         for view, ids in comparison_sets(suite, judgments, records).items()
     }
     warnings += retrieval_warnings(records, judgments, threshold)
+    warnings += host_warnings(records) + how_they_ran
     result = assemble_results(
         suite, records, judgments, qrels_files, warnings, num_documents=scan.count
     )
@@ -189,19 +208,79 @@ def _run_locked(
     return result
 
 
-def _one_config(
+@dataclass(frozen=True)
+class RunInputs:
+    """What running a configuration reads, in a form that can travel to another process (a
+    Ray worker): where the corpus is (it is read there, from its source), what a scan learned
+    of it, the queries and settings, and how engines are built."""
+
+    corpus: CorpusSpec
+    #: absolute, so that a process with another working directory finds the same files
+    base_dir: Path
+    fields: tuple[str, ...]
+    count: int
+    queries: list[Query]
+    settings: Settings
+    engine_factory: Callable[[BenchConfig], Engine] = build_engine
+
+    @classmethod
+    def of(
+        cls,
+        suite: Suite,
+        fields: Sequence[str],
+        count: int,
+        engine_factory: Callable[[BenchConfig], Engine] = build_engine,
+    ) -> RunInputs:
+        return cls(
+            corpus=suite.spec.corpus,
+            base_dir=suite.base_dir.resolve(),
+            fields=tuple(fields),
+            count=count,
+            queries=list(suite.queries),
+            settings=suite.settings,
+            engine_factory=engine_factory,
+        )
+
+    def documents(self) -> DocumentStream:
+        spec, base_dir = self.corpus, self.base_dir
+        return DocumentStream(
+            lambda: iter_documents(spec, base_dir), fields=self.fields, count=self.count
+        )
+
+    def run(self, config: BenchConfig, reporter: Reporter | None = None) -> ConfigRecord:
+        """Benchmark ``config`` (:func:`run_config`), the suite's python modules importable."""
+        with suite_modules(self.base_dir):
+            return run_config(
+                config,
+                self.documents(),
+                self.queries,
+                self.settings,
+                reporter,
+                self.engine_factory,
+            )
+
+
+@dataclass(frozen=True)
+class PendingConfig:
+    """A configuration to run now (no valid checkpoint), with what its checkpoint will hold."""
+
+    config: BenchConfig
+    key: str
+    code: dict[str, str]
+    rerun_reason: str | None
+
+
+def _from_checkpoint(
     config: BenchConfig,
-    suite: Suite,
-    corpus: DocumentStream,
     out: Path,
     fmt: FileFormat,
     context: tuple[object, ...],
     checkpoints: Checkpoints,
     resume: bool,
     report: Reporter,
-    engine_factory: Callable[[BenchConfig], Engine],
-) -> ConfigRecord:
-    """A configuration's record: from its checkpoint when still valid, else run now."""
+) -> ConfigRecord | PendingConfig:
+    """A configuration's record from its checkpoint when still valid, else what running it
+    needs."""
     rerun_reason = None
     try:
         code = code_fingerprint(config)
@@ -215,20 +294,31 @@ def _one_config(
         changed = [m for m, h in code.items() if previous and previous.code.get(m) != h]
         if previous is not None and previous.ok and changed:
             rerun_reason = f"python code changed since the checkpoint: {', '.join(changed)}"
-    if record is not None:
-        record.resumed = True
-        if not run_files_intact(out, record):
-            write_run_files(out, record, fmt)  # removed or changed since: write it again
-        report.finish(config, "ok", resumed=True)
-        return record
-    record = run_config(config, corpus, suite.queries, suite.settings, report, engine_factory)
-    record.key = key
-    record.code = code
-    record.rerun_reason = rerun_reason
+    if record is None:
+        return PendingConfig(config, key, code, rerun_reason)
+    record.resumed = True
+    if not run_files_intact(out, record):
+        write_run_files(out, record, fmt)  # removed or changed since: write it again
+    report.finish(config, "ok", resumed=True)
+    return record
+
+
+def _store(
+    pending: PendingConfig,
+    record: ConfigRecord,
+    out: Path,
+    fmt: FileFormat,
+    checkpoints: Checkpoints,
+    report: Reporter,
+) -> ConfigRecord:
+    """Checkpoint a record just run (and write its run files), as soon as it is there."""
+    record.key = pending.key
+    record.code = pending.code
+    record.rerun_reason = pending.rerun_reason
     if record.ok:
         write_run_files(out, record, fmt)
     checkpoints.save(record)
-    report.finish(config, record.status, resumed=False)
+    report.finish(pending.config, record.status, resumed=False)
     return record
 
 
@@ -267,6 +357,7 @@ def run_config(
         name=config.name,
         config=ConfigSpec.of(config),
         started_at=_now(),
+        host=socket.gethostname(),
         warmup=settings.warmup,
         repeats=settings.repeats,
     )

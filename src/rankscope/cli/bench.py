@@ -8,9 +8,13 @@ import time
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from rankscope.bench.ray_runner import RayOptions
 
 
 class OutputFormat(StrEnum):
@@ -70,21 +74,50 @@ def bench(
     ),
     quiet: bool = _QUIET,
     output_format: OutputFormat = _FORMAT,
+    ray: bool = typer.Option(
+        False,
+        "--ray",
+        help="Run the configurations as Ray tasks, on a new local Ray cluster or the one "
+        "--ray-address names; checkpoints and results.json as in a local run (needs the ray "
+        "extra; see docs/ray.md).",
+    ),
+    ray_address: str | None = typer.Option(
+        None,
+        "--ray-address",
+        metavar="ADDRESS",
+        help="An existing Ray cluster to run on (implies --ray): auto (as Ray finds it: "
+        "RAY_ADDRESS, else the cluster `ray start` started on this machine), HOST:PORT of its "
+        "head, or ray://HOST:10001 (Ray Client).",
+        show_default=False,
+    ),
+    ray_cpus: float | None = typer.Option(
+        None,
+        "--ray-cpus",
+        help=r"CPUs each configuration reserves on Ray \[default: the suite's concurrency].",
+        show_default=False,
+    ),
 ) -> None:
     """Benchmark a suite's engine configurations: quality, latency, index time.
 
     Exit status: 0 all configurations ran, 3 one or more failed (the others are reported and
     results.json is written), 2 bad input, 130 interrupted.
     """
+    from rankscope.bench.ray_runner import RayOptions
     from rankscope.suite import load_suite
 
+    on_ray = None
+    if ray or ray_address is not None or ray_cpus is not None:
+        on_ray = RayOptions(address=ray_address, cpus_per_config=ray_cpus)
+        on_ray.check_installed()
     suite = load_suite(suite_file)
     if config or preset:
         suite = suite.select(config, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)
     again = "run the command again without --fresh" if fresh else "run the same command again"
     hint = f"Finished configurations are saved in {target}; {again} to resume from there."
-    _run_and_print(suite, target, fresh, quiet, output_format, by_category, all_queries, hint)
+    _run_and_print(
+        suite, target, fresh, quiet, output_format, by_category, all_queries, hint, on_ray
+    )
 
 
 def demo(
@@ -143,6 +176,7 @@ def _run_and_print(
     by_category: bool,
     all_queries: bool = False,
     resume_hint: str = "",
+    ray: RayOptions | None = None,
 ) -> None:
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
@@ -156,9 +190,9 @@ def _run_and_print(
     try:
         if show_progress:
             with RichReporter(err) as reporter:
-                result = run_benchmark(suite, out, resume=not fresh, reporter=reporter)
+                result = run_benchmark(suite, out, resume=not fresh, reporter=reporter, ray=ray)
         else:
-            result = run_benchmark(suite, out, resume=not fresh)
+            result = run_benchmark(suite, out, resume=not fresh, ray=ray)
     except KeyboardInterrupt:
         err.print(f"Interrupted. {resume_hint}", markup=False, soft_wrap=True)
         raise
