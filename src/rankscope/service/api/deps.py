@@ -94,21 +94,47 @@ def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None
     return parsed.astimezone(dt.UTC)
 
 
+StartDateQuery = Annotated[
+    str | None,
+    Query(alias="startDate", max_length=64, description="ISO 8601 date or date-time (UTC)"),
+]
+EndDateQuery = Annotated[
+    str | None,
+    Query(alias="endDate", max_length=64, description="ISO 8601; a date alone: whole day"),
+]
+TopicIdQuery = Annotated[str | None, Query(alias="topicId", max_length=255)]
+ArmQuery = Annotated[str | None, Query(max_length=255)]
+
+
+def date_range(
+    start_date: str | None, end_date: str | None
+) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """The ``startDate``/``endDate`` pair as UTC moments; 400 when the start is after the end."""
+    start = parse_date(start_date, "startDate", end=False)
+    end = parse_date(end_date, "endDate", end=True)
+    if start is not None and end is not None and start > end:
+        raise bad_request(
+            "startDate is after endDate",
+            {"startDate": start.isoformat(), "endDate": end.isoformat()},
+        )
+    return start, end
+
+
+def check_user_scope(principal: Principal, user_id: str | None, records: str) -> None:
+    """Only the service role may filter on another user's ``records`` (403 otherwise)."""
+    if user_id is not None and not principal.is_service and user_id != principal.user_id:
+        raise forbidden(f"only the service role may read another user's {records}")
+
+
 def filters(
     principal: CurrentPrincipal,
-    start_date: Annotated[
-        str | None,
-        Query(alias="startDate", max_length=64, description="ISO 8601 date or date-time (UTC)"),
-    ] = None,
-    end_date: Annotated[
-        str | None,
-        Query(alias="endDate", max_length=64, description="ISO 8601; a date alone: whole day"),
-    ] = None,
-    topic_id: Annotated[str | None, Query(alias="topicId", max_length=255)] = None,
+    start_date: StartDateQuery = None,
+    end_date: EndDateQuery = None,
+    topic_id: TopicIdQuery = None,
     search_type: Annotated[
         str | None, Query(alias="searchType", max_length=64, description="e.g. semantic")
     ] = None,
-    arm: Annotated[str | None, Query(max_length=255)] = None,
+    arm: ArmQuery = None,
     judgment_source: Annotated[
         str | None,
         Query(
@@ -122,15 +148,8 @@ def filters(
         Query(alias="userId", max_length=255, description="service role: one user's records"),
     ] = None,
 ) -> Filters:
-    start = parse_date(start_date, "startDate", end=False)
-    end = parse_date(end_date, "endDate", end=True)
-    if start is not None and end is not None and start > end:
-        raise bad_request(
-            "startDate is after endDate",
-            {"startDate": start.isoformat(), "endDate": end.isoformat()},
-        )
-    if user_id is not None and not principal.is_service and user_id != principal.user_id:
-        raise forbidden("only the service role may read another user's records")
+    start, end = date_range(start_date, end_date)
+    check_user_scope(principal, user_id, "records")
     return Filters(
         start=start,
         end=end,
@@ -145,11 +164,17 @@ def filters(
 RowFilters = Annotated[Filters, Depends(filters)]
 
 __all__ = [
+    "ArmQuery",
     "CurrentPrincipal",
+    "EndDateQuery",
     "RowFilters",
     "ServiceState",
+    "StartDateQuery",
     "State",
+    "TopicIdQuery",
+    "check_user_scope",
     "current_principal",
+    "date_range",
     "filters",
     "get_state",
     "parse_date",
