@@ -22,6 +22,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Select,
     and_,
     case,
     func,
@@ -169,6 +170,14 @@ class MetricsStore:
         finally:
             if lock is not None:
                 lock.release()
+
+    def _fetch_page(
+        self, principal: Principal, query: Select[Any], limit: int, offset: int
+    ) -> list[dict[str, Any]]:
+        """One page of an ordered query's rows, as dictionaries, read as ``principal``."""
+        with self._begin(principal) as conn:
+            rows = conn.execute(query.limit(limit).offset(offset)).mappings()
+            return [dict(r) for r in rows]
 
     def _user_filter(self, principal: Principal, filters: Filters) -> list[ColumnElement[bool]]:
         conds: list[ColumnElement[bool]] = []
@@ -320,15 +329,12 @@ class MetricsStore:
         if sort is not None:
             column = M[SORT_COLUMNS[sort.removeprefix("-")]]
             order.append(column.desc() if sort.startswith("-") else column.asc())
-        with self._begin(principal) as conn:
-            rows = conn.execute(
-                select(*columns)
-                .where(*self._user_filter(principal, filters))
-                .order_by(*order, M.timestamp.desc(), M.id)
-                .limit(limit)
-                .offset(offset)
-            ).mappings()
-            return [dict(r) for r in rows]
+        query = (
+            select(*columns)
+            .where(*self._user_filter(principal, filters))
+            .order_by(*order, M.timestamp.desc(), M.id)
+        )
+        return self._fetch_page(principal, query, limit, offset)
 
     def rows(self, principal: Principal, filters: Filters) -> Iterator[dict[str, Any]]:
         """Every record of the selection, oldest first, streamed (for exports)."""
