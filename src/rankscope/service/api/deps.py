@@ -120,10 +120,19 @@ def date_range(
     return start, end
 
 
-def check_user_scope(principal: Principal, user_id: str | None, records: str) -> None:
-    """Only the service role may filter on another user's ``records`` (403 otherwise)."""
-    if user_id is not None and not principal.is_service and user_id != principal.user_id:
-        raise forbidden(f"only the service role may read another user's {records}")
+OtherUserQuery = Annotated[
+    str | None, Query(alias="userId", max_length=255, description="service role: another user")
+]
+
+
+def acting_user(principal: Principal, user_id: str | None, action: str) -> str:
+    """The user a request acts on: the caller, or ``user_id`` when the caller is the service
+    role; anyone else naming another user gets 403 "only the service role may <action>"."""
+    if user_id is None or user_id == principal.user_id:
+        return principal.user_id
+    if not principal.is_service:
+        raise forbidden(f"only the service role may {action}")
+    return user_id
 
 
 def filters(
@@ -149,7 +158,7 @@ def filters(
     ] = None,
 ) -> Filters:
     start, end = date_range(start_date, end_date)
-    check_user_scope(principal, user_id, "records")
+    acting_user(principal, user_id, "read another user's records")
     return Filters(
         start=start,
         end=end,
@@ -167,12 +176,13 @@ __all__ = [
     "ArmQuery",
     "CurrentPrincipal",
     "EndDateQuery",
+    "OtherUserQuery",
     "RowFilters",
     "ServiceState",
     "StartDateQuery",
     "State",
     "TopicIdQuery",
-    "check_user_scope",
+    "acting_user",
     "current_principal",
     "date_range",
     "filters",

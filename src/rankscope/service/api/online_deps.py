@@ -12,7 +12,7 @@ from rankscope.service.api.deps import (
     EndDateQuery,
     StartDateQuery,
     TopicIdQuery,
-    check_user_scope,
+    acting_user,
     date_range,
 )
 from rankscope.service.store.online import EventFilters
@@ -32,7 +32,7 @@ def event_filters(
     ] = None,
 ) -> EventFilters:
     start, end = date_range(start_date, end_date)
-    check_user_scope(principal, user_id, "events")
+    acting_user(principal, user_id, "read another user's events")
     return EventFilters(
         start=start,
         end=end,
