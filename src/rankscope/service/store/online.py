@@ -44,6 +44,19 @@ class EventFilters:
     experiment: str | None = None
     user_id: str | None = None
 
+    @classmethod
+    def of_records(cls, filters: Filters, *, arm: bool = True) -> EventFilters:
+        """The events of a selection of records: the same dates, topic, search type and user,
+        and the same arm unless ``arm=False`` (every arm)."""
+        return cls(
+            start=filters.start,
+            end=filters.end,
+            topic_id=filters.topic_id,
+            search_type=filters.search_type,
+            arm=filters.arm if arm else None,
+            user_id=filters.user_id,
+        )
+
 
 @dataclass(frozen=True)
 class EventCounts:
