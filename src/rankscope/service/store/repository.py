@@ -70,8 +70,8 @@ MEASURE_COLUMNS = (
     "ndcg",
 )
 KEY_PREFIX = "rsk_"
-# orders of a page of records: newest first, or by a measure (worst first without "-")
-SORT_COLUMNS = {
+#: the API's names of the stored measures -> their columns
+MEASURE_API_NAMES = {
     "precision": "precision",
     "recall": "recall",
     "f1Score": "f1_score",
@@ -79,6 +79,8 @@ SORT_COLUMNS = {
     "averagePrecision": "average_precision",
     "ndcg": "ndcg",
 }
+# orders of a page of records: newest first, or by a measure (worst first without "-")
+SORT_COLUMNS = MEASURE_API_NAMES
 
 
 @dataclass(frozen=True)
@@ -631,6 +633,7 @@ def lookup_key(engine: Engine, key: str) -> KeyInfo | None:
 
 __all__ = [
     "KEY_PREFIX",
+    "MEASURE_API_NAMES",
     "MEASURE_COLUMNS",
     "SORT_COLUMNS",
     "Filters",
