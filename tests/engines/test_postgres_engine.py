@@ -337,6 +337,22 @@ def test_unknown_text_search_config_lists_known_ones(postgres_dsn: str) -> None:
         eng.index(DOCS)
 
 
+def test_a_connection_that_fails_its_check_is_not_kept(postgres_dsn: str) -> None:
+    # the check runs again on the next use instead of handing out the unchecked connection
+    with PostgresEngine(postgres_dsn, config="klingon") as eng:
+        for _ in range(2):
+            with pytest.raises(ConfigError, match=r"'klingon'"):
+                eng.index(DOCS)
+
+
+def test_a_closed_engine_says_so(postgres_dsn: str) -> None:
+    eng = PostgresEngine(postgres_dsn)
+    eng.index(DOCS)
+    eng.close()
+    with pytest.raises(EngineError, match="postgres engine is closed; create a new one"):
+        eng.search(q("wings"), 10)
+
+
 def test_simple_config_does_not_stem(postgres_dsn: str) -> None:
     with PostgresEngine(postgres_dsn, config="simple") as eng:
         eng.index(DOCS)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from rankscope.collect.records import make_record
+
 log = logging.getLogger("rankscope.collect")
 
 
@@ -131,6 +133,50 @@ def backoff(attempt: int, base: float, cap: float, retry_after: float | None) ->
     return delay
 
 
+class BatchingClient:
+    """The batching settings and the queue of a client; the subclasses add the transport and
+    the worker (a thread, or a task on the event loop)."""
+
+    def __init__(
+        self,
+        *,
+        batch_size: int,
+        max_queue: int,
+        flush_interval: float,
+        backoff_base: float,
+        backoff_max: float,
+        close_timeout: float,
+    ) -> None:
+        self.batch_size = max(1, batch_size)
+        self.flush_interval = flush_interval
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.close_timeout = close_timeout
+        self._buffer = Buffer(max(1, max_queue))
+        self._flushing = 0
+        self._closing = False
+
+    def _retry_delay(self, batch: list[dict[str, Any]], result: SendResult, attempt: int) -> float:
+        """How long to wait before sending ``batch`` again (the first failure is logged)."""
+        if attempt == 0:
+            log.warning(
+                "rankscope collect: sending %d records failed (%s); retrying",
+                len(batch),
+                result.message,
+            )
+        return backoff(attempt, self.backoff_base, self.backoff_max, result.retry_after)
+
+
+def build_record(query: str, documents: Any, options: dict[str, Any]) -> dict[str, Any] | None:
+    """The record of one retrieval, or None (logged) when it cannot be built: collecting never
+    raises into the application."""
+    try:
+        return make_record(query, documents, **options)
+    except Exception as exc:
+        log.warning("rankscope collect: record not collected: %s", exc)
+        return None
+
+
 def classify(status: int, body: str, retry_after: str | None) -> SendResult:
     """The outcome of an HTTP answer to a batch."""
     if 200 <= status < 300:
@@ -148,4 +194,13 @@ def classify(status: int, body: str, retry_after: str | None) -> SendResult:
     return SendResult(Outcome.REJECT, None, f"HTTP {status}: {body[:500]}")
 
 
-__all__ = ["Buffer", "ClientStats", "Outcome", "SendResult", "backoff", "classify"]
+__all__ = [
+    "BatchingClient",
+    "Buffer",
+    "ClientStats",
+    "Outcome",
+    "SendResult",
+    "backoff",
+    "build_record",
+    "classify",
+]

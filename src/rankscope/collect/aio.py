@@ -15,14 +15,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rankscope.collect._core import Buffer, ClientStats, Outcome, SendResult, backoff
-from rankscope.collect.records import make_record
+from rankscope.collect._core import (
+    BatchingClient,
+    ClientStats,
+    Outcome,
+    SendResult,
+    build_record,
+)
 from rankscope.collect.senders import AsyncHttpSender, LocalSender
 
 log = logging.getLogger("rankscope.collect")
 
 
-class AsyncMetricsClient:
+class AsyncMetricsClient(BatchingClient):
     def __init__(
         self,
         url: str,
@@ -39,17 +44,17 @@ class AsyncMetricsClient:
     ) -> None:
         self._http = None if local is not None else AsyncHttpSender(url, token, timeout)
         self._local = local
-        self.batch_size = max(1, batch_size)
-        self.flush_interval = flush_interval
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self.close_timeout = close_timeout
-        self._buffer = Buffer(max(1, max_queue))
+        super().__init__(
+            batch_size=batch_size,
+            max_queue=max_queue,
+            flush_interval=flush_interval,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            close_timeout=close_timeout,
+        )
         self._wake: asyncio.Event | None = None
         self._progress: asyncio.Condition | None = None
         self._task: asyncio.Task[None] | None = None
-        self._flushing = 0
-        self._closing = False
 
     @classmethod
     def local(
@@ -59,11 +64,9 @@ class AsyncMetricsClient:
 
     def collect(self, query: str, documents: Any, **options: Any) -> None:
         """Queue one retrieval; returns at once and never raises."""
-        try:
-            record = make_record(query, documents, **options)
-        except Exception as exc:
+        record = build_record(query, documents, options)
+        if record is None:
             self._buffer.invalid += 1
-            log.warning("rankscope collect: record not collected: %s", exc)
             return
         self.collect_record(record)
 
@@ -169,15 +172,7 @@ class AsyncMetricsClient:
                     result = await self._send(batch)
                     if self._buffer.finish(batch, result):
                         break
-                    if attempt == 0:
-                        log.warning(
-                            "rankscope collect: sending %d records failed (%s); retrying",
-                            len(batch),
-                            result.message,
-                        )
-                    await asyncio.sleep(
-                        backoff(attempt, self.backoff_base, self.backoff_max, result.retry_after)
-                    )
+                    await asyncio.sleep(self._retry_delay(batch, result, attempt))
                     attempt += 1
             except asyncio.CancelledError:
                 self._buffer.abandon(batch)

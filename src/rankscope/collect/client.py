@@ -25,14 +25,19 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from rankscope.collect._core import Buffer, ClientStats, Outcome, SendResult, backoff
-from rankscope.collect.records import make_record
+from rankscope.collect._core import (
+    BatchingClient,
+    ClientStats,
+    Outcome,
+    SendResult,
+    build_record,
+)
 from rankscope.collect.senders import HttpSender, LocalSender, Sender
 
 log = logging.getLogger("rankscope.collect")
 
 
-class MetricsClient:
+class MetricsClient(BatchingClient):
     def __init__(
         self,
         url: str,
@@ -48,15 +53,15 @@ class MetricsClient:
         sender: Sender | None = None,
     ) -> None:
         self._sender: Sender = sender or HttpSender(url, token, timeout)
-        self.batch_size = max(1, batch_size)
-        self.flush_interval = flush_interval
-        self.backoff_base = backoff_base
-        self.backoff_max = backoff_max
-        self.close_timeout = close_timeout
-        self._buffer = Buffer(max(1, max_queue))
+        super().__init__(
+            batch_size=batch_size,
+            max_queue=max_queue,
+            flush_interval=flush_interval,
+            backoff_base=backoff_base,
+            backoff_max=backoff_max,
+            close_timeout=close_timeout,
+        )
         self._cond = threading.Condition()
-        self._flushing = 0
-        self._closing = False
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="rankscope-collect", daemon=True)
         self._thread.start()
@@ -76,12 +81,10 @@ class MetricsClient:
     def collect(self, query: str, documents: Any, **options: Any) -> None:
         """Queue one retrieval (see :func:`rankscope.collect.make_record` for the options).
         Returns at once; never raises."""
-        try:
-            record = make_record(query, documents, **options)
-        except Exception as exc:
+        record = build_record(query, documents, options)
+        if record is None:
             with self._cond:
                 self._buffer.invalid += 1
-            log.warning("rankscope collect: record not collected: %s", exc)
             return
         self.collect_record(record)
 
@@ -188,13 +191,7 @@ class MetricsClient:
                 self._cond.notify_all()
                 if finished:
                     return
-                if attempt == 0:
-                    log.warning(
-                        "rankscope collect: sending %d records failed (%s); retrying",
-                        len(batch),
-                        result.message,
-                    )
-                delay = backoff(attempt, self.backoff_base, self.backoff_max, result.retry_after)
+                delay = self._retry_delay(batch, result, attempt)
                 attempt += 1
                 self._cond.wait(delay)  # close() wakes it up
                 if self._closing:

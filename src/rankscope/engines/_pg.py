@@ -6,7 +6,7 @@ table's comment, and closing (dropping the table when asked).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rankscope.config import environment
 from rankscope.errors import ConfigError, EngineError
@@ -118,6 +118,59 @@ def close_connection(conn: psycopg.Connection[Any], drop_table: str | None) -> N
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(table_identifier(drop_table)))
     finally:
         conn.close()
+
+
+class PgConnection:
+    """The connection and table lifecycle both PostgreSQL engines share: one autocommit
+    connection opened at first use and checked by :meth:`_setup`; on close, the table dropped
+    when this engine filled a table named after its content (or ``drop_on_close=True``)."""
+
+    name: ClassVar[str]
+    dsn: str
+    connect_timeout: float
+    drop_on_close: bool | None
+    _conn: psycopg.Connection[Any] | None
+    _closed: bool
+    _table_name: str | None
+    _auto_table: bool
+    _filled_table: bool
+
+    @property
+    def table(self) -> str | None:
+        """The table searched: the given name or the content-addressed one after indexing."""
+        return self._table_name
+
+    def _setup(self, conn: psycopg.Connection[Any]) -> None:
+        """Checks on a new connection (an error here closes it)."""
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        if self._closed:
+            raise EngineError(f"{self.name} engine is closed; create a new one")
+        if self._conn is None:
+            conn = connect(self.dsn, self.name, self.connect_timeout)
+            try:
+                self._setup(conn)
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+        return self._conn
+
+    def _drops_table(self) -> bool:
+        if self.drop_on_close is None:
+            return self._auto_table and self._filled_table
+        return bool(self.drop_on_close)
+
+    def _table_to_drop(self) -> str | None:
+        return self._table_name if self._drops_table() else None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            try:
+                close_connection(self._conn, self._table_to_drop())
+            finally:
+                self._conn = None
+        self._closed = True
 
 
 def pg_error(engine: str, doing: str, exc: Exception) -> EngineError:

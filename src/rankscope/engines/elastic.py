@@ -176,6 +176,37 @@ class _ClusterEngine(Engine):
     def _search_request(self, client: Any, body: dict[str, Any]) -> Any:
         return client.search(index=self.index_name, body=body)
 
+    # -- what both clients take alike -----------------------------------------------------------
+
+    def _missing_client(self, exc: ImportError, package: str) -> EngineError:
+        return EngineError(
+            f"engine '{self.name}' needs the {package} client ({exc}): "
+            f"pip install 'rankscope[{self.extra}]'"
+        )
+
+    def _client_options(self) -> dict[str, Any]:
+        """The retry and TLS options of either client's constructor (auth aside)."""
+        options: dict[str, Any] = {
+            "max_retries": self.max_retries,
+            "retry_on_status": self.retry_on_status,
+            "retry_on_timeout": True,
+            "verify_certs": self.verify_certs,
+        }
+        if self.ca_certs:
+            options["ca_certs"] = self.ca_certs
+        return options
+
+    def _bulk_options(self) -> dict[str, Any]:
+        """The options of either client's ``helpers.streaming_bulk``."""
+        return {
+            "chunk_size": self.bulk_size,
+            "max_retries": self.max_retries,
+            "initial_backoff": self.initial_backoff,
+            "max_backoff": max(self.initial_backoff, 60.0),
+            "raise_on_error": False,
+            "yield_ok": False,
+        }
+
     # -- plumbing -------------------------------------------------------------------------------
 
     def _connect(self) -> Any:
@@ -312,40 +343,20 @@ class ElasticsearchEngine(_ClusterEngine):
         try:
             from elasticsearch import Elasticsearch
         except ImportError as exc:
-            raise EngineError(
-                f"engine 'elasticsearch' needs the elasticsearch client ({exc}): "
-                f"pip install 'rankscope[es]'"
-            ) from exc
+            raise self._missing_client(exc, "elasticsearch") from exc
         auth: dict[str, Any] = {}
         if self._auth["api_key"]:
             auth["api_key"] = self._auth["api_key"]
         elif self._auth["username"]:
             auth["basic_auth"] = (self._auth["username"], self._auth["password"] or "")
-        if self.ca_certs:
-            auth["ca_certs"] = self.ca_certs
         return Elasticsearch(
-            self.url,
-            request_timeout=self.request_timeout,
-            max_retries=self.max_retries,
-            retry_on_status=self.retry_on_status,
-            retry_on_timeout=True,
-            verify_certs=self.verify_certs,
-            **auth,
+            self.url, request_timeout=self.request_timeout, **self._client_options(), **auth
         )
 
     def _bulk(self, client: Any, actions: Iterable[dict[str, Any]]) -> Iterable[tuple[bool, Any]]:
         from elasticsearch import helpers
 
-        return helpers.streaming_bulk(
-            client,
-            actions,
-            chunk_size=self.bulk_size,
-            max_retries=self.max_retries,
-            initial_backoff=self.initial_backoff,
-            max_backoff=max(self.initial_backoff, 60.0),
-            raise_on_error=False,
-            yield_ok=False,
-        )
+        return helpers.streaming_bulk(client, actions, **self._bulk_options())
 
 
 @register_engine("opensearch")
@@ -361,38 +372,18 @@ class OpenSearchEngine(_ClusterEngine):
         try:
             from opensearchpy import OpenSearch
         except ImportError as exc:
-            raise EngineError(
-                f"engine 'opensearch' needs the opensearch-py client ({exc}): "
-                f"pip install 'rankscope[opensearch]'"
-            ) from exc
+            raise self._missing_client(exc, "opensearch-py") from exc
         auth: dict[str, Any] = {}
         if self._auth["username"]:
             auth["http_auth"] = (self._auth["username"], self._auth["password"] or "")
         elif self._auth["api_key"]:
             auth["headers"] = {"Authorization": f"ApiKey {self._auth['api_key']}"}
-        if self.ca_certs:
-            auth["ca_certs"] = self.ca_certs
         return OpenSearch(
-            hosts=[self.url],
-            timeout=self.request_timeout,
-            max_retries=self.max_retries,
-            retry_on_status=self.retry_on_status,
-            retry_on_timeout=True,
-            verify_certs=self.verify_certs,
-            **auth,
+            hosts=[self.url], timeout=self.request_timeout, **self._client_options(), **auth
         )
 
     def _bulk(self, client: Any, actions: Iterable[dict[str, Any]]) -> Iterable[tuple[bool, Any]]:
         from opensearchpy import helpers
 
         bulk: Any = helpers.streaming_bulk  # its stubs want whole-second backoffs
-        return bulk(  # type: ignore[no-any-return]
-            client,
-            actions,
-            chunk_size=self.bulk_size,
-            max_retries=self.max_retries,
-            initial_backoff=self.initial_backoff,
-            max_backoff=max(self.initial_backoff, 60.0),
-            raise_on_error=False,
-            yield_ok=False,
-        )
+        return bulk(client, actions, **self._bulk_options())  # type: ignore[no-any-return]

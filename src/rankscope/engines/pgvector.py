@@ -30,8 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.engines._pg import (
-    close_connection,
-    connect,
+    PgConnection,
     import_psycopg,
     pg_error,
     resolve_dsn,
@@ -69,7 +68,7 @@ def vector_literal(row: npt.NDArray[np.floating[Any]]) -> str:
 
 
 @register_engine("pgvector")
-class PgVectorEngine(Engine):
+class PgVectorEngine(PgConnection, Engine):
     """Cosine-similarity search over embeddings stored in PostgreSQL (pgvector).
 
     Options: ``dsn`` (default ``$RANKSCOPE_PG_DSN``), ``model`` (embedder name for
@@ -178,20 +177,8 @@ class PgVectorEngine(Engine):
         stats["table_reused"] = int(self._table_reused)
         return stats
 
-    @property
-    def table(self) -> str | None:
-        return self._table_name
-
-    def _connect(self) -> psycopg.Connection[Any]:
-        if self._closed:
-            raise EngineError("pgvector engine is closed; create a new one")
-        if self._conn is None:
-            conn = connect(self.dsn, self.name, self.connect_timeout)
-            self._ensure_extension(conn)
-            self._conn = conn
-        return self._conn
-
-    def _ensure_extension(self, conn: psycopg.Connection[Any]) -> None:
+    def _setup(self, conn: psycopg.Connection[Any]) -> None:
+        """The ``vector`` extension, created when the server has it but the database not yet."""
         pg = import_psycopg()
         row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if row is not None:
@@ -377,16 +364,3 @@ class PgVectorEngine(Engine):
         ]
         hits.sort(key=lambda h: (-h.score, h.doc_id))
         return hits
-
-    def _drops_table(self) -> bool:
-        if self.drop_on_close is None:
-            return self._auto_table and self._filled_table
-        return bool(self.drop_on_close)
-
-    def close(self) -> None:
-        if self._conn is not None:
-            try:
-                close_connection(self._conn, self._table_name if self._drops_table() else None)
-            finally:
-                self._conn = None
-        self._closed = True

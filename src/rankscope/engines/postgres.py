@@ -55,8 +55,7 @@ from itertools import pairwise, product
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rankscope.engines._pg import (
-    close_connection,
-    connect,
+    PgConnection,
     import_psycopg,
     pg_error,
     quoted_table,
@@ -158,7 +157,7 @@ class _Expr:
 
 
 @register_engine("postgres")
-class PostgresEngine(Engine):
+class PostgresEngine(PgConnection, Engine):
     """PostgreSQL full-text search. See the module docstring for options and translation.
 
     Options: ``dsn`` (libpq key/value string or URL; default ``$RANKSCOPE_PG_DSN``), ``table``,
@@ -283,20 +282,8 @@ class PostgresEngine(Engine):
 
     # -- connection ---------------------------------------------------------------------------
 
-    @property
-    def table(self) -> str | None:
-        """The table searched: the given name or the content-addressed one after indexing."""
-        return self._table_name
-
-    def _connect(self) -> psycopg.Connection[Any]:
-        if self._closed:
-            raise EngineError("postgres engine is closed; create a new one")
-        if self._conn is None:
-            self._conn = connect(self.dsn, self.name, self.connect_timeout)
-            self._check_config(self._conn)
-        return self._conn
-
-    def _check_config(self, conn: psycopg.Connection[Any]) -> None:
+    def _setup(self, conn: psycopg.Connection[Any]) -> None:
+        """The text search configuration must exist on the server."""
         pg = import_psycopg()
         try:
             conn.execute("SELECT %s::regconfig", [self.config])
@@ -669,19 +656,8 @@ class PostgresEngine(Engine):
             for d, s, t in rows
         ]
 
-    def _drops_table(self) -> bool:
-        if self.drop_on_close is None:
-            return self._auto_table and self._filled_table
-        return bool(self.drop_on_close)
-
-    def close(self) -> None:
-        if self._conn is not None:
-            drop = self._table_name if self._drops_table() and self.create else None
-            try:
-                close_connection(self._conn, drop)
-            finally:
-                self._conn = None
-        self._closed = True
+    def _table_to_drop(self) -> str | None:
+        return super()._table_to_drop() if self.create else None
 
 
 def _check_document(d: Document, seen: set[str]) -> None:

@@ -23,7 +23,14 @@ from typing import Literal
 
 import numpy as np
 
-from rankscope.stats import Interval, TwoSampleTest, adjust_pvalues, paired_t, welch_t
+from rankscope.stats import (
+    Interval,
+    PairedTest,
+    TwoSampleTest,
+    adjust_pvalues,
+    paired_t,
+    welch_t,
+)
 
 Verdict = Literal["a", "b", "no_difference", "insufficient_data"]
 DEFAULT_MIN_SAMPLE = 30
@@ -75,6 +82,73 @@ def _verdict(
     return "no_difference"
 
 
+def _holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm-adjusted p-values of the measures that could be tested (None stays None)."""
+    tested = [p for p in p_values if p is not None]
+    adjusted = iter(adjust_pvalues(tested, "holm").tolist()) if tested else iter(())
+    return [None if p is None else next(adjusted) for p in p_values]
+
+
+def _insufficient(
+    measure: str, test: Literal["welch", "paired_t"], n_a: int, n_b: int
+) -> ArmDifference:
+    """A measure with too few values in an arm to test at all."""
+    return ArmDifference(
+        measure=measure,
+        test=test,
+        n_a=n_a,
+        n_b=n_b,
+        mean_a=None,
+        mean_b=None,
+        delta=None,
+        interval=None,
+        bootstrap=None,
+        effect_size=None,
+        p_value=None,
+        p_adjusted=None,
+        verdict="insufficient_data",
+        winner=None,
+    )
+
+
+@dataclass(frozen=True)
+class _Decision:
+    """What turns a test into a verdict: the arms' names, alpha and the minimum sample."""
+
+    names: tuple[str, str]
+    alpha: float
+    min_sample: int
+
+    def difference(
+        self,
+        measure: str,
+        test: TwoSampleTest | PairedTest,
+        *,
+        n_a: int,
+        n_b: int,
+        means: tuple[float, float],
+        bootstrap: Interval | None,
+        p_adjusted: float,
+    ) -> ArmDifference:
+        verdict = _verdict(min(n_a, n_b), self.min_sample, p_adjusted, test.delta, self.alpha)
+        return ArmDifference(
+            measure=measure,
+            test="welch" if isinstance(test, TwoSampleTest) else "paired_t",
+            n_a=n_a,
+            n_b=n_b,
+            mean_a=means[0],
+            mean_b=means[1],
+            delta=test.delta,
+            interval=test.interval,
+            bootstrap=bootstrap,
+            effect_size=test.effect_size,
+            p_value=test.p_value,
+            p_adjusted=p_adjusted,
+            verdict=verdict,
+            winner={"a": self.names[0], "b": self.names[1]}.get(verdict),
+        )
+
+
 def compare_arms(
     values: Mapping[str, tuple[Sequence[float], Sequence[float]]],
     *,
@@ -91,48 +165,22 @@ def compare_arms(
         if len(a) >= 2 and len(b) >= 2:
             test = welch_t(a, b, level=1 - alpha, bootstrap=bootstrap, seed=seed)
         raw.append((measure, len(a), len(b), test))
-    tested = [t.p_value for *_, t in raw if t is not None]
-    adjusted = iter(adjust_pvalues(tested, "holm").tolist()) if tested else iter(())
+    adjusted = _holm([None if t is None else t.p_value for *_, t in raw])
+    decide = _Decision(names, alpha, min_sample)
     out = []
-    for measure, n_a, n_b, t in raw:
-        if t is None:
-            out.append(
-                ArmDifference(
-                    measure,
-                    "welch",
-                    n_a,
-                    n_b,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "insufficient_data",
-                    None,
-                )
-            )
+    for (measure, n_a, n_b, t), p_adj in zip(raw, adjusted, strict=True):
+        if t is None or p_adj is None:
+            out.append(_insufficient(measure, "welch", n_a, n_b))
             continue
-        p_adj = next(adjusted)
-        verdict = _verdict(min(n_a, n_b), min_sample, p_adj, t.delta, alpha)
         out.append(
-            ArmDifference(
-                measure=measure,
-                test="welch",
+            decide.difference(
+                measure,
+                t,
                 n_a=n_a,
                 n_b=n_b,
-                mean_a=t.mean_a,
-                mean_b=t.mean_b,
-                delta=t.delta,
-                interval=t.interval,
+                means=(t.mean_a, t.mean_b),
                 bootstrap=t.bootstrap,
-                effect_size=t.effect_size,
-                p_value=t.p_value,
                 p_adjusted=p_adj,
-                verdict=verdict,
-                winner={"a": names[0], "b": names[1]}.get(verdict),
             )
         )
     return ArmComparison(names, False, alpha, min_sample, "holm", tuple(out))
@@ -154,48 +202,22 @@ def compare_arms_paired(
         y = [float(np.mean(b[q])) for q in common]
         test = paired_t(x, y, level=1 - alpha) if len(common) >= 2 else None
         raw.append((measure, len(common), x, y, test))
-    tested = [t.p_value for *_, t in raw if t is not None]
-    adjusted = iter(adjust_pvalues(tested, "holm").tolist()) if tested else iter(())
+    adjusted = _holm([None if t is None else t.p_value for *_, t in raw])
+    decide = _Decision(names, alpha, min_sample)
     out = []
-    for measure, n, x, y, test in raw:
-        if test is None:
-            out.append(
-                ArmDifference(
-                    measure,
-                    "paired_t",
-                    n,
-                    n,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                    "insufficient_data",
-                    None,
-                )
-            )
+    for (measure, n, x, y, test), p_adj in zip(raw, adjusted, strict=True):
+        if test is None or p_adj is None:
+            out.append(_insufficient(measure, "paired_t", n, n))
             continue
-        p_adj = next(adjusted)
-        verdict = _verdict(n, min_sample, p_adj, test.delta, alpha)
         out.append(
-            ArmDifference(
-                measure=measure,
-                test="paired_t",
+            decide.difference(
+                measure,
+                test,
                 n_a=n,
                 n_b=n,
-                mean_a=float(np.mean(x)),
-                mean_b=float(np.mean(y)),
-                delta=test.delta,
-                interval=test.interval,
+                means=(float(np.mean(x)), float(np.mean(y))),
                 bootstrap=None,
-                effect_size=test.effect_size,
-                p_value=test.p_value,
                 p_adjusted=p_adj,
-                verdict=verdict,
-                winner={"a": names[0], "b": names[1]}.get(verdict),
             )
         )
     return ArmComparison(names, True, alpha, min_sample, "holm", tuple(out))

@@ -52,6 +52,47 @@ class Exported:
     queries: list[dict[str, Any]] = field(default_factory=list)
     documents: dict[str, str | None] = field(default_factory=dict)
 
+    def add(self, row: dict[str, Any], entry: dict[str, Any], qrels: dict[str, int]) -> None:
+        """One record: its documents, its shown ranking as the run, ``qrels`` (when any) and
+        its ``entry`` in the queries file."""
+        qid = entry["id"]
+        for item in row["ranked_list"]:
+            self.documents.setdefault(item["document_id"], item.get("document_name"))
+        ranking = measures.shown_ranking(_doc_ids(row), row["cutoff"])
+        if qrels:
+            self.qrels[qid] = qrels
+        if ranking:
+            self.run[qid] = measures.run_scores(ranking)
+        self.queries.append(entry)
+
+
+def _doc_ids(row: dict[str, Any]) -> list[str]:
+    return [item["document_id"] for item in row["ranked_list"]]
+
+
+def _query_entry(
+    row: dict[str, Any],
+    *,
+    judgment_source: str,
+    threshold: float | None,
+    query_key: str | None = None,
+) -> dict[str, Any]:
+    """A record's line in the queries file (``query_key`` only for click-judged exports)."""
+    entry: dict[str, Any] = {"id": str(row["id"]), "text": row["query"]}
+    if query_key is not None:
+        entry["query_key"] = query_key
+    entry.update(
+        query_id=row["query_id"],
+        user_id=row["user_id"],
+        timestamp=row["timestamp"].isoformat(),
+        judgment_source=judgment_source,
+        threshold=threshold,
+        topic_id=row["topic_id"],
+        search_type=row["search_type"],
+        arm=row["arm"],
+    )
+    return entry
+
 
 def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection) -> Exported:
     wanted = _SOURCES[selection]
@@ -59,30 +100,10 @@ def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection) -> Export
     for row in rows:
         if row["judgment_source"] not in wanted:
             continue
-        qid = str(row["id"])
-        doc_ids = [item["document_id"] for item in row["ranked_list"]]
-        for item in row["ranked_list"]:
-            out.documents.setdefault(item["document_id"], item.get("document_name"))
-        ranking = measures.shown_ranking(doc_ids, row["cutoff"])
-        judgments = measures.complete_judgments(row["judgments"], doc_ids)
-        if judgments:
-            out.qrels[qid] = judgments
-        if ranking:
-            out.run[qid] = measures.run_scores(ranking)
-        out.queries.append(
-            {
-                "id": qid,
-                "text": row["query"],
-                "query_id": row["query_id"],
-                "user_id": row["user_id"],
-                "timestamp": row["timestamp"].isoformat(),
-                "judgment_source": row["judgment_source"],
-                "threshold": row["threshold"],
-                "topic_id": row["topic_id"],
-                "search_type": row["search_type"],
-                "arm": row["arm"],
-            }
+        entry = _query_entry(
+            row, judgment_source=row["judgment_source"], threshold=row["threshold"]
         )
+        out.add(row, entry, measures.complete_judgments(row["judgments"], _doc_ids(row)))
     return out
 
 
@@ -99,29 +120,8 @@ def collect_click_rows(
         grades = by_query.get(text)
         if not grades:
             continue
-        qid = str(row["id"])
-        doc_ids = [item["document_id"] for item in row["ranked_list"]]
-        for item in row["ranked_list"]:
-            out.documents.setdefault(item["document_id"], item.get("document_name"))
-        ranking = measures.shown_ranking(doc_ids, row["cutoff"])
-        out.qrels[qid] = dict(grades)
-        if ranking:
-            out.run[qid] = measures.run_scores(ranking)
-        out.queries.append(
-            {
-                "id": qid,
-                "text": row["query"],
-                "query_key": query_key(text),
-                "query_id": row["query_id"],
-                "user_id": row["user_id"],
-                "timestamp": row["timestamp"].isoformat(),
-                "judgment_source": source,
-                "threshold": None,
-                "topic_id": row["topic_id"],
-                "search_type": row["search_type"],
-                "arm": row["arm"],
-            }
-        )
+        entry = _query_entry(row, judgment_source=source, threshold=None, query_key=query_key(text))
+        out.add(row, entry, dict(grades))
     return out
 
 

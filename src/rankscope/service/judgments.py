@@ -42,13 +42,7 @@ def thresholds_for(settings: ServiceSettings, model: Model) -> GradeThresholds:
 
 def event_filters_of(filters: Filters) -> EventFilters:
     """The events behind click judgments for a selection of records (every arm)."""
-    return EventFilters(
-        start=filters.start,
-        end=filters.end,
-        topic_id=filters.topic_id,
-        search_type=filters.search_type,
-        user_id=filters.user_id,
-    )
+    return EventFilters.of_records(filters, arm=False)
 
 
 def click_qrels(

@@ -125,14 +125,7 @@ def collected_queries(
     impressions, clicks, zero-result state and the documents shown for it."""
     columns = ["id", "query", "query_id", "arm", "ranked_list"]
     records = online.metric_rows(principal, filters, columns)
-    event_filter = EventFilters(
-        start=filters.start,
-        end=filters.end,
-        topic_id=filters.topic_id,
-        search_type=filters.search_type,
-        arm=filters.arm,
-        user_id=filters.user_id,
-    )
+    event_filter = EventFilters.of_records(filters)
     events = online.event_rows(principal, event_filter, ["search", "impression", "click"])
     texts = {r["query_id"]: r["query"] for r in records if r["query_id"]}
     for e in events:

@@ -25,18 +25,11 @@ from rankscope.service.records import settings_thresholds, with_user_thresholds
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
 from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import MEASURE_COLUMNS, Filters
+from rankscope.service.store.repository import MEASURE_API_NAMES, MEASURE_COLUMNS, Filters
 from rankscope.stats import Interval
 
-#: the API's names of the stored measures
-MEASURE_NAMES = {
-    "precision": "precision",
-    "recall": "recall",
-    "f1Score": "f1_score",
-    "meanReciprocalRank": "mean_reciprocal_rank",
-    "averagePrecision": "average_precision",
-    "ndcg": "ndcg",
-}
+#: the API's names of the stored measures -> their columns
+MEASURE_NAMES = MEASURE_API_NAMES
 Judgments = Literal["auto", "judged", "heuristic", "clicks"]
 
 

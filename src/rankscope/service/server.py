@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from rankscope.errors import ServiceError
@@ -70,11 +72,20 @@ def run_migrations(
         engine.dispose()
 
 
-def _admin_engine(settings: ServiceSettings) -> Any:
+@contextlib.contextmanager
+def _admin_engine(settings: ServiceSettings) -> Iterator[Any]:
+    """The owner's engine (SQLite migrated first when ``auto_migrate``), disposed after; a
+    database error inside becomes a ServiceError that says what to check."""
     engine = make_engine(settings.admin_url, pool_size=1)
     if not is_postgres(engine) and settings.auto_migrate:
         migrate(engine)
-    return engine
+    try:
+        yield engine
+    except Exception as exc:
+        _explain(exc, settings)
+        raise
+    finally:
+        engine.dispose()
 
 
 def new_key(
@@ -83,38 +94,18 @@ def new_key(
     role: Literal["user", "service"] = "user",
     name: str | None = None,
 ) -> tuple[str, KeyInfo]:
-    engine = _admin_engine(settings)
-    try:
+    with _admin_engine(settings) as engine:
         return create_key(engine, user_id, role, name)
-    except Exception as exc:
-        _explain(exc, settings)
-        raise
-    finally:
-        engine.dispose()
 
 
 def remove_key(settings: ServiceSettings, key_or_id: str) -> KeyInfo:
-    engine = _admin_engine(settings)
-    try:
+    with _admin_engine(settings) as engine:
         return revoke_key(engine, key_or_id)
-    except ServiceError:
-        raise
-    except Exception as exc:
-        _explain(exc, settings)
-        raise
-    finally:
-        engine.dispose()
 
 
 def keys(settings: ServiceSettings) -> list[KeyInfo]:
-    engine = _admin_engine(settings)
-    try:
+    with _admin_engine(settings) as engine:
         return list_keys(engine)
-    except Exception as exc:
-        _explain(exc, settings)
-        raise
-    finally:
-        engine.dispose()
 
 
 def _explain(exc: Exception, settings: ServiceSettings) -> None:

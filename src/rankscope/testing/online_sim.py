@@ -11,6 +11,7 @@ from ``rankscope.evaluate`` against the true grades.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +32,13 @@ class ArmPool:
 
     queries: tuple[str, ...]
     ndcg: NDArray[np.float64]
+
+    def by_query(self, records: NDArray[np.int64]) -> dict[str, list[float]]:
+        """The values of the drawn ``records`` grouped by their query."""
+        out: dict[str, list[float]] = {}
+        for i in records.tolist():
+            out.setdefault(self.queries[i], []).append(float(self.ndcg[i]))
+        return out
 
 
 def arm_pool(universe: Universe, noise: float, n: int, seed: int, depth: int = 10) -> ArmPool:
@@ -57,6 +65,13 @@ class Rates:
     called: float  # share of repetitions naming any winner
     correct: float  # share naming the truly better arm ("a")
 
+    @classmethod
+    def of(cls, verdicts: Sequence[str]) -> Rates:
+        """The rates of one verdict per repetition ("a" is the truly better arm)."""
+        n = len(verdicts)
+        called = sum(v in ("a", "b") for v in verdicts)
+        return cls(n, called / n, sum(v == "a" for v in verdicts) / n)
+
 
 def repeated_ab(
     a: ArmPool,
@@ -72,17 +87,12 @@ def repeated_ab(
     """Draw ``records`` records per arm from the pools, ``repetitions`` times; how often a
     winner is called (unpaired Welch, or paired over the queries in both arms)."""
     rng = np.random.default_rng(seed)
-    called = correct = 0
+    verdicts = []
     for _ in range(repetitions):
         ia = rng.integers(0, a.ndcg.size, records)
         ib = rng.integers(0, b.ndcg.size, records)
         if paired:
-            by_a: dict[str, list[float]] = {}
-            by_b: dict[str, list[float]] = {}
-            for i in ia.tolist():
-                by_a.setdefault(a.queries[i], []).append(float(a.ndcg[i]))
-            for i in ib.tolist():
-                by_b.setdefault(b.queries[i], []).append(float(b.ndcg[i]))
+            by_a, by_b = a.by_query(ia), b.by_query(ib)
             result = compare_arms_paired({"ndcg": (by_a, by_b)}, alpha=alpha, min_sample=min_sample)
         else:
             result = compare_arms(
@@ -91,10 +101,8 @@ def repeated_ab(
                 min_sample=min_sample,
                 bootstrap=0,
             )
-        verdict = result.measures[0].verdict
-        called += verdict in ("a", "b")
-        correct += verdict == "a"
-    return Rates(repetitions, called / repetitions, correct / repetitions)
+        verdicts.append(result.measures[0].verdict)
+    return Rates.of(verdicts)
 
 
 def repeated_ab_clicks(
@@ -111,7 +119,7 @@ def repeated_ab_clicks(
     ``impressions`` split evenly between the arms, each scored by the reciprocal rank of its
     first click (0 without a click), Welch's test."""
     rng = np.random.default_rng(seed)
-    called = correct = 0
+    verdicts = []
     for _ in range(repetitions):
         values: list[list[float]] = [[], []]
         for i in range(impressions):
@@ -120,10 +128,8 @@ def repeated_ab_clicks(
             clicks = browse(rank(q, (noise_a, noise_b)[side], rng), q.grades, rng)
             values[side].append(1.0 / clicks[0].position if clicks else 0.0)
         result = compare_arms({"click_rr": (values[0], values[1])}, alpha=alpha, bootstrap=0)
-        verdict = result.measures[0].verdict
-        called += verdict in ("a", "b")
-        correct += verdict == "a"
-    return Rates(repetitions, called / repetitions, correct / repetitions)
+        verdicts.append(result.measures[0].verdict)
+    return Rates.of(verdicts)
 
 
 def repeated_alerts(
@@ -146,17 +152,11 @@ def repeated_alerts(
     for _ in range(repetitions):
         ib = rng.integers(0, baseline.ndcg.size, n_baseline)
         ic = rng.integers(0, current.ndcg.size, n_current)
-        by_b: dict[str, list[float]] = {}
-        by_c: dict[str, list[float]] = {}
-        for i in ib.tolist():
-            by_b.setdefault(baseline.queries[i], []).append(float(baseline.ndcg[i]))
-        for i in ic.tolist():
-            by_c.setdefault(current.queries[i], []).append(float(current.ndcg[i]))
         change = window_change(
             current.ndcg[ic].tolist(),
             baseline.ndcg[ib].tolist(),
-            current_by_query=by_c,
-            baseline_by_query=by_b,
+            current_by_query=current.by_query(ic),
+            baseline_by_query=baseline.by_query(ib),
             min_n=min_n,
             min_delta=min_delta,
         )
@@ -194,12 +194,12 @@ def repeated_interleaving(
     seed: int,
 ) -> Rates:
     rng = np.random.default_rng(seed)
-    called = correct = 0
-    for _ in range(repetitions):
-        verdict = interleaving_run(universe, noise_a, noise_b, impressions, rng).verdict
-        called += verdict in ("a", "b")
-        correct += verdict == "a"
-    return Rates(repetitions, called / repetitions, correct / repetitions)
+    return Rates.of(
+        [
+            interleaving_run(universe, noise_a, noise_b, impressions, rng).verdict
+            for _ in range(repetitions)
+        ]
+    )
 
 
 __all__ = [

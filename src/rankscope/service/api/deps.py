@@ -94,21 +94,56 @@ def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None
     return parsed.astimezone(dt.UTC)
 
 
+StartDateQuery = Annotated[
+    str | None,
+    Query(alias="startDate", max_length=64, description="ISO 8601 date or date-time (UTC)"),
+]
+EndDateQuery = Annotated[
+    str | None,
+    Query(alias="endDate", max_length=64, description="ISO 8601; a date alone: whole day"),
+]
+TopicIdQuery = Annotated[str | None, Query(alias="topicId", max_length=255)]
+ArmQuery = Annotated[str | None, Query(max_length=255)]
+
+
+def date_range(
+    start_date: str | None, end_date: str | None
+) -> tuple[dt.datetime | None, dt.datetime | None]:
+    """The ``startDate``/``endDate`` pair as UTC moments; 400 when the start is after the end."""
+    start = parse_date(start_date, "startDate", end=False)
+    end = parse_date(end_date, "endDate", end=True)
+    if start is not None and end is not None and start > end:
+        raise bad_request(
+            "startDate is after endDate",
+            {"startDate": start.isoformat(), "endDate": end.isoformat()},
+        )
+    return start, end
+
+
+OtherUserQuery = Annotated[
+    str | None, Query(alias="userId", max_length=255, description="service role: another user")
+]
+
+
+def acting_user(principal: Principal, user_id: str | None, action: str) -> str:
+    """The user a request acts on: the caller, or ``user_id`` when the caller is the service
+    role; anyone else naming another user gets 403 "only the service role may <action>"."""
+    if user_id is None or user_id == principal.user_id:
+        return principal.user_id
+    if not principal.is_service:
+        raise forbidden(f"only the service role may {action}")
+    return user_id
+
+
 def filters(
     principal: CurrentPrincipal,
-    start_date: Annotated[
-        str | None,
-        Query(alias="startDate", max_length=64, description="ISO 8601 date or date-time (UTC)"),
-    ] = None,
-    end_date: Annotated[
-        str | None,
-        Query(alias="endDate", max_length=64, description="ISO 8601; a date alone: whole day"),
-    ] = None,
-    topic_id: Annotated[str | None, Query(alias="topicId", max_length=255)] = None,
+    start_date: StartDateQuery = None,
+    end_date: EndDateQuery = None,
+    topic_id: TopicIdQuery = None,
     search_type: Annotated[
         str | None, Query(alias="searchType", max_length=64, description="e.g. semantic")
     ] = None,
-    arm: Annotated[str | None, Query(max_length=255)] = None,
+    arm: ArmQuery = None,
     judgment_source: Annotated[
         str | None,
         Query(
@@ -122,15 +157,8 @@ def filters(
         Query(alias="userId", max_length=255, description="service role: one user's records"),
     ] = None,
 ) -> Filters:
-    start = parse_date(start_date, "startDate", end=False)
-    end = parse_date(end_date, "endDate", end=True)
-    if start is not None and end is not None and start > end:
-        raise bad_request(
-            "startDate is after endDate",
-            {"startDate": start.isoformat(), "endDate": end.isoformat()},
-        )
-    if user_id is not None and not principal.is_service and user_id != principal.user_id:
-        raise forbidden("only the service role may read another user's records")
+    start, end = date_range(start_date, end_date)
+    acting_user(principal, user_id, "read another user's records")
     return Filters(
         start=start,
         end=end,
@@ -145,11 +173,18 @@ def filters(
 RowFilters = Annotated[Filters, Depends(filters)]
 
 __all__ = [
+    "ArmQuery",
     "CurrentPrincipal",
+    "EndDateQuery",
+    "OtherUserQuery",
     "RowFilters",
     "ServiceState",
+    "StartDateQuery",
     "State",
+    "TopicIdQuery",
+    "acting_user",
     "current_principal",
+    "date_range",
     "filters",
     "get_state",
     "parse_date",

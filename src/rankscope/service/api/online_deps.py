@@ -6,39 +6,33 @@ from typing import Annotated
 
 from fastapi import Depends, Query
 
-from rankscope.service.api.deps import CurrentPrincipal, parse_date
-from rankscope.service.errors import bad_request, forbidden
+from rankscope.service.api.deps import (
+    ArmQuery,
+    CurrentPrincipal,
+    EndDateQuery,
+    StartDateQuery,
+    TopicIdQuery,
+    acting_user,
+    date_range,
+)
 from rankscope.service.store.online import EventFilters
 
 
 def event_filters(
     principal: CurrentPrincipal,
-    start_date: Annotated[
-        str | None,
-        Query(alias="startDate", max_length=64, description="ISO 8601 date or date-time (UTC)"),
-    ] = None,
-    end_date: Annotated[
-        str | None,
-        Query(alias="endDate", max_length=64, description="ISO 8601; a date alone: whole day"),
-    ] = None,
-    topic_id: Annotated[str | None, Query(alias="topicId", max_length=255)] = None,
+    start_date: StartDateQuery = None,
+    end_date: EndDateQuery = None,
+    topic_id: TopicIdQuery = None,
     search_type: Annotated[str | None, Query(alias="searchType", max_length=64)] = None,
-    arm: Annotated[str | None, Query(max_length=255)] = None,
+    arm: ArmQuery = None,
     experiment: Annotated[str | None, Query(max_length=255)] = None,
     user_id: Annotated[
         str | None,
         Query(alias="userId", max_length=255, description="service role: one user's events"),
     ] = None,
 ) -> EventFilters:
-    start = parse_date(start_date, "startDate", end=False)
-    end = parse_date(end_date, "endDate", end=True)
-    if start is not None and end is not None and start > end:
-        raise bad_request(
-            "startDate is after endDate",
-            {"startDate": start.isoformat(), "endDate": end.isoformat()},
-        )
-    if user_id is not None and not principal.is_service and user_id != principal.user_id:
-        raise forbidden("only the service role may read another user's events")
+    start, end = date_range(start_date, end_date)
+    acting_user(principal, user_id, "read another user's events")
     return EventFilters(
         start=start,
         end=end,

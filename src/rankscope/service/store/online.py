@@ -44,6 +44,19 @@ class EventFilters:
     experiment: str | None = None
     user_id: str | None = None
 
+    @classmethod
+    def of_records(cls, filters: Filters, *, arm: bool = True) -> EventFilters:
+        """The events of a selection of records: the same dates, topic, search type and user,
+        and the same arm unless ``arm=False`` (every arm)."""
+        return cls(
+            start=filters.start,
+            end=filters.end,
+            topic_id=filters.topic_id,
+            search_type=filters.search_type,
+            arm=filters.arm if arm else None,
+            user_id=filters.user_id,
+        )
+
 
 @dataclass(frozen=True)
 class EventCounts:
@@ -153,15 +166,8 @@ class OnlineStore:
             conds.append(E.query_id == query_id)
         if action is not None:
             conds.append(E.action == action)
-        with self.metrics._begin(principal) as conn:
-            rows = conn.execute(
-                select(events_table)
-                .where(*conds)
-                .order_by(E.timestamp.desc(), E.id)
-                .limit(limit)
-                .offset(offset)
-            ).mappings()
-            return [dict(r) for r in rows]
+        query = select(events_table).where(*conds).order_by(E.timestamp.desc(), E.id)
+        return self.metrics._fetch_page(principal, query, limit, offset)
 
     def event_rows(
         self,
@@ -343,15 +349,8 @@ class OnlineStore:
             conds.append(A.created_at <= end)
         if status is not None:
             conds.append(A.delivery_status == status)
-        with self.metrics._begin(principal) as conn:
-            rows = conn.execute(
-                select(alerts_table)
-                .where(*conds)
-                .order_by(A.created_at.desc(), A.id)
-                .limit(limit)
-                .offset(offset)
-            ).mappings()
-            return [dict(r) for r in rows]
+        query = select(alerts_table).where(*conds).order_by(A.created_at.desc(), A.id)
+        return self.metrics._fetch_page(principal, query, limit, offset)
 
     def set_delivery(
         self,

@@ -22,6 +22,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Select,
     and_,
     case,
     func,
@@ -69,8 +70,8 @@ MEASURE_COLUMNS = (
     "ndcg",
 )
 KEY_PREFIX = "rsk_"
-# orders of a page of records: newest first, or by a measure (worst first without "-")
-SORT_COLUMNS = {
+#: the API's names of the stored measures -> their columns
+MEASURE_API_NAMES = {
     "precision": "precision",
     "recall": "recall",
     "f1Score": "f1_score",
@@ -78,6 +79,8 @@ SORT_COLUMNS = {
     "averagePrecision": "average_precision",
     "ndcg": "ndcg",
 }
+# orders of a page of records: newest first, or by a measure (worst first without "-")
+SORT_COLUMNS = MEASURE_API_NAMES
 
 
 @dataclass(frozen=True)
@@ -169,6 +172,14 @@ class MetricsStore:
         finally:
             if lock is not None:
                 lock.release()
+
+    def _fetch_page(
+        self, principal: Principal, query: Select[Any], limit: int, offset: int
+    ) -> list[dict[str, Any]]:
+        """One page of an ordered query's rows, as dictionaries, read as ``principal``."""
+        with self._begin(principal) as conn:
+            rows = conn.execute(query.limit(limit).offset(offset)).mappings()
+            return [dict(r) for r in rows]
 
     def _user_filter(self, principal: Principal, filters: Filters) -> list[ColumnElement[bool]]:
         conds: list[ColumnElement[bool]] = []
@@ -320,15 +331,12 @@ class MetricsStore:
         if sort is not None:
             column = M[SORT_COLUMNS[sort.removeprefix("-")]]
             order.append(column.desc() if sort.startswith("-") else column.asc())
-        with self._begin(principal) as conn:
-            rows = conn.execute(
-                select(*columns)
-                .where(*self._user_filter(principal, filters))
-                .order_by(*order, M.timestamp.desc(), M.id)
-                .limit(limit)
-                .offset(offset)
-            ).mappings()
-            return [dict(r) for r in rows]
+        query = (
+            select(*columns)
+            .where(*self._user_filter(principal, filters))
+            .order_by(*order, M.timestamp.desc(), M.id)
+        )
+        return self._fetch_page(principal, query, limit, offset)
 
     def rows(self, principal: Principal, filters: Filters) -> Iterator[dict[str, Any]]:
         """Every record of the selection, oldest first, streamed (for exports)."""
@@ -625,6 +633,7 @@ def lookup_key(engine: Engine, key: str) -> KeyInfo | None:
 
 __all__ = [
     "KEY_PREFIX",
+    "MEASURE_API_NAMES",
     "MEASURE_COLUMNS",
     "SORT_COLUMNS",
     "Filters",

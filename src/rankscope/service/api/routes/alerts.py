@@ -9,7 +9,13 @@ from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 
 from rankscope.service.alerts import check_alerts, public_alert
-from rankscope.service.api.deps import CurrentPrincipal, State, parse_date
+from rankscope.service.api.deps import (
+    CurrentPrincipal,
+    OtherUserQuery,
+    State,
+    acting_user,
+    parse_date,
+)
 from rankscope.service.api.routes.metrics import ERRORS
 from rankscope.service.errors import bad_request, forbidden
 from rankscope.service.online_schemas import (
@@ -23,17 +29,9 @@ from rankscope.service.store.db import Principal
 
 router = APIRouter(tags=["alerts and retention"], responses=ERRORS)
 
-UserParam = Annotated[
-    str | None, Query(alias="userId", max_length=255, description="service role: another user")
-]
-
 
 def _user(principal: Principal, user_id: str | None) -> str:
-    if user_id is None or user_id == principal.user_id:
-        return principal.user_id
-    if not principal.is_service:
-        raise forbidden("only the service role may read or change another user's settings")
-    return user_id
+    return acting_user(principal, user_id, "read or change another user's settings")
 
 
 @router.get("/api/alerts", response_model=Envelope[AlertsPage], summary="Alerts, newest first")
@@ -46,7 +44,7 @@ def list_alerts(
         Literal["pending", "delivered", "failed", "none"] | None,
         Query(description="webhook delivery status"),
     ] = None,
-    user_id: UserParam = None,
+    user_id: OtherUserQuery = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
 ) -> Envelope[AlertsPage]:
@@ -101,7 +99,7 @@ def _retention(state: State, principal: Principal, user: str) -> RetentionPublic
 
 @router.get("/api/retention", response_model=Envelope[RetentionPublic], summary="Retention")
 def get_retention(
-    principal: CurrentPrincipal, state: State, user_id: UserParam = None
+    principal: CurrentPrincipal, state: State, user_id: OtherUserQuery = None
 ) -> Envelope[RetentionPublic]:
     return Envelope(data=_retention(state, principal, _user(principal, user_id)))
 
@@ -112,7 +110,7 @@ def get_retention(
     summary="Set (or with null remove) your retention in days",
 )
 def put_retention(
-    body: RetentionUpdate, principal: CurrentPrincipal, state: State, user_id: UserParam = None
+    body: RetentionUpdate, principal: CurrentPrincipal, state: State, user_id: OtherUserQuery = None
 ) -> Envelope[RetentionPublic]:
     user = _user(principal, user_id)
     state.online.set_retention(principal, user, body.retention_days)

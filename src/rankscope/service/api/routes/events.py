@@ -3,6 +3,7 @@ interleaving experiments credited from them."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from typing import Annotated, Any
 
@@ -167,15 +168,7 @@ def interleaving(
     alpha: Annotated[float, Query(gt=0, lt=1)] = 0.05,
     min_impressions: Annotated[int | None, Query(alias="minImpressions", ge=1)] = None,
 ) -> Envelope[InterleavingPublic]:
-    chosen = EventFilters(
-        start=filters.start,
-        end=filters.end,
-        topic_id=filters.topic_id,
-        search_type=filters.search_type,
-        arm=filters.arm,
-        experiment=experiment,
-        user_id=filters.user_id,
-    )
+    chosen = dataclasses.replace(filters, experiment=experiment)
     shown = state.online.event_rows(principal, chosen, ["impression"])
     teams: dict[str, dict[str, str]] = {}
     names: set[str] = set()

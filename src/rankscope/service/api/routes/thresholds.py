@@ -9,13 +9,11 @@ afterwards; stored rows keep the threshold they were scored with (the ``threshol
 
 from __future__ import annotations
 
-from typing import Annotated
+from fastapi import APIRouter
 
-from fastapi import APIRouter, Query
-
-from rankscope.service.api.deps import CurrentPrincipal, State
+from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
 from rankscope.service.api.routes.metrics import ERRORS
-from rankscope.service.errors import forbidden, unprocessable
+from rankscope.service.errors import unprocessable
 from rankscope.service.schemas import Envelope, Thresholds, ThresholdsUpdate
 from rankscope.service.settings import SEARCH_TYPES, search_type_key
 from rankscope.service.store.db import Principal
@@ -24,17 +22,9 @@ router = APIRouter(
     prefix="/api/metrics/retrieval/thresholds", tags=["thresholds"], responses=ERRORS
 )
 
-UserParam = Annotated[
-    str | None, Query(alias="userId", max_length=255, description="service role: another user")
-]
-
 
 def _user(principal: Principal, user_id: str | None) -> str:
-    if user_id is None or user_id == principal.user_id:
-        return principal.user_id
-    if not principal.is_service:
-        raise forbidden("only the service role may read or set another user's thresholds")
-    return user_id
+    return acting_user(principal, user_id, "read or set another user's thresholds")
 
 
 def _label(key: str) -> str:
@@ -57,7 +47,7 @@ def _label(key: str) -> str:
 
 @router.get("", response_model=Envelope[Thresholds], summary="Thresholds in force")
 def get_thresholds(
-    principal: CurrentPrincipal, state: State, user_id: UserParam = None
+    principal: CurrentPrincipal, state: State, user_id: OtherUserQuery = None
 ) -> Envelope[Thresholds]:
     user = _user(principal, user_id)
     s = state.settings
@@ -69,7 +59,10 @@ def get_thresholds(
 
 @router.put("", response_model=Envelope[Thresholds], summary="Set or remove own thresholds")
 def put_thresholds(
-    body: ThresholdsUpdate, principal: CurrentPrincipal, state: State, user_id: UserParam = None
+    body: ThresholdsUpdate,
+    principal: CurrentPrincipal,
+    state: State,
+    user_id: OtherUserQuery = None,
 ) -> Envelope[Thresholds]:
     user = _user(principal, user_id)
     values = {_label(k): v for k, v in body.thresholds.items()}

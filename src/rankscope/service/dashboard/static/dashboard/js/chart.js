@@ -55,31 +55,18 @@ function axisFont() {
 
 function baseAxes(bucket, xLabel, yLabel, yValues, ySplits) {
   const grid = { stroke: "#e5e7eb", width: 1 };
+  // both axes look alike: same fonts, grid and colour
+  const style = {
+    labelSize: 22,
+    font: axisFont(),
+    labelFont: axisFont(),
+    grid,
+    ticks: grid,
+    stroke: "#4b5563",
+  };
   return [
-    {
-      label: xLabel,
-      labelSize: 22,
-      font: axisFont(),
-      labelFont: axisFont(),
-      grid,
-      ticks: grid,
-      stroke: "#4b5563",
-      space: 56,
-      incrs: INCRS[bucket],
-      values: timeLabel(bucket),
-    },
-    {
-      label: yLabel,
-      labelSize: 22,
-      font: axisFont(),
-      labelFont: axisFont(),
-      grid,
-      ticks: grid,
-      stroke: "#4b5563",
-      size: 52,
-      values: yValues,
-      splits: ySplits,
-    },
+    { ...style, label: xLabel, space: 56, incrs: INCRS[bucket], values: timeLabel(bucket) },
+    { ...style, label: yLabel, size: 52, values: yValues, splits: ySplits },
   ];
 }
 
