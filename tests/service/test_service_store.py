@@ -71,6 +71,28 @@ def test_sqlite_migrations_match_the_models(tmp_path: Path) -> None:
     engine.dispose()
 
 
+def test_sqlite_synchronous_is_normal_by_default_and_full_on_request(tmp_path: Path) -> None:
+    """WAL with synchronous=NORMAL keeps acknowledged records through a crash of the service
+    (not through a power loss); sqlite_synchronous=FULL syncs every commit."""
+    from fastapi.testclient import TestClient
+
+    from rankscope.service.app import create_app
+    from serve_helpers import sqlite_settings
+
+    for setting, pragma in (("NORMAL", 1), ("FULL", 2)):
+        settings = sqlite_settings(tmp_path / f"{setting}.sqlite", sqlite_synchronous=setting)
+        with TestClient(create_app(settings)) as client:
+            engine = client.app.state.service.store.engine  # type: ignore[attr-defined]
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == pragma
+                assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    engine = make_engine(f"sqlite:///{tmp_path / 'default.sqlite'}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    engine.dispose()
+    assert load_settings().sqlite_synchronous == "NORMAL"
+
+
 @pytest.mark.postgres
 def test_postgres_migrations_match_the_models(pg_database: PgDatabase) -> None:
     assert _diff(pg_database.admin_dsn) == []

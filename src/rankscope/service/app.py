@@ -57,7 +57,11 @@ See docs/service.md.
 
 def build_state(settings: ServiceSettings) -> ServiceState:
     """Connect and check the database; the state every request uses."""
-    engine = make_engine(settings.database_url, pool_size=settings.pool_size)
+    engine = make_engine(
+        settings.database_url,
+        pool_size=settings.pool_size,
+        sqlite_synchronous=settings.sqlite_synchronous,
+    )
     if not is_postgres(engine) and settings.auto_migrate:
         migrate(engine)
     store = MetricsStore(
