@@ -117,9 +117,9 @@ GC_GEN0_THRESHOLD = 50_000
 def tune_gc() -> None:
     """Garbage collection for a serving process: what start-up allocated (modules, the app,
     the engine) moves to the permanent generation, and young collections run every 50,000
-    allocations instead of 700. A batch of 1,000 records allocates some 60,000 objects that
-    reference counting frees; with the default threshold the collector walks them some 80
-    times per batch, a quarter of the CPU of the batch endpoint (bench/RESULTS.md). Cyclic
+    allocations instead of 700. A batch of 1,000 records allocates tens of thousands of
+    objects that reference counting frees; with the default threshold validating and building
+    its rows alone ran some 50 young collections (bench/RESULTS.md has the effect). Cyclic
     garbage is still collected, only in larger steps."""
     gc.collect()
     gc.freeze()
