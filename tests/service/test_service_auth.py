@@ -163,3 +163,28 @@ def test_cross_user_reads_leak_nothing(tmp_path: Path) -> None:
             assert other not in export.text
             series = client.get(f"{METRICS}/timeseries", headers=h).json()["data"]["points"]
             assert sum(p["stats"]["count"] for p in series) == len(set(ids[user]))
+
+
+def test_cached_keys_and_jwts_need_no_database_read(tmp_path: Path) -> None:
+    """The request's dependencies run on the event loop: only an API key missing from the
+    cache is looked up (in a worker thread); the answers, 401s included, do not change."""
+    from rankscope.service.auth import Authenticator
+    from rankscope.service.errors import ApiError
+
+    settings = sqlite_settings(tmp_path / "m.sqlite", jwt_secret=SECRET)
+    engine = make_engine(settings.database_url)
+    migrate(engine)
+    key, _ = create_key(engine, "alice", role="service")
+    auth = Authenticator(settings, engine)
+    assert auth.principal_without_io(f"Bearer {key}") is None  # not looked up yet
+    first = auth.principal(f"Bearer {key}")
+    assert auth.principal_without_io(f"Bearer {key}") == first
+    assert (first.user_id, first.role) == ("alice", "service")
+    token = jwt.encode(claims(sub="bob"), SECRET, algorithm="HS256")
+    found = auth.principal_without_io(f"Bearer {token}")
+    assert found is not None and (found.user_id, found.role) == ("bob", "user")
+    for header in (None, "Basic abc", "Bearer nonsense", "Bearer a.b.c"):
+        with pytest.raises(ApiError) as caught:
+            auth.principal_without_io(header)
+        assert caught.value.status == 401
+    engine.dispose()

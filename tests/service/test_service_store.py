@@ -71,6 +71,28 @@ def test_sqlite_migrations_match_the_models(tmp_path: Path) -> None:
     engine.dispose()
 
 
+def test_sqlite_synchronous_is_normal_by_default_and_full_on_request(tmp_path: Path) -> None:
+    """WAL with synchronous=NORMAL keeps acknowledged records through a crash of the service
+    (not through a power loss); sqlite_synchronous=FULL syncs every commit."""
+    from fastapi.testclient import TestClient
+
+    from rankscope.service.app import create_app
+    from serve_helpers import sqlite_settings
+
+    for setting, pragma in (("NORMAL", 1), ("FULL", 2)):
+        settings = sqlite_settings(tmp_path / f"{setting}.sqlite", sqlite_synchronous=setting)
+        with TestClient(create_app(settings)) as client:
+            engine = client.app.state.service.store.engine  # type: ignore[attr-defined]
+            with engine.connect() as conn:
+                assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == pragma
+                assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+    engine = make_engine(f"sqlite:///{tmp_path / 'default.sqlite'}")
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+    engine.dispose()
+    assert load_settings().sqlite_synchronous == "NORMAL"
+
+
 @pytest.mark.postgres
 def test_postgres_migrations_match_the_models(pg_database: PgDatabase) -> None:
     assert _diff(pg_database.admin_dsn) == []
@@ -172,3 +194,50 @@ def test_concurrent_writers_on_postgres_lose_nothing(pg_database: PgDatabase) ->
         acked = _hammer(url, keys.bob, 8, 25, 10)
         assert _count(url, keys.bob) == acked == 8 * (20 + 5 * 10)
         assert _count(url, keys.alice) == 0
+
+
+def test_the_fast_insert_stores_what_sqlalchemy_would(tmp_path: Path) -> None:
+    """The batch insert hands the driver ready-made parameters; stored values must be those
+    SQLAlchemy's column types write (ids, JSON, UTC date-times, nulls)."""
+    import datetime as dt
+
+    from sqlalchemy import select
+
+    from rankscope.service.records import NewRecord, build_rows, settings_thresholds
+    from rankscope.service.schemas import MetricCreate
+    from rankscope.service.settings import ServiceSettings
+    from rankscope.service.store.models import metrics_table
+    from rankscope.service.store.repository import MetricsStore
+
+    settings = ServiceSettings(database_url="sqlite://")
+    bodies = [
+        record(),
+        {**record(), "collectId": "c-1", "timestamp": "0999-01-02T03:04:05.5+02:00"},
+        {**record(), "judgments": {"d2": 3}, "options": {"cutoff": 2, "arm": "b"}},
+    ]
+    rows = build_rows(
+        [NewRecord(MetricCreate.model_validate(b), "alice") for b in bodies],
+        settings_thresholds(settings),
+        now=dt.datetime(2024, 5, 1, 12, tzinfo=dt.UTC),
+    )
+    stored = []
+    for name in ("fast", "core"):
+        engine = make_engine(f"sqlite:///{tmp_path / name}.sqlite")
+        migrate(engine)
+        with engine.begin() as conn:
+            if name == "fast":
+                MetricsStore(engine, settings_thresholds(settings))._insert(conn, rows)
+            else:
+                conn.execute(metrics_table.insert(), rows)
+        with engine.connect() as conn:
+            typed = conn.execute(select(metrics_table).order_by(metrics_table.c.id)).all()
+            raw = conn.exec_driver_sql(
+                "SELECT id, timestamp, created_at, ranked_list, judgments"
+                " FROM retrieval_metrics ORDER BY id"
+            ).all()
+            stored.append((typed, raw))
+        engine.dispose()
+    assert len(stored[0][0]) == 3
+    assert stored[0] == stored[1]
+    # (a JSON null is stored as SQL NULL by the fast insert, as the text 'null' by SQLAlchemy's
+    # JSON type; both read back as None)

@@ -95,7 +95,7 @@ def build_rows(
         judgments = measures.complete_judgments(given, doc_ids)
         cutoff = opts.cutoff if opts and opts.cutoff else None
         ranking = measures.shown_ranking(doc_ids, cutoff)
-        items.append(measures.Evaluable(str(key), ranking, judgments))
+        items.append(measures.Evaluable(key.hex, ranking, judgments))
         scores = [d["score"] for d in docs]
         web = (opts.web_results_count if opts else None) or 0
         timestamp = req.timestamp or now

@@ -72,6 +72,13 @@ class ServiceSettings(BaseSettings):
         "defaults to database_url",
     )
     pool_size: Annotated[int, Field(ge=1, le=200)] = 10
+    sqlite_synchronous: Literal["NORMAL", "FULL"] = Field(
+        "NORMAL",
+        description="SQLite's synchronous pragma (WAL mode). NORMAL: an acknowledged record "
+        "survives a crash of the service, but the last commits may roll back after a power "
+        "loss or an operating-system crash. FULL: an fsync per commit, durable through those "
+        "too (slower single collects)",
+    )
     auto_migrate: bool = Field(
         True, description="on SQLite, create or upgrade the schema at start-up"
     )

@@ -18,7 +18,7 @@ from rankscope.service.api.deps import (
 from rankscope.service.store.online import EventFilters
 
 
-def event_filters(
+async def event_filters(
     principal: CurrentPrincipal,
     start_date: StartDateQuery = None,
     end_date: EndDateQuery = None,

@@ -9,6 +9,7 @@ policies created by the migrations read those; see ``migrations/versions/0001_in
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,10 @@ MIGRATIONS = Path(__file__).with_name("migrations")
 APP_ROLE = "rankscope_app"
 SERVICE_ROLE = "rankscope_service"
 USER_SETTING = "rankscope.user_id"
+
+SqliteSynchronous = Literal["NORMAL", "FULL"]
+# the pragma's text from a checked value only (it cannot be a bound parameter)
+_SYNCHRONOUS: dict[str, str] = {"NORMAL": "NORMAL", "FULL": "FULL"}
 
 
 @dataclass(frozen=True)
@@ -93,8 +98,12 @@ def describe(database: str) -> str:
     return url.render_as_string(hide_password=True)
 
 
-def make_engine(database: str, *, pool_size: int = 10) -> Engine:
-    """An engine for the service: SQLite in WAL mode with a busy timeout, or psycopg 3."""
+def make_engine(
+    database: str, *, pool_size: int = 10, sqlite_synchronous: SqliteSynchronous = "NORMAL"
+) -> Engine:
+    """An engine for the service: SQLite in WAL mode with a busy timeout (and
+    ``sqlite_synchronous``: NORMAL survives crashes of the process, FULL also power loss), or
+    psycopg 3."""
     url, connect_args = to_url(database)
     if url.get_backend_name() == "sqlite":
         path = url.database
@@ -107,7 +116,7 @@ def make_engine(database: str, *, pool_size: int = 10) -> Engine:
             pool_size=pool_size,
             max_overflow=pool_size,
         )
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", functools.partial(_sqlite_pragmas, sqlite_synchronous))
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     return create_engine(
@@ -124,13 +133,13 @@ def _json(value: Any) -> str:
     return orjson.dumps(value).decode()
 
 
-def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+def _sqlite_pragmas(synchronous: SqliteSynchronous, dbapi_conn: Any, _record: Any) -> None:
     # pysqlite's own transaction handling is switched off so that BEGIN IMMEDIATE below takes
     # the write lock up front (no deadlock between two readers that both want to write)
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute(f"PRAGMA synchronous={_SYNCHRONOUS[synchronous]}")
     cur.execute("PRAGMA busy_timeout=30000")
     cur.execute("PRAGMA foreign_keys=ON")
     cur.close()
@@ -217,6 +226,7 @@ __all__ = [
     "SERVICE_ROLE",
     "USER_SETTING",
     "Principal",
+    "SqliteSynchronous",
     "act_as",
     "current_revision",
     "describe",

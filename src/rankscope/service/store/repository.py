@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import operator
 import secrets
 import threading
 import time
@@ -539,10 +540,14 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
         **dict.fromkeys(_TIME_COLUMNS, as_time),
         "id": as_id,
     }
-    plan = [(n, special.get(n)) for n in names]
+    values_of = operator.itemgetter(*names)
+    fixes = [(i, special[n]) for i, n in enumerate(names) if n in special]
 
     def convert(row: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(row[n] if f is None else f(row[n]) for n, f in plan)
+        values = list(values_of(row))
+        for i, f in fixes:
+            values[i] = f(values[i])
+        return tuple(values)  # SQLAlchemy passes on tuples only
 
     return sql, convert
 
