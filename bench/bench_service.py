@@ -190,77 +190,50 @@ def run_backend(
             batch = json.dumps({"records": [one_record(i) for i in range(args.batch_size)]})
             base = f"http://127.0.0.1:{port}"
             wrk(base + COLLECT, key, collect, args.connections, 2, folder)  # warm-up
-            # the ceiling of the HTTP stack on this machine now: no body, no auth, no database
-            cpu = tree_cpu_seconds(server.pid)
-            res = wrk(base + "/healthz", key, None, args.connections, args.duration, folder)
-            cpu = tree_cpu_seconds(server.pid) - cpu
-            seconds = res["duration_us"] / 1e6
-            rows.append(
-                {
+
+            def measure(
+                endpoint: str, path: str, body: str | None, connections: int, per: int
+            ) -> dict[str, Any]:
+                """One wrk run; ``per`` records per acknowledged request (0: nothing stored,
+                CPU counted per request)."""
+                before = count_rows(admin_url) if per else 0
+                cpu = tree_cpu_seconds(server.pid)
+                res = wrk(base + path, key, body, connections, args.duration, folder)
+                cpu = tree_cpu_seconds(server.pid) - cpu
+                if per:
+                    time.sleep(0.5)  # let the last acknowledged writes land before counting
+                stored = count_rows(admin_url) - before if per else 0
+                seconds = res["duration_us"] / 1e6
+                records = res["created"] * per
+                return {
                     "backend": name,
-                    "endpoint": "GET /healthz (baseline)",
-                    "connections": args.connections,
+                    "endpoint": endpoint,
+                    "connections": connections,
                     "seconds": round(seconds, 2),
                     "requests_per_s": round(res["requests"] / seconds, 1),
-                    "records_per_s": 0.0,
-                    "server_cpu_us_per_record": round(cpu / max(1, res["requests"]) * 1e6),
-                    "p50_ms": res["p50_us"] / 1000,
-                    "p99_ms": res["p99_us"] / 1000,
-                    "acknowledged": 0,
-                    "stored": 0,
-                    "non2xx": res["requests"] - res["created"],
-                    "socket_errors": res["socket_errors"],
-                }
-            )
-            before = count_rows(admin_url)
-            cpu = tree_cpu_seconds(server.pid)
-            res = wrk(base + COLLECT, key, collect, args.connections, args.duration, folder)
-            cpu = tree_cpu_seconds(server.pid) - cpu
-            time.sleep(0.5)
-            stored = count_rows(admin_url) - before
-            seconds = res["duration_us"] / 1e6
-            rows.append(
-                {
-                    "backend": name,
-                    "endpoint": "collect",
-                    "connections": args.connections,
-                    "seconds": round(seconds, 2),
-                    "requests_per_s": round(res["requests"] / seconds, 1),
-                    "records_per_s": round(res["created"] / seconds, 1),
-                    "server_cpu_us_per_record": round(cpu / max(1, res["created"]) * 1e6),
-                    "p50_ms": res["p50_us"] / 1000,
-                    "p99_ms": res["p99_us"] / 1000,
-                    "acknowledged": res["created"],
-                    "stored": stored,
-                    "non2xx": res["non2xx"],
-                    "socket_errors": res["socket_errors"],
-                }
-            )
-            before = count_rows(admin_url)
-            cpu = tree_cpu_seconds(server.pid)
-            res = wrk(base + BATCH, key, batch, args.batch_connections, args.duration, folder)
-            cpu = tree_cpu_seconds(server.pid) - cpu
-            time.sleep(0.5)
-            stored = count_rows(admin_url) - before
-            seconds = res["duration_us"] / 1e6
-            rows.append(
-                {
-                    "backend": name,
-                    "endpoint": f"batch of {args.batch_size}",
-                    "connections": args.batch_connections,
-                    "seconds": round(seconds, 2),
-                    "requests_per_s": round(res["requests"] / seconds, 1),
-                    "records_per_s": round(res["created"] * args.batch_size / seconds, 1),
+                    "records_per_s": round(records / seconds, 1),
                     "server_cpu_us_per_record": round(
-                        cpu / max(1, res["created"] * args.batch_size) * 1e6
+                        cpu / max(1, records if per else res["requests"]) * 1e6
                     ),
                     "p50_ms": res["p50_us"] / 1000,
                     "p99_ms": res["p99_us"] / 1000,
-                    "acknowledged": res["created"] * args.batch_size,
+                    "acknowledged": records,
                     "stored": stored,
-                    "non2xx": res["non2xx"],
+                    "non2xx": res["non2xx"] if per else res["requests"] - res["created"],
                     "socket_errors": res["socket_errors"],
                 }
+
+            # the ceiling of the HTTP stack on this machine now: no body, no auth, no database
+            rows.append(measure("GET /healthz (baseline)", "/healthz", None, args.connections, 0))
+            rows.append(measure("collect", COLLECT, collect, args.connections, 1))
+            rows.append(
+                measure(
+                    f"batch of {args.batch_size}",
+                    BATCH,
+                    batch,
+                    args.batch_connections,
+                    args.batch_size,
+                )
             )
     finally:
         server.terminate()
