@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 from sqlalchemy import (
@@ -97,8 +97,9 @@ class Filters:
     user_id: str | None = None
 
 
-@dataclass(frozen=True)
-class WriteOutcome:
+class WriteOutcome(NamedTuple):
+    """What became of one written record (a named tuple: one per record)."""
+
     id: uuid.UUID
     duplicate: bool
     row: dict[str, Any] | None  # the inserted row (None for a duplicate)
