@@ -10,6 +10,7 @@ be stored than acknowledged (requests in flight when wrk stops).
 
     python bench/bench_service.py                 # SQLite and PostgreSQL (if installed)
     python bench/bench_service.py --duration 5 --backends sqlite --json out.json
+    python bench/bench_service.py --endpoints healthz,batch --workers 2 --batch-connections 4
 """
 
 from __future__ import annotations
@@ -223,18 +224,24 @@ def run_backend(
                     "socket_errors": res["socket_errors"],
                 }
 
-            # the ceiling of the HTTP stack on this machine now: no body, no auth, no database
-            rows.append(measure("GET /healthz (baseline)", "/healthz", None, args.connections, 0))
-            rows.append(measure("collect", COLLECT, collect, args.connections, 1))
-            rows.append(
-                measure(
-                    f"batch of {args.batch_size}",
-                    BATCH,
-                    batch,
-                    args.batch_connections,
-                    args.batch_size,
+            endpoints = args.endpoints.split(",")
+            if "healthz" in endpoints:
+                # the ceiling of the HTTP stack on this machine now: no body, no auth, no database
+                rows.append(
+                    measure("GET /healthz (baseline)", "/healthz", None, args.connections, 0)
                 )
-            )
+            if "collect" in endpoints:
+                rows.append(measure("collect", COLLECT, collect, args.connections, 1))
+            if "batch" in endpoints:
+                rows.append(
+                    measure(
+                        f"batch of {args.batch_size}",
+                        BATCH,
+                        batch,
+                        args.batch_connections,
+                        args.batch_size,
+                    )
+                )
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -253,6 +260,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--backends", default="sqlite,postgres")
+    parser.add_argument(
+        "--endpoints", default="healthz,collect,batch", help="which rows to measure"
+    )
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     args = parser.parse_args()
     if shutil.which("wrk") is None:

@@ -222,3 +222,48 @@ def test_new_ids_are_distinct_version_4_uuids() -> None:
     ids = new_ids(1000)
     assert len(set(ids)) == 1000
     assert all(u.version == 4 and u.variant == "specified in RFC 4122" for u in ids)
+
+
+def test_rows_of_one_call_take_each_users_threshold_and_search_type() -> None:
+    """build_rows looks each (user, search type) threshold and search-type label up once per
+    call: records of several users and types in one batch must still get their own."""
+    from rankscope.service.records import NewRecord, build_rows, with_user_thresholds
+    from rankscope.service.schemas import MetricCreate
+
+    def lookup(user: str, search_type: str) -> float:
+        return {"semantic": 0.5, "keyword+web": 0.2}.get(search_type, 0.9)
+
+    own = with_user_thresholds({"bob": {"semantic": 0.95}, "carol": {"*": 0.1}}, lookup)
+    docs = [doc("a", 0.92), doc("b", 0.6), doc("c", 0.3)]
+    kinds = [{"semantic": True}, {"keyword": True, "web": True}, None, {}]
+    records = []
+    for i in range(24):
+        options = {} if kinds[i % 4] is None else {"searchTypes": kinds[i % 4]}
+        body = record(f"q{i}", docs=docs, options=options)
+        records.append(
+            NewRecord(MetricCreate.model_validate(body), ["alice", "bob", "carol"][i % 3])
+        )
+    rows = build_rows(records, own)
+    for i, row in enumerate(rows):
+        user, label = (
+            ["alice", "bob", "carol"][i % 3],
+            ["semantic", "keyword+web", "none", "none"][i % 4],
+        )
+        expected = own(user, label)
+        assert (row["user_id"], row["search_type"], row["threshold"]) == (user, label, expected)
+        assert row["judgments"] == {d["documentId"]: int(d["score"] >= expected) for d in docs}
+        assert row["relevant_retrieved"] == sum(row["judgments"].values())
+        flags = (
+            None
+            if kinds[i % 4] is None
+            else {n: n in (kinds[i % 4] or {}) for n in ("semantic", "keyword", "hybrid", "web")}
+        )
+        assert row["search_types"] == flags
+    # each row owns its flags: changing one row's dict leaves the others alone
+    rows[0]["search_types"]["web"] = True
+    assert rows[4]["search_types"] == {
+        "semantic": True,
+        "keyword": False,
+        "hybrid": False,
+        "web": False,
+    }

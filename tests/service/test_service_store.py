@@ -89,6 +89,8 @@ def test_sqlite_synchronous_is_normal_by_default_and_full_on_request(tmp_path: P
     engine = make_engine(f"sqlite:///{tmp_path / 'default.sqlite'}")
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1
+        # 16 MiB of page cache (negative: KiB), not SQLite's 2 MiB
+        assert conn.exec_driver_sql("PRAGMA cache_size").scalar() == -16384
     engine.dispose()
     assert load_settings().sqlite_synchronous == "NORMAL"
 

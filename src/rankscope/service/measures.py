@@ -38,6 +38,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -62,9 +63,10 @@ MEASURES = (
 TREC_EVAL_MEASURES = ("set_P", "set_recall", "set_F", "recip_rank", "map", "ndcg")
 
 
-@dataclass(frozen=True)
-class Evaluable:
-    """What one record gives ``evaluate()``: its key, shown ranking and judgments."""
+class Evaluable(NamedTuple):
+    """What one record gives ``evaluate()``: its key, shown ranking and judgments. (A named
+    tuple: one is made per collected record, and a frozen dataclass costs several times more to
+    create.)"""
 
     key: str
     ranking: tuple[str, ...]
@@ -170,12 +172,23 @@ def _parsed_measures() -> tuple[Measure, ...]:
     return tuple(parse_measures(MEASURES))  # once: evaluate() is called per write
 
 
+#: (num_ret, num_rel, num_rel_ret, set_P, set_recall, set_F, mrr, map, ndcg) of one item
+Values = tuple[int, int, int, float, float, float, float, float, float]
+_NOTHING_VALUES: Values = (0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
 def score(items: Sequence[Evaluable]) -> list[QueryMeasures]:
     """Measures of every item, in one ``evaluate()`` call."""
+    return [QueryMeasures(*values) for values in score_values(items)]
+
+
+def score_values(items: Sequence[Evaluable]) -> list[Values]:
+    """:func:`score` as plain tuples (the fields of :class:`QueryMeasures` in order), for the
+    write path, which stores them as they are."""
     if len({it.key for it in items}) != len(items):
         raise ValueError("two items share a key")
     if not any(it.judgments for it in items):
-        return [NOTHING] * len(items)
+        return [_NOTHING_VALUES] * len(items)
     results = evaluate(
         build_qrels(items),
         build_run(items),
@@ -185,14 +198,14 @@ def score(items: Sequence[Evaluable]) -> list[QueryMeasures]:
     scores = results.run()
     index = {q: i for i, q in enumerate(scores.query_ids)}
     table = scores.values.T.tolist()
-    out: list[QueryMeasures] = []
+    out: list[Values] = []
     for it in items:
         i = index.get(it.key)
         if i is None:  # neither judgments nor documents: nothing to evaluate
-            out.append(NOTHING)
+            out.append(_NOTHING_VALUES)
             continue
         p, r, f, rr, ap, ndcg, ret, rel, rel_ret = table[i]
-        out.append(QueryMeasures(int(ret), int(rel), int(rel_ret), p, r, f, rr, ap, ndcg))
+        out.append((int(ret), int(rel), int(rel_ret), p, r, f, rr, ap, ndcg))
     return out
 
 
@@ -202,9 +215,11 @@ __all__ = [
     "TREC_EVAL_MEASURES",
     "Evaluable",
     "QueryMeasures",
+    "Values",
     "complete_judgments",
     "heuristic_judgments",
     "run_scores",
     "score",
+    "score_values",
     "shown_ranking",
 ]

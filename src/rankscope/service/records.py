@@ -10,8 +10,7 @@ import datetime as dt
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from rankscope import __version__
 from rankscope.service import measures
@@ -22,9 +21,8 @@ from rankscope.service.settings import ServiceSettings, search_type_key
 ThresholdLookup = Callable[[str, str], float]
 
 
-@dataclass(frozen=True)
-class NewRecord:
-    """A validated request and the user it belongs to."""
+class NewRecord(NamedTuple):
+    """A validated request and the user it belongs to (a named tuple: one per record)."""
 
     request: MetricCreate
     user_id: str
@@ -69,38 +67,56 @@ def judgments_of(
 def build_rows(
     records: Sequence[NewRecord], thresholds: ThresholdLookup, now: dt.datetime | None = None
 ) -> list[dict[str, Any]]:
-    """Rows for ``retrieval_metrics``, scored together in one ``evaluate()`` call."""
+    """Rows for ``retrieval_metrics``, scored together in one ``evaluate()`` call.
+
+    This runs for every collected record (tens of thousands a second through the batch
+    endpoint), so the loop is written for speed: no helper objects per record, and what
+    records share (the search-type label, the threshold) is computed once per distinct value.
+    """
     now = now or dt.datetime.now(dt.UTC)
     rows: list[dict[str, Any]] = []
     items: list[measures.Evaluable] = []
-    keys = new_ids(len(records))
-    for key, record in zip(keys, records, strict=True):
+    labels: dict[tuple[bool, bool, bool, bool], tuple[str, dict[str, bool]]] = {}
+    limits: dict[tuple[str, str], float] = {}
+    utc = dt.UTC
+    for key, record in zip(new_ids(len(records)), records, strict=True):
         req = record.request
         opts = req.options
         docs = req.retrieved_documents
-        search_types = opts.search_types if opts and opts.search_types else None
-        type_label = search_type_key(search_types.names() if search_types else [])
+        search_types = opts.search_types if opts is not None else None
+        if search_types is None:
+            type_label, flags = "none", None
+        else:
+            st = search_types
+            bits = (st.semantic, st.keyword, st.hybrid, st.web)
+            known = labels.get(bits)
+            if known is None:
+                known = labels[bits] = (search_type_key(search_types.names()), search_types.flags())
+            type_label, flags = known[0], dict(known[1])
         doc_ids = [d["documentId"] for d in docs]
+        scores = [d["score"] for d in docs]
         given = judgments_of(req.judgments, req.relevant_document_ids)
+        threshold: float | None = None
         if given is None:
-            threshold: float | None = thresholds(record.user_id, type_label)
-            assert threshold is not None
-            given = measures.heuristic_judgments(
-                ((d["documentId"], d["score"]) for d in docs), threshold
-            )
+            limit_key = (record.user_id, type_label)
+            threshold = limits.get(limit_key)
+            if threshold is None:
+                threshold = limits[limit_key] = thresholds(record.user_id, type_label)
+            given = measures.heuristic_judgments(zip(doc_ids, scores, strict=True), threshold)
             source = "heuristic"
         else:
-            threshold = None
             source = "provided"
-        judgments = measures.complete_judgments(given, doc_ids)
-        cutoff = opts.cutoff if opts and opts.cutoff else None
+        judgments = dict(given)
+        for doc in doc_ids:
+            judgments.setdefault(doc, 0)  # measures.complete_judgments, inlined
+        cutoff = opts.cutoff if opts is not None else None
         ranking = measures.shown_ranking(doc_ids, cutoff)
         items.append(measures.Evaluable(key.hex, ranking, judgments))
-        scores = [d["score"] for d in docs]
-        web = (opts.web_results_count if opts else None) or 0
+        web = (opts.web_results_count if opts is not None else None) or 0
         timestamp = req.timestamp or now
         if timestamp.tzinfo is None:
-            timestamp = timestamp.replace(tzinfo=dt.UTC)
+            timestamp = timestamp.replace(tzinfo=utc)
+        n = len(docs)
         rows.append(
             {
                 "id": key,
@@ -108,32 +124,32 @@ def build_rows(
                 "query": req.query,
                 "query_id": req.query_id,
                 "timestamp": timestamp,
-                "document_chunks_retrieved": len(docs),
+                "document_chunks_retrieved": n,
                 "web_results_retrieved": web,
-                "total_sources": len(docs) + web,
-                "min_score": min(scores) if scores else None,
-                "max_score": max(scores) if scores else None,
-                "average_score": sum(scores) / len(scores) if scores else None,
-                "search_types": search_types.flags() if search_types else None,
+                "total_sources": n + web,
+                "min_score": min(scores) if n else None,
+                "max_score": max(scores) if n else None,
+                "average_score": sum(scores) / n if n else None,
+                "search_types": flags,
                 "search_type": type_label,
-                "topic_id": opts.topic_id if opts else None,
+                "topic_id": opts.topic_id if opts is not None else None,
                 "document_ids": list(opts.document_ids)
-                if opts and opts.document_ids is not None
+                if opts is not None and opts.document_ids is not None
                 else None,
-                "ranked_list": ranked_list(req),
+                "ranked_list": _ranked(docs),
                 "judgments": given,
                 "judgment_source": source,
                 "threshold": threshold,
-                "cutoff": cutoff if cutoff is not None else len(ranking),
+                "cutoff": cutoff if cutoff else len(ranking),
                 "rankscope_version": __version__,
                 "collect_id": req.collect_id,
-                "arm": opts.arm if opts else None,
+                "arm": opts.arm if opts is not None else None,
                 "created_at": now,
                 "updated_at": now,
             }
         )
-    for row, values in zip(rows, measures.score(items), strict=True):
-        row.update(measure_columns(values))
+    for row, values in zip(rows, measures.score_values(items), strict=True):
+        row.update(zip(MEASURE_COLUMNS, values, strict=True))
     return rows
 
 
@@ -152,8 +168,12 @@ def new_ids(n: int) -> list[uuid.UUID]:
 def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
     """The shown list: position (from 1), document id, score, and chunk index and name when
     given."""
+    return _ranked(req.retrieved_documents)
+
+
+def _ranked(docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out = []
-    for position, doc in enumerate(req.retrieved_documents, start=1):
+    for position, doc in enumerate(docs, start=1):
         item = {"position": position, "document_id": doc["documentId"], "score": doc["score"]}
         chunk = doc.get("chunkIndex")
         if chunk is not None:
@@ -163,6 +183,20 @@ def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
             item["document_name"] = name
         out.append(item)
     return out
+
+
+#: the stored columns of :func:`measures.score_values`' tuples, in their order
+MEASURE_COLUMNS = (
+    "total_retrieved",
+    "total_relevant",
+    "relevant_retrieved",
+    "precision",
+    "recall",
+    "f1_score",
+    "mean_reciprocal_rank",
+    "average_precision",
+    "ndcg",
+)
 
 
 def measure_columns(values: measures.QueryMeasures) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 from sqlalchemy import (
@@ -97,8 +97,9 @@ class Filters:
     user_id: str | None = None
 
 
-@dataclass(frozen=True)
-class WriteOutcome:
+class WriteOutcome(NamedTuple):
+    """What became of one written record (a named tuple: one per record)."""
+
     id: uuid.UUID
     duplicate: bool
     row: dict[str, Any] | None  # the inserted row (None for a duplicate)
@@ -155,6 +156,8 @@ class MetricsStore:
         # SQLite allows one writer: writers of this process queue here instead of spinning on
         # the busy timeout (other processes still wait on it)
         self._write_lock = threading.Lock() if not self.postgres else None
+        # per role: may it create the temporary table of the COPY path (checked once)
+        self._temp_allowed: dict[str, bool] = {}
 
     # -- transactions ------------------------------------------------------------------------
 
@@ -264,19 +267,51 @@ class MetricsStore:
     def _insert(self, conn: Connection, rows: list[dict[str, Any]]) -> list[WriteOutcome]:
         if not rows:
             return []
+        if self.postgres and len(rows) >= COPY_MIN_ROWS and self._may_copy(conn):
+            return self._insert_copy(conn, rows)
+        return self._insert_each(conn, rows)
+
+    def _insert_each(self, conn: Connection, rows: list[dict[str, Any]]) -> list[WriteOutcome]:
+        """``INSERT ... ON CONFLICT (user_id, collect_id) DO NOTHING`` per row, then the stored
+        ids of the rows that carry a ``collectId`` (the first of a key wins)."""
         # the driver's executemany on ready-made tuples: SQLAlchemy's per-row type processing
         # costs more than the insert itself at thousands of rows per second
         sql, convert = _insert_plan(self.postgres)
         conn.exec_driver_sql(sql, [convert(row) for row in rows])
         keyed = [(r["user_id"], r["collect_id"]) for r in rows if r["collect_id"] is not None]
-        stored: dict[tuple[str, str], uuid.UUID] = {}
-        for chunk in _chunks(sorted(set(keyed)), 400):
-            found = conn.execute(
-                select(M.id, M.user_id, M.collect_id).where(
-                    tuple_(M.user_id, M.collect_id).in_(chunk)
-                )
+        stored = _stored_ids(conn, keyed)
+        out = []
+        for row in rows:
+            key = (row["user_id"], row["collect_id"])
+            if row["collect_id"] is not None and stored.get(key, row["id"]) != row["id"]:
+                out.append(WriteOutcome(stored[key], True, None))
+            else:
+                out.append(WriteOutcome(row["id"], False, row))
+        return out
+
+    def _may_copy(self, conn: Connection) -> bool:
+        """Whether the current role may create temporary tables (PostgreSQL grants it to
+        PUBLIC by default; a database where it was revoked gets the per-row INSERT)."""
+        role = conn.exec_driver_sql("SELECT current_user").scalar_one()
+        allowed = self._temp_allowed.get(role)
+        if allowed is None:
+            allowed = bool(
+                conn.exec_driver_sql(
+                    "SELECT has_database_privilege(current_database(), 'TEMPORARY')"
+                ).scalar_one()
             )
-            stored.update({(r.user_id, r.collect_id): r.id for r in found})
+            self._temp_allowed[role] = allowed
+        return allowed
+
+    def _insert_copy(self, conn: Connection, rows: list[dict[str, Any]]) -> list[WriteOutcome]:
+        """The rows through ``COPY`` into a temporary table, then one ``INSERT ... SELECT ...
+        ON CONFLICT (user_id, collect_id) DO NOTHING`` (PostgreSQL): one statement instead of
+        one per row, with the outcomes of :meth:`_insert_each`. (PostgreSQL refuses ``COPY
+        FROM`` into a table under row-level security; the ``INSERT`` applies its policies, as
+        the current user of the transaction.)"""
+        _copy_rows(conn, rows)
+        keyed = [(r["user_id"], r["collect_id"]) for r in rows if r["collect_id"] is not None]
+        stored = _stored_ids(conn, keyed)
         out = []
         for row in rows:
             key = (row["user_id"], row["collect_id"])
@@ -550,6 +585,56 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
         return tuple(values)  # SQLAlchemy passes on tuples only
 
     return sql, convert
+
+
+#: from this many rows on, PostgreSQL writes use COPY (below it, the per-row INSERT costs less
+#: than the extra round trips)
+COPY_MIN_ROWS = 16
+
+
+def _stored_ids(
+    conn: Connection, keys: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], uuid.UUID]:
+    """The ids stored (and visible to the current user) under ``(user_id, collect_id)`` keys."""
+    stored: dict[tuple[str, str], uuid.UUID] = {}
+    for chunk in _chunks(sorted(set(keys)), 400):
+        found = conn.execute(
+            select(M.id, M.user_id, M.collect_id).where(tuple_(M.user_id, M.collect_id).in_(chunk))
+        )
+        stored.update({(r.user_id, r.collect_id): r.id for r in found})
+    return stored
+
+
+def _copy_rows(conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+    """``COPY`` the rows (text format, on the connection's psycopg connection, inside its
+    transaction) into a temporary table, insert them from there in their order (the first of a
+    repeated ``(user_id, collect_id)`` wins, as with one INSERT per row) and drop the table.
+    The values are the INSERT's parameters, so they are stored exactly as
+    :meth:`MetricsStore._insert_each` stores them (a regression test compares the two)."""
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    _, convert = _insert_plan(True)
+    with driver.cursor() as cur:
+        cur.execute(_COPY_TABLE)
+        with cur.copy(_COPY_IN) as copy:
+            for i, row in enumerate(rows):
+                copy.write_row((*convert(row), i))
+        cur.execute(_COPY_INSERT)
+        cur.execute("DROP TABLE rs_copy_metrics")
+
+
+_COLUMN_LIST = ", ".join(f'"{c.name}"' for c in metrics_table.columns)
+# ON COMMIT DROP: gone with the transaction even when a statement fails; dropped after use as
+# well, so that the next group of the same transaction can create it again
+_COPY_TABLE = (
+    "CREATE TEMPORARY TABLE rs_copy_metrics (LIKE retrieval_metrics, ord integer) ON COMMIT DROP"
+)
+_COPY_IN = f"COPY rs_copy_metrics ({_COLUMN_LIST}, ord) FROM STDIN"
+_COPY_INSERT = (
+    f"INSERT INTO retrieval_metrics ({_COLUMN_LIST}) "
+    f"SELECT {_COLUMN_LIST} FROM rs_copy_metrics ORDER BY ord "
+    "ON CONFLICT (user_id, collect_id) DO NOTHING"
+)
 
 
 def _chunks(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
