@@ -101,3 +101,23 @@ def test_scan_in_small_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, s
     assert _fast_columns(Loaded(Where("c"), crlf.read_bytes(), crlf), 6) is not None
     assert _fast_columns(Loaded(Where("l"), lone.read_bytes(), lone), 6) is None
     assert _fast_columns(Loaded(Where("t"), tab.read_bytes(), tab), 6) is None
+
+
+@pytest.mark.parametrize("block", [64, 1 << 22])
+def test_fast_path_reads_a_file_after_its_header_in_many_blocks(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    block: int,
+    same_run: Callable[[Run, Run], None],
+) -> None:
+    import rankscope.data.trec as trec
+
+    monkeypatch.setattr(trec, "_CSV_BLOCK", block)
+    path = tmp_path / "run.txt"
+    path.write_bytes(b"# header\n\n" + BODY)
+    loaded = Loaded(Where("run.txt"), path.read_bytes(), path)
+    cols = _fast_columns(loaded, 6)
+    assert cols is not None
+    assert cols.lines is not None and cols.lines[0] == 3
+    fast = read_trec_run(loaded, name=None, strict=True, warn=Warner(None), fast=True)
+    same_run(fast, _run(BODY, fast=False))

@@ -64,6 +64,7 @@ TrecSource = str | os.PathLike[str] | IO[Any]
 _RUN_HINT = "Each line must be `qid Q0 docno rank score runid`"
 _QRELS_HINT = "Each line must be `qid iter docno relevance`"
 _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
+_CSV_BLOCK = 1 << 22  # pyarrow parses blocks of this size on separate threads
 
 
 @dataclass(slots=True)
@@ -259,15 +260,18 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     types: dict[str, pa.DataType] = dict.fromkeys(names, pa.string())
     value_col = "f4" if ncols == 6 else "f3"
     types[value_col] = pa.float64() if ncols == 6 else pa.int64()
+    if loaded.path is not None:
+        stream = pa.OSFile(str(loaded.path))
+        stream.seek(start)
+    else:
+        stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(start))
     try:
-        if loaded.path is not None:
-            stream = pa.OSFile(str(loaded.path))
-            stream.seek(start)
-        else:
-            stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(start))
-        reader = pcsv.open_csv(
+        # read_csv parses blocks on every core at once; the streaming reader uses about one
+        table = pcsv.read_csv(
             stream,
-            read_options=pcsv.ReadOptions(column_names=names, block_size=1 << 24, use_threads=True),
+            read_options=pcsv.ReadOptions(
+                column_names=names, block_size=_CSV_BLOCK, use_threads=True
+            ),
             parse_options=pcsv.ParseOptions(
                 delimiter=sep.decode(),
                 quote_char=False,
@@ -283,42 +287,33 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
                 check_utf8=True,
             ),
         )
-        qids: list[QueryBlocks] = []
-        docs: list[pa.Array] = []
-        values: list[pa.Array] = []
-        runid: str | None = None
-        for batch in reader:
-            if batch.num_rows == 0:
-                continue
-            for i, name in enumerate(names):
-                col = batch.column(i)
-                if name == value_col:
-                    if col.null_count:
-                        return None
-                elif pc.min(pc.binary_length(col)).as_py() == 0:
-                    return None
-            q = batch.column(0)
-            if pc.any(pc.starts_with(q, "#")).as_py():
-                return None
-            qids.append(QueryBlocks.of(q))  # a few names per batch, not a string per row
-            docs.append(batch.column(2))
-            values.append(batch.column(value_col))
-            if ncols == 6:
-                runid = batch.column(5)[batch.num_rows - 1].as_py()
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
         return None
-    if not values:
+    finally:
+        stream.close()
+    if table.num_rows == 0:
         return None
-    vals = pa.chunked_array(values).to_numpy()
+    for name in names:
+        col = table.column(name)
+        if name == value_col:
+            if col.null_count:
+                return None
+        elif pc.min(pc.binary_length(col)).as_py() == 0:
+            return None
+    q = table.column("f0")
+    if pc.any(pc.starts_with(q, "#")).as_py():
+        return None
+    runid = table.column("f5")[-1].as_py() if ncols == 6 else None
+    blocks = QueryBlocks.of(q)  # a few names per chunk, not a string per row
+    docs = table.column("f2")
+    vals = table.column(value_col).to_numpy()
+    del table, q  # the other columns go now; the builder needs the doc ids in one buffer
     if ncols == 6 and not np.all(np.isfinite(vals)):
         return None
     lines = None  # row i is line i + 1 ...
     if skipped:  # ... unless header lines were skipped
         lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
-    blocks = QueryBlocks.concat(qids)
-    # one buffer now, while the batches can still be freed on return (the builder needs one)
-    one = pa.chunked_array(docs).combine_chunks()
-    return _Columns(blocks, one, vals, lines=lines, runid=runid)
+    return _Columns(blocks, docs.combine_chunks(), vals, lines=lines, runid=runid)
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")
