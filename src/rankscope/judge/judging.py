@@ -17,9 +17,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rankscope.data import Qrels
 from rankscope.judge.batch_store import BatchProgress, pending_in
 from rankscope.judge.cache import CachedJudgment, CacheKey, JudgmentCache, text_hash
 from rankscope.judge.config import JudgeSettings
@@ -33,6 +32,9 @@ from rankscope.judge.limits import (
 from rankscope.judge.pool import Pool, PoolEntry, require_query_text
 from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
+
+if TYPE_CHECKING:  # numpy and pyarrow load for the qrels at the end of a run, not at its start
+    from rankscope.data import Qrels
 
 log = logging.getLogger("rankscope.judge")
 
@@ -533,6 +535,8 @@ def _label_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 def judgments_to_qrels(rows: Iterable[dict[str, Any]], source: str | None = None) -> Qrels:
     """Qrels of the rows that got a label (null labels are left out: not judged)."""
+    from rankscope.data import Qrels
+
     data: dict[str, dict[str, int]] = {}
     for r in rows:
         if r.get("label") is not None:
