@@ -20,7 +20,6 @@ from typing import IO, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
 from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.qrels import Qrels
@@ -135,6 +134,8 @@ def _write(
 ) -> Path:
     """``table`` and ``trec_lines`` are made only for the format that needs them."""
     if fmt == "parquet":
+        import pyarrow.parquet as pq  # 13 ms that writing text does not need
+
         pq.write_table(table(), out)
         return out
     with _open(out, gz) as fh:
