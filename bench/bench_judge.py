@@ -123,6 +123,29 @@ def export(rev: str, dest: Path) -> Path:
     return dest / "src"
 
 
+def versions_to_measure(
+    baseline: str | None, extras: list[str], root: Path
+) -> list[tuple[str, Path]]:
+    """(label, src folder): the baseline revision exported under ``root``, the working tree,
+    then each ``LABEL=SRC`` of ``extras``."""
+    versions: list[tuple[str, Path]] = []
+    if baseline:
+        versions.append((f"baseline {baseline}", export(baseline, root / "base")))
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=False,
+    ).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "src"],
+        capture_output=True, text=True, check=False,
+    ).stdout.strip()  # fmt: skip
+    versions.append((f"current {head}{'+changes' if dirty else ''}", REPO / "src"))
+    for extra in extras:
+        label, _, folder = extra.partition("=")
+        versions.append((label, Path(folder).resolve()))
+    return versions
+
+
 @dataclass(frozen=True)
 class Cell:
     """One judge run into a fresh output, seen from the client and the server."""
@@ -198,21 +221,7 @@ def main() -> None:
         root = Path(tmp)
         pool = root / "pool.jsonl"
         write_pool(pool, args.pairs)
-        versions: list[tuple[str, Path]] = []
-        if args.baseline:
-            versions.append((f"baseline {args.baseline}", export(args.baseline, root / "base")))
-        head = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "src"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        versions.append((f"current {head}{'+changes' if dirty else ''}", REPO / "src"))
-        for extra in args.extra:
-            label, _, folder = extra.partition("=")
-            versions.append((label, Path(folder).resolve()))
+        versions = versions_to_measure(args.baseline, args.extra, root)
 
         print(f"nproc={os.cpu_count()} pairs={args.pairs} delay={args.delay}s "
               f"repeat={args.repeat} load average before: {os.getloadavg()[0]:.2f}")  # fmt: skip

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_judge import versions_to_measure
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 CRANFIELD = REPO.parent / "shared" / "data" / "cranfield" / "runs" / "stevinjs_CS7IS3-CA1"
@@ -72,15 +74,6 @@ def run_once(src: Path, argv: list[str], pycache: Path) -> tuple[float, float, s
     return wall, cpu, done.stdout
 
 
-def export(rev: str, dest: Path) -> Path:
-    dest.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "-C", str(REPO), "archive", rev, "src"], capture_output=True, check=True
-    ).stdout
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
-    return dest / "src"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--baseline", help="git revision to measure in the same run")
@@ -89,21 +82,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_startup_") as tmp:
         root = Path(tmp)
-        versions: list[tuple[str, Path]] = []
-        if args.baseline:
-            versions.append((f"baseline {args.baseline}", export(args.baseline, root / "base")))
-        head = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "src"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        versions.append((f"current {head}{'+changes' if dirty else ''}", REPO / "src"))
-        for extra in args.extra:
-            label, _, folder = extra.partition("=")
-            versions.append((label, Path(folder).resolve()))
+        versions = versions_to_measure(args.baseline, args.extra, root)
         pycache = root / "pycache"
         print(f"nproc={os.cpu_count()} repeat={args.repeat} "
               f"load average before: {os.getloadavg()[0]:.2f}")  # fmt: skip
