@@ -13,8 +13,10 @@ flagged.
 ``--baseline REV`` also runs the code of a git revision (``git archive REV src`` unpacked in a
 temporary folder), interleaved with the working tree, cell by cell, so both are measured in the
 same run under the same load; the judgments of both are compared (labels, hashes, tokens, cost,
-qrels) and must be identical. From the server's clock (shared with the client's): the time from
-launch to the first request (start-up) and from the last answer to exit (writing the outputs).
+qrels) and must be identical. ``--extra LABEL=SRC`` measures a further ``src`` tree the same way
+(the working tree with a patch not yet committed, say). From the server's clock (shared with the
+client's): the time from launch to the first request (start-up) and from the last answer to
+exit (writing the outputs).
 Each cell is followed by a rerun into the finished output (every pair already done, no call
 made): the CLI's fixed cost. Byte-code is compiled in a warm-up run first and cached (in a
 temporary folder), as for an installed package.
@@ -121,6 +123,29 @@ def export(rev: str, dest: Path) -> Path:
     return dest / "src"
 
 
+def versions_to_measure(
+    baseline: str | None, extras: list[str], root: Path
+) -> list[tuple[str, Path]]:
+    """(label, src folder): the baseline revision exported under ``root``, the working tree,
+    then each ``LABEL=SRC`` of ``extras``."""
+    versions: list[tuple[str, Path]] = []
+    if baseline:
+        versions.append((f"baseline {baseline}", export(baseline, root / "base")))
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=False,
+    ).stdout.strip()  # fmt: skip
+    dirty = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "src"],
+        capture_output=True, text=True, check=False,
+    ).stdout.strip()  # fmt: skip
+    versions.append((f"current {head}{'+changes' if dirty else ''}", REPO / "src"))
+    for extra in extras:
+        label, _, folder = extra.partition("=")
+        versions.append((label, Path(folder).resolve()))
+    return versions
+
+
 @dataclass(frozen=True)
 class Cell:
     """One judge run into a fresh output, seen from the client and the server."""
@@ -180,6 +205,14 @@ def main() -> None:
     parser.add_argument("--formats", nargs="+", default=["anthropic", "openai"])
     parser.add_argument("--baseline", help="git revision to measure in the same run")
     parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="LABEL=SRC",
+        help="also measure the package in folder SRC (a src/ tree, e.g. the working tree with a "
+        "patch applied), interleaved like the baseline",
+    )
+    parser.add_argument(
         "--repeat", type=int, default=3, help="runs per cell (concurrency 1: once), median shown"
     )
     args = parser.parse_args()
@@ -188,18 +221,7 @@ def main() -> None:
         root = Path(tmp)
         pool = root / "pool.jsonl"
         write_pool(pool, args.pairs)
-        versions: list[tuple[str, Path]] = []
-        if args.baseline:
-            versions.append((f"baseline {args.baseline}", export(args.baseline, root / "base")))
-        head = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        dirty = subprocess.run(
-            ["git", "-C", str(REPO), "status", "--porcelain", "src"],
-            capture_output=True, text=True, check=False,
-        ).stdout.strip()  # fmt: skip
-        versions.append((f"current {head}{'+changes' if dirty else ''}", REPO / "src"))
+        versions = versions_to_measure(args.baseline, args.extra, root)
 
         print(f"nproc={os.cpu_count()} pairs={args.pairs} delay={args.delay}s "
               f"repeat={args.repeat} load average before: {os.getloadavg()[0]:.2f}")  # fmt: skip
@@ -227,7 +249,7 @@ def main() -> None:
                         reruns[name].append(rerun)
                         if rep == 0:
                             outs.append(out)
-                if len(outs) == 2 and comparable(outs[0]) != comparable(outs[1]):
+                if any(comparable(o) != comparable(outs[0]) for o in outs[1:]):
                     mismatches.append(f"{fmt} concurrency {conc}")
                 ideal = args.pairs * args.delay / conc
                 for name, runs in cells.items():
@@ -247,11 +269,14 @@ def main() -> None:
         for name, times in reruns.items():
             print(f"rerun into a finished output, no call made ({name}): median "
                   f"{statistics.median(times):.2f} s over {len(times)} reruns")  # fmt: skip
-        src = versions[-1][1]
-        for modules in ("rankscope.cli.app, rankscope.judge.judging", *args.formats, "pandas"):
-            print(f"import {modules} in a fresh interpreter: median "
+        for name, src in versions:
+            modules = "rankscope.cli.app, rankscope.judge.judging"
+            print(f"import {modules} in a fresh interpreter ({name}): median "
                   f"{import_s(modules, src, pycache):.2f} s")  # fmt: skip
-        if len(versions) == 2:
+        for modules in (*args.formats, "pandas"):
+            print(f"import {modules} in a fresh interpreter: median "
+                  f"{import_s(modules, versions[-1][1], pycache):.2f} s")  # fmt: skip
+        if len(versions) >= 2:
             print("outputs identical (labels, hashes, tokens, cost, qrels): "
                   + ("yes" if not mismatches else "NO: " + ", ".join(mismatches)))  # fmt: skip
         print(f"load average after: {os.getloadavg()[0]:.2f}")

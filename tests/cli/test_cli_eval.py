@@ -108,6 +108,16 @@ def test_one_query_is_counted_in_the_singular(
     assert "1 query" in out and "1 queries" not in out
 
 
+def test_run_names_are_shown_as_written(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """A run name is text, not rich markup or an emoji code."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("q1 0 a 1\n")
+    run.write_text("q1 Q0 a 1 2 [bold]a:thumbs_up:b\n")
+    code, out, _ = run_cli(capsys, str(qrels), str(run), "-m", "P@1")
+    assert code == 0
+    assert "[bold]a:thumbs_up:b" in out
+
+
 def test_per_query_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(capsys, QRELS, BM25, DENSE, "-m", "mrr@10", "-m", "P@5", "-q")
     assert code == 0

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from typing import Any
 
-import click
 import typer
 
 from rankscope import __version__
@@ -61,33 +61,49 @@ def main(argv: list[str] | None = None) -> int:
     except RankscopeError as error:
         print(f"rankscope: error: {error}", file=sys.stderr)
         return error.exit_code
-    except click.exceptions.Exit as done:
-        return done.exit_code
-    except click.ClickException as error:
-        error.show()
-        return error.exit_code
-    except click.exceptions.Abort:
-        print("rankscope: aborted", file=sys.stderr)
-        return 130
-    # typer >= 0.20 bundles its own click: its exceptions do not derive from click's.
     except typer.Exit as done:
         return int(getattr(done, "exit_code", 0))
     except typer.Abort:
         print("rankscope: aborted", file=sys.stderr)
         return 130
-    except typer.TyperException as error:
-        show = getattr(error, "show", None)
-        if callable(show):
-            show()
-        else:
-            print(f"rankscope: error: {error}", file=sys.stderr)
-        return int(getattr(error, "exit_code", 2))
     except KeyboardInterrupt:
         print("rankscope: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as error:
+        code = _usage_error(error)
+        if code is None:
+            raise
+        return code
     return result if isinstance(result, int) else 0
+
+
+def _usage_error(error: Exception) -> int | None:
+    """Show a usage error of the CLI framework and return its exit status; None for any other.
+
+    typer >= 0.20 bundles its own click, whose exceptions do not derive from click's; older
+    typer raises click's own (its ``Exit`` and ``Abort`` are typer's). click is not imported
+    for this (25 ms of every start-up): where no one imported it, none of its exceptions was
+    raised.
+    """
+    click: Any = sys.modules.get("click")
+    if click is not None and isinstance(error, click.exceptions.Exit):
+        return int(error.exit_code)
+    if click is not None and isinstance(error, click.exceptions.Abort):
+        print("rankscope: aborted", file=sys.stderr)
+        return 130
+    kinds = tuple(
+        k for k in (getattr(typer, "TyperException", None), click and click.ClickException) if k
+    )
+    if not isinstance(error, kinds):
+        return None
+    show = getattr(error, "show", None)
+    if callable(show):
+        show()
+    else:
+        print(f"rankscope: error: {error}", file=sys.stderr)
+    return int(getattr(error, "exit_code", 2))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
 if TYPE_CHECKING:
     from rankscope.bench.ray_runner import RayOptions
@@ -134,6 +133,8 @@ def demo(
     ),
 ) -> None:
     """Run the shipped demo: Python standard-library docs search, fully offline."""
+    from rich.console import Console
+
     from rankscope.suite import embeddings_available, load_suite
 
     # The demo never downloads: models must already be installed (the embed extra ships one).
@@ -178,6 +179,8 @@ def _run_and_print(
     resume_hint: str = "",
     ray: RayOptions | None = None,
 ) -> None:
+    from rich.console import Console
+
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
     from rankscope.bench.results import ViewName

@@ -103,6 +103,7 @@ def _csv(results: Results, per_query: bool) -> str:
 def _print_tables(results: Results, per_query: bool) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     from rankscope.metrics.results import count
 
@@ -115,19 +116,22 @@ def _print_tables(results: Results, per_query: bool) -> None:
         # Plain fixed-width text: a rich table of 10,000 queries takes far too long to lay out.
         sys.stdout.write(_per_query_text(results))
         sys.stdout.flush()
+    # Names are shown as written: Text is not read as markup or :emoji: codes (a run called
+    # "[b]m25" or "a:ok:b" keeps its brackets and colons), and nothing loads rich's emoji table.
     summary = Table(show_edge=False)
-    summary.add_column(header[0])
+    summary.add_column(Text(header[0]))
     for name in header[1:]:
-        summary.add_column(name, justify="right")
+        summary.add_column(Text(name), justify="right")
     for row in rows:
-        summary.add_row(*row)
+        summary.add_row(*(Text(cell) for cell in row))
     console.print(summary)
     counts = {len(results.query_ids(r)) for r in results.run_names}
     if len(counts) == 1:
-        console.print(f"[dim]{count(counts.pop(), 'query', 'queries')}[/dim]")
+        console.print(Text(count(counts.pop(), "query", "queries"), style="dim"))
     else:
         shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
-        console.print(f"[dim]queries per run differ ({shown}); -c scores all qrels queries[/dim]")
+        line = f"queries per run differ ({shown}); -c scores all qrels queries"
+        console.print(Text(line, style="dim"))
 
 
 def measures_command() -> None:

@@ -1,11 +1,20 @@
-"""Qrels and runs: the value types and their readers and writers."""
+"""Qrels and runs: the value types and their readers and writers.
 
-from rankscope.data._source import DataWarning
-from rankscope.data.order import byte_key
-from rankscope.data.qrels import Qrels
-from rankscope.data.readers import read_qrels, read_run
-from rankscope.data.run import Run, unique_run_names
-from rankscope.data.writers import write_qrels, write_run
+The names load on first use (:mod:`rankscope.lazy`): ``rankscope.data.order`` and the other
+light modules are importable without numpy and pyarrow.
+"""
+
+from typing import TYPE_CHECKING
+
+from rankscope.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.data._source import DataWarning
+    from rankscope.data.order import byte_key
+    from rankscope.data.qrels import Qrels
+    from rankscope.data.readers import read_qrels, read_run
+    from rankscope.data.run import Run, unique_run_names
+    from rankscope.data.writers import write_qrels, write_run
 
 __all__ = [
     "DataWarning",
@@ -18,3 +27,15 @@ __all__ = [
     "write_qrels",
     "write_run",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "rankscope.data._source": ("DataWarning",),
+        "rankscope.data.order": ("byte_key",),
+        "rankscope.data.qrels": ("Qrels",),
+        "rankscope.data.readers": ("read_qrels", "read_run"),
+        "rankscope.data.run": ("Run", "unique_run_names"),
+        "rankscope.data.writers": ("write_qrels", "write_run"),
+    },
+)

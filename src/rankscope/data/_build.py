@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from rankscope.data._source import Where
+from rankscope.data.arrow import numpy_array, to_numpy
 from rankscope.data.fingerprints import find_duplicate, pair_keys, remember
 from rankscope.data.order import byte_key
 from rankscope.data.qrels import Qrels
@@ -61,10 +62,10 @@ def _at(lines: IntArray | None, row: int) -> int:
 def check_ids(values: pa.Array, what: str, where: Where, lines: IntArray | None) -> None:
     """Refuse missing and empty ids (TREC files cannot hold them)."""
     if values.null_count:
-        row = int(np.flatnonzero(values.is_null().to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(to_numpy(values.is_null()))[0])
         raise where.error(f"missing {what}", at=_at(lines, row), hint=f"Give every row a {what}")
     if len(values) and pc.min(pc.binary_length(values)).as_py() == 0:
-        lens = pc.binary_length(values).to_numpy(zero_copy_only=False)
+        lens = to_numpy(pc.binary_length(values))
         row = int(np.flatnonzero(lens == 0)[0])
         raise where.error(f"empty {what}", at=_at(lines, row), hint=f"Give every row a {what}")
 
@@ -98,7 +99,7 @@ class QueryBlocks:
         if len(qids) == 0:
             return cls([], np.zeros(0, dtype=np.int64))
         runs = pc.run_end_encode(qids)  # Arrow finds the runs (4x faster than comparing)
-        ends = runs.run_ends.to_numpy().astype(np.int64)
+        ends = to_numpy(runs.run_ends).astype(np.int64)
         lengths = np.diff(ends, prepend=np.int64(0))
         return cls(runs.values.to_pylist(), lengths)
 
@@ -218,12 +219,12 @@ def _in_query_fix(
     tie_rows = np.zeros(0, dtype=np.int64)
     tie_seg = np.zeros(0, dtype=np.int64)
     if len(tie_pos):
-        left = docs.take(pa.array(tie_pos))
-        right = docs.take(pa.array(tie_pos + 1))
+        left = docs.take(numpy_array(tie_pos))
+        right = docs.take(numpy_array(tie_pos + 1))
         rising = pc.less(left, right)
         if isinstance(rising, pa.ChunkedArray):
             rising = rising.combine_chunks()
-        rising_np = rising.to_numpy(zero_copy_only=False)
+        rising_np = to_numpy(rising)
         # tie groups: maximal runs of consecutive tie positions; group g covers rows
         # tie_pos[first of g] .. tie_pos[last of g] + 1
         new_group = np.concatenate([[True], tie_pos[1:] != tie_pos[:-1] + 1])
@@ -257,15 +258,23 @@ def _in_query_fix(
         seg = np.concatenate(parts_seg)
         order = np.argsort(pos, kind="stable")
         pos, seg = pos[order], seg[order]
-        table = pa.table({"seg": seg, "score": scores[pos], "doc": docs.take(pa.array(pos))})
-        idx = pc.sort_indices(
-            table,
-            sort_keys=[("seg", "ascending"), ("score", "descending"), ("doc", "descending")],
-        ).to_numpy(zero_copy_only=False)
+        table = pa.table(
+            {
+                "seg": numpy_array(seg),
+                "score": numpy_array(scores[pos]),
+                "doc": docs.take(numpy_array(pos)),
+            }
+        )
+        idx = to_numpy(
+            pc.sort_indices(
+                table,
+                sort_keys=[("seg", "ascending"), ("score", "descending"), ("doc", "descending")],
+            )
+        )
         fix[pos] = pos[idx]
     for q in np.flatnonzero(nan_query).tolist():
         rows = np.arange(query_start[q], query_end[q], dtype=np.int64)
-        names = [byte_key(d) for d in docs.take(pa.array(rows)).to_pylist()]
+        names = [byte_key(d) for d in docs.take(numpy_array(rows)).to_pylist()]
         order = np.asarray(glibc_qsort_order(scores[rows].tolist(), names), dtype=np.int64)
         fix[rows] = rows[order]
     return fix
@@ -311,7 +320,7 @@ def build_run(
     if not groups.contiguous:
         perm = groups.perm
         assert perm is not None
-        take = pa.array(perm)
+        take = numpy_array(perm)
         d, s = as_string_array(d).take(take), s[perm]
         lines = (lines[perm] if lines is not None else perm + 1).astype(np.int64)
         groups = _Groups.sorted_rows(groups.query_ids, groups.offsets)
@@ -347,7 +356,7 @@ def build_run(
     del fix
     groups.perm = None
     if order is not None:
-        d = d.take(pa.array(order))
+        d = d.take(numpy_array(order))
         s = s[order]
         if row_keys is not None:
             row_keys = row_keys[order]
@@ -402,20 +411,21 @@ def build_qrels(
     if block_lengths is not None:
         row_rank = np.repeat(name_rank, block_lengths)
     else:
-        row_rank = name_rank[enc.indices.to_numpy(zero_copy_only=False)] if n else name_rank
+        row_rank = name_rank[to_numpy(enc.indices)] if n else name_rank
     # Arrow sorts strings by their bytes, which is trec_eval's strcmp order.
-    perm = pc.sort_indices(
-        pa.table({"q": row_rank, "d": d}), sort_keys=[("q", "ascending"), ("d", "ascending")]
-    ).to_numpy(zero_copy_only=False)
-    rq = row_rank[perm]
-    d_sorted = d.take(pa.array(perm))
-    if n > 1:
-        same = (rq[1:] == rq[:-1]) & pc.equal(d_sorted.slice(0, n - 1), d_sorted.slice(1)).to_numpy(
-            zero_copy_only=False
+    perm = to_numpy(
+        pc.sort_indices(
+            pa.table({"q": numpy_array(row_rank), "d": d}),
+            sort_keys=[("q", "ascending"), ("d", "ascending")],
         )
+    )
+    rq = row_rank[perm]
+    d_sorted = d.take(numpy_array(perm))
+    if n > 1:
+        same = (rq[1:] == rq[:-1]) & to_numpy(pc.equal(d_sorted.slice(0, n - 1), d_sorted.slice(1)))
         if same.any() and keep_first:  # the sort is stable: a repeat follows the first row
             keep = np.concatenate([[True], ~same])
-            perm, rq, d_sorted = perm[keep], rq[keep], d_sorted.filter(pa.array(keep))
+            perm, rq, d_sorted = perm[keep], rq[keep], d_sorted.filter(numpy_array(keep))
         elif same.any():
             k = np.flatnonzero(same)
             line_no = lines if lines is not None else np.arange(1, n + 1, dtype=np.int64)

@@ -16,6 +16,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from rankscope.data.arrow import numpy_array
+
 if TYPE_CHECKING:
     from rankscope.data.run import Run
 
@@ -186,7 +188,7 @@ def find_duplicate(
     suspects = np.unique(ks[1:][same])
     del ks, same
     rows = np.flatnonzero(np.isin(keys(), suspects))
-    names = docs.take(pa.array(rows)).to_pylist()
+    names = docs.take(numpy_array(rows)).to_pylist()
     seen: dict[tuple[int, str], int] = {}
     best: tuple[int, int] | None = None
     for r, name in zip(rows.tolist(), names, strict=True):

@@ -11,6 +11,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from rankscope.data._nested import nested, query_rows
+from rankscope.data.arrow import string_array
 from rankscope.data.order import byte_key
 
 
@@ -51,7 +52,7 @@ class Qrels:
         return cls(
             query_ids=tuple(qids),
             offsets=np.asarray(offsets, dtype=np.int64),
-            doc_ids=pa.array(docs, type=pa.string()),
+            doc_ids=string_array(docs),
             grades=np.asarray(grades, dtype=np.int64),
             source=source,
         )

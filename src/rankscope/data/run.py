@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from rankscope.data import fingerprints
 from rankscope.data._nested import nested, query_rows
+from rankscope.data.arrow import string_array
 from rankscope.data.order import byte_key
 
 
@@ -63,7 +64,7 @@ class Run:
             name=name,
             query_ids=tuple(qids),
             offsets=np.asarray(offsets, dtype=np.int64),
-            doc_ids=pa.array(docs, type=pa.string()),
+            doc_ids=string_array(docs),
             scores=np.asarray(scores, dtype=np.float64),
             source=source,
         )

@@ -20,8 +20,8 @@ from typing import IO, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
-import pyarrow.parquet as pq
 
+from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.data.trec import trec_qrels_lines, trec_run_lines, write_lines
@@ -72,15 +72,15 @@ def run_table(run: Run) -> pa.Table:
     lengths = np.diff(run.offsets)
     row_q = np.repeat(np.arange(len(run.query_ids)), lengths)
     ranks = np.arange(len(run), dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
-    qids = pa.array(run.query_ids, type=pa.string()).take(pa.array(row_q))
+    qids = string_array(run.query_ids).take(numpy_array(row_q))
     return pa.table(
         {
             "query_id": qids,
             "doc_id": run.doc_ids,
-            "rank": pa.array(ranks, type=pa.int64()),
-            "score": pa.array(run.scores, type=pa.float64()),
+            "rank": numpy_array(ranks),
+            "score": numpy_array(np.asarray(run.scores, dtype=np.float64)),
             "run_id": pa.DictionaryArray.from_arrays(
-                pa.array(np.zeros(len(run), dtype=np.int32)), pa.array([run.name])
+                numpy_array(np.zeros(len(run), dtype=np.int32)), string_array([run.name])
             ),
         }
     )
@@ -89,12 +89,12 @@ def run_table(run: Run) -> pa.Table:
 def qrels_table(qrels: Qrels) -> pa.Table:
     """Columns ``query_id, doc_id, relevance`` in qrels order."""
     row_q = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
-    qids = pa.array(qrels.query_ids, type=pa.string()).take(pa.array(row_q))
+    qids = string_array(qrels.query_ids).take(numpy_array(row_q))
     return pa.table(
         {
             "query_id": qids,
             "doc_id": qrels.doc_ids,
-            "relevance": pa.array(qrels.grades, type=pa.int64()),
+            "relevance": numpy_array(np.asarray(qrels.grades, dtype=np.int64)),
         }
     )
 
@@ -103,9 +103,13 @@ def write_run(run: Run, path: str | os.PathLike[str], format: str | None = None)
     """Write ``run`` to ``path``; returns the path written."""
     out = Path(path)
     fmt, gz = _format_for(out, format)
-    table = run_table(run)
-    if fmt == "parquet":
-        table = table.replace_schema_metadata({RUN_NAME_KEY: run.name.encode("utf-8")})
+
+    def table() -> pa.Table:
+        t = run_table(run)
+        if fmt == "parquet":
+            t = t.replace_schema_metadata({RUN_NAME_KEY: run.name.encode("utf-8")})
+        return t
+
     return _write(out, fmt, gz, table, lambda: trec_run_lines(run))
 
 
@@ -113,25 +117,34 @@ def write_qrels(qrels: Qrels, path: str | os.PathLike[str], format: str | None =
     """Write ``qrels`` to ``path``; returns the path written. TSV uses BEIR's header."""
     out = Path(path)
     fmt, gz = _format_for(out, format)
-    table = qrels_table(qrels)
-    if fmt == "tsv":
-        table = table.rename_columns(["query-id", "corpus-id", "score"])
+
+    def table() -> pa.Table:
+        t = qrels_table(qrels)
+        return t.rename_columns(["query-id", "corpus-id", "score"]) if fmt == "tsv" else t
+
     return _write(out, fmt, gz, table, lambda: trec_qrels_lines(qrels))
 
 
 def _write(
-    out: Path, fmt: str, gz: bool, table: pa.Table, trec_lines: Callable[[], pa.Array]
+    out: Path,
+    fmt: str,
+    gz: bool,
+    table: Callable[[], pa.Table],
+    trec_lines: Callable[[], pa.Array],
 ) -> Path:
+    """``table`` and ``trec_lines`` are made only for the format that needs them."""
     if fmt == "parquet":
-        pq.write_table(table, out)
+        import pyarrow.parquet as pq  # 13 ms that writing text does not need
+
+        pq.write_table(table(), out)
         return out
     with _open(out, gz) as fh:
         if fmt == "trec":
             write_lines(trec_lines(), fh)
         elif fmt == "jsonl":
-            _write_jsonl(table, fh)
+            _write_jsonl(table(), fh)
         else:
-            _write_delimited(table, fh, "," if fmt == "csv" else "\t")
+            _write_delimited(table(), fh, "," if fmt == "csv" else "\t")
     return out
 
 

@@ -9,27 +9,36 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rankscope.data import Qrels, Run, read_qrels, read_run, write_qrels
 from rankscope.engines.base import Document
 from rankscope.suite.corpus import iter_jsonl, read_jsonl_documents
 from rankscope.suite.corpus import read_queries as _read_query_list
+
+if TYPE_CHECKING:  # numpy and pyarrow load with the first run or qrels, not with the judge
+    from rankscope.data import Qrels, Run
 
 PathLike = str | os.PathLike[str]
 
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
     """A run from any format :func:`rankscope.data.read_run` reads (TREC, JSONL, CSV, ...)."""
+    from rankscope.data import read_run
+
     return read_run(path, name=name)
 
 
 def load_qrels(path: PathLike) -> Qrels:
     """Qrels from any format :func:`rankscope.data.read_qrels` reads (TREC, BEIR TSV, ...)."""
+    from rankscope.data import read_qrels
+
     return read_qrels(path)
 
 
 def write_qrels_trec(qrels: Qrels, path: PathLike) -> None:
     """TREC qrels: ``query_id 0 doc_id grade`` per line, whatever the suffix."""
+    from rankscope.data import write_qrels
+
     write_qrels(qrels, path, format="trec")
 
 

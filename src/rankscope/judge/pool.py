@@ -14,15 +14,18 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from rankscope.data import Run, byte_key, unique_run_names
+from rankscope.data.order import byte_key
 from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
 from rankscope.judge.io import PathLike, iter_jsonl
 from rankscope.suite.corpus import read_text
+
+if TYPE_CHECKING:  # judging a pool needs no runs, so no numpy or pyarrow
+    from rankscope.data import Run
 
 SNIPPET_CHARS = 300
 POOL_FORMATS = ("jsonl", "csv", "yaml")
@@ -106,6 +109,8 @@ def build_pool(
         raise InputError("pool depth must be at least 1", value=depth, hint="e.g. --depth 20")
     if not runs:
         raise InputError("pooling needs at least one run")
+    from rankscope.data import unique_run_names
+
     runs = unique_run_names(runs)
     names = [r.name for r in runs]
     wanted = None if query_ids is None else set(query_ids)

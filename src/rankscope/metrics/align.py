@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from numpy.typing import NDArray
 
 from rankscope.data import fingerprints
+from rankscope.data.arrow import numpy_array, to_numpy
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.errors import DuplicateError, InputError
@@ -128,7 +129,7 @@ def align(
         run_docs = run.doc_ids
     else:
         rows = positions(offsets) + np.repeat(run.offsets[:-1][in_both], counts)
-        run_docs = run.doc_ids.take(pa.array(rows))
+        run_docs = run.doc_ids.take(numpy_array(rows))
 
     # Look every ranked (query, doc) up in the qrels.
     qrels_query = segment_ids(qrels.offsets)
@@ -250,7 +251,7 @@ def _join_hashed(
     )
     row_run = qrels_to_run[qrels_query]
     usable_rows = np.flatnonzero(row_run >= 0)  # qrels rows of queries the run has
-    qrels_keys = fingerprints.hash_strings(qrels.doc_ids.take(pa.array(usable_rows)))
+    qrels_keys = fingerprints.hash_strings(qrels.doc_ids.take(numpy_array(usable_rows)))
     qrels_keys >>= np.uint64(qbits)
     qrels_keys |= row_run[usable_rows].astype(np.uint64) << np.uint64(64 - qbits)
     index = keys.SpreadHashIndex(qrels_keys)
@@ -259,7 +260,9 @@ def _join_hashed(
     judged[matched] = True
     qrels_row = usable_rows[found]
     if matched.shape[0]:
-        same = pc.equal(run_docs.take(pa.array(matched)), qrels.doc_ids.take(pa.array(qrels_row)))
+        same = pc.equal(
+            run_docs.take(numpy_array(matched)), qrels.doc_ids.take(numpy_array(qrels_row))
+        )
         if not pc.all(same).as_py():
             return None
     duplicate = -1
@@ -301,10 +304,11 @@ def _join_exact(
 ) -> tuple[NDArray[np.bool_], NDArray[np.int64], int]:
     """Join through doc numbers from one hash pass of pyarrow over the run's doc ids."""
     encoded = pc.dictionary_encode(run_docs)
-    run_doc = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    run_doc = np.asarray(to_numpy(encoded.indices), dtype=np.int64)
     n_docs = len(encoded.dictionary)
-    qrels_doc = pc.index_in(qrels.doc_ids, value_set=encoded.dictionary).fill_null(-1)
-    qrels_doc_np = np.asarray(qrels_doc.to_numpy(zero_copy_only=False), dtype=np.int64)
+    found = pc.index_in(qrels.doc_ids, value_set=encoded.dictionary)  # null: not in the run
+    qrels_doc_np = np.full(len(found), -1, dtype=np.int64)
+    qrels_doc_np[to_numpy(found.is_valid())] = to_numpy(found.drop_null())
     judged, qrels_row = _lookup(qrels_doc_np, qrels_query, n_docs, run_doc, run_query)
     duplicate = -1
     run_keys = run_query * n_docs + run_doc

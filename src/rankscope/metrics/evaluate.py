@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
 
+from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.order import byte_key
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run, renamed, unique_run_names
@@ -193,14 +194,14 @@ def with_stand_ins(run: Run, missing: Sequence[str]) -> Run:
     offsets = offsets_from_counts(counts)
     rows = positions(offsets) + np.repeat(src_start, counts)
     docs = pa.concat_arrays(
-        [run.doc_ids.cast(pa.string()), pa.array([STAND_IN_DOCNO] * len(missing), pa.string())]
+        [run.doc_ids.cast(pa.string()), string_array([STAND_IN_DOCNO] * len(missing))]
     )
     scores = np.concatenate([run.scores, np.ones(len(missing), dtype=np.float64)])
     return Run(
         name=run.name,
         query_ids=tuple(all_q),
         offsets=offsets,
-        doc_ids=docs.take(pa.array(rows)),
+        doc_ids=docs.take(numpy_array(rows)),
         scores=scores[rows],
         source=run.source,
     )

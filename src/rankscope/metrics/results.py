@@ -16,7 +16,6 @@ above 0 in the whole qrels file (``rankscope trec_eval`` reproduces that line).
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
@@ -282,6 +281,8 @@ class Results:
         return f"{head}\n{self}"
 
     def _repr_html_(self) -> str:
+        import html  # 15 ms (html.entities) that only a notebook needs
+
         header, rows = self.table_rows()
         head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
         body = "".join(

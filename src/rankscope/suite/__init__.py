@@ -1,17 +1,26 @@
-"""Benchmark suites: the YAML format, its validation, corpus sources, judgments and sweeps."""
+"""Benchmark suites: the YAML format, its validation, corpus sources, judgments and sweeps.
 
-from rankscope.suite.loader import load_suite, load_suite_text
-from rankscope.suite.model import Suite
-from rankscope.suite.schema import Settings, SuiteSpec
-from rankscope.suite.sweep import (
-    PRESETS,
-    BenchConfig,
-    Chunking,
-    check_embedding_extra,
-    embeddings_available,
-    expand_sweep,
-    preset_configs,
-)
+The names load on first use (:mod:`rankscope.lazy`): the judge reads its files through
+:mod:`rankscope.suite.corpus` without the suite's models and sweeps.
+"""
+
+from typing import TYPE_CHECKING
+
+from rankscope.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.suite.loader import load_suite, load_suite_text
+    from rankscope.suite.model import Suite
+    from rankscope.suite.schema import Settings, SuiteSpec
+    from rankscope.suite.sweep import (
+        PRESETS,
+        BenchConfig,
+        Chunking,
+        check_embedding_extra,
+        embeddings_available,
+        expand_sweep,
+        preset_configs,
+    )
 
 __all__ = [
     "PRESETS",
@@ -27,3 +36,21 @@ __all__ = [
     "load_suite_text",
     "preset_configs",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "rankscope.suite.loader": ("load_suite", "load_suite_text"),
+        "rankscope.suite.model": ("Suite",),
+        "rankscope.suite.schema": ("Settings", "SuiteSpec"),
+        "rankscope.suite.sweep": (
+            "PRESETS",
+            "BenchConfig",
+            "Chunking",
+            "check_embedding_extra",
+            "embeddings_available",
+            "expand_sweep",
+            "preset_configs",
+        ),
+    },
+)

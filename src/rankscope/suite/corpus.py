@@ -19,19 +19,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Query
 from rankscope.errors import ConfigError, FormatError, InputError
-from rankscope.suite.schema import (
-    BeirCorpus,
-    CorpusSpec,
-    DocstringsCorpus,
-    FilesCorpus,
-    IrDatasetsCorpus,
-    JsonlCorpus,
-)
+
+if TYPE_CHECKING:  # the judge reads its files here without numpy, pyarrow or the suite schema
+    from rankscope.data.qrels import Qrels
+    from rankscope.suite.schema import BeirCorpus, CorpusSpec, FilesCorpus
 
 # Definitions in most languages: def/class (Python), function (JS), func (Go), fn/struct (Rust)...
 _SYMBOL_RE = re.compile(
@@ -48,6 +43,14 @@ def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
     Where the source is (a file or folder that is not there) is checked now; what it holds
     (a bad line, a folder without text files) when it is read.
     """
+    from rankscope.suite.schema import (
+        BeirCorpus,
+        DocstringsCorpus,
+        FilesCorpus,
+        IrDatasetsCorpus,
+        JsonlCorpus,
+    )
+
     if isinstance(spec, BeirCorpus):
         return beir_folder(spec, base_dir).documents()
     if isinstance(spec, JsonlCorpus):
@@ -68,6 +71,8 @@ def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
 
 def corpus_queries(spec: CorpusSpec, base_dir: Path) -> list[Query] | None:
     """Queries that come with the corpus (BEIR ``queries.jsonl``, ir_datasets), else None."""
+    from rankscope.suite.schema import BeirCorpus, IrDatasetsCorpus
+
     if isinstance(spec, BeirCorpus):
         return beir_folder(spec, base_dir).queries()
     if isinstance(spec, IrDatasetsCorpus):
@@ -85,6 +90,9 @@ def corpus_qrels(spec: CorpusSpec, base_dir: Path, *, required: bool = True) -> 
     judgments of its own), else None: a suite may bring queries and judgments for a BEIR corpus
     that has none. A missing folder is always an error ("folder not found").
     """
+    from rankscope.data.qrels import Qrels
+    from rankscope.suite.schema import BeirCorpus, IrDatasetsCorpus
+
     if isinstance(spec, BeirCorpus):
         return beir_folder(spec, base_dir).qrels(required=required)
     if isinstance(spec, IrDatasetsCorpus):
