@@ -64,3 +64,19 @@ def test_the_public_names_still_load() -> None:
         "else:\n    raise SystemExit('no AttributeError')"
     )
     assert "numpy" in imported_after(code)  # the names load their modules when read
+
+
+def test_eval_on_trec_files_imports_no_pandas(tmp_path: Path) -> None:
+    examples = SRC.parent / "examples"
+    out = tmp_path / "run.txt"
+    code = (
+        "import contextlib, io\nfrom rankscope.cli.app import main\n"
+        "from rankscope.data import read_run, write_run\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['eval', {str(examples / 'qrels.txt')!r}, {str(examples / 'bm25.run')!r},"
+        " '-m', 'map', '-m', 'ndcg@10'])\n"
+        f"write_run(read_run({str(examples / 'dense.run')!r}), {str(out)!r})"
+    )
+    imported = imported_after(code)
+    assert {"numpy", "pyarrow"} <= imported  # it did evaluate and write
+    assert "pandas" not in imported

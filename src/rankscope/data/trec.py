@@ -48,6 +48,7 @@ import pyarrow.csv as pcsv
 
 from rankscope.data._build import QueryBlocks, build_qrels, build_run
 from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load
+from rankscope.data.arrow import numpy_array, string_array, string_scalar, to_numpy
 from rankscope.data.numbers import (
     c_atof,
     c_atol,
@@ -306,7 +307,7 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     runid = table.column("f5")[-1].as_py() if ncols == 6 else None
     blocks = QueryBlocks.of(q)  # a few names per chunk, not a string per row
     docs = table.column("f2")
-    vals = table.column(value_col).to_numpy()
+    vals = to_numpy(table.column(value_col))  # no nulls: checked above
     del table, q  # the other columns go now; the builder needs the doc ids in one buffer
     if ncols == 6 and not np.all(np.isfinite(vals)):
         return None
@@ -408,8 +409,8 @@ def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Column
         lines.append(no)
         runid = words[5]
     return _Columns(
-        pa.array(qids, type=pa.string()),
-        pa.array(docs, type=pa.string()),
+        string_array(qids),
+        string_array(docs),
         np.asarray(scores, dtype=np.float64),
         np.asarray(lines, dtype=np.int64),
         # the run name: trec_eval prints its bytes as they are (-m runid)
@@ -483,8 +484,8 @@ def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Colu
         grades.append(grade)
         lines.append(no)
     return _Columns(
-        pa.array(qids, type=pa.string()),
-        pa.array(docs, type=pa.string()),
+        string_array(qids),
+        string_array(docs),
         np.asarray(grades, dtype=np.int64),
         np.asarray(lines, dtype=np.int64),
     )
@@ -511,7 +512,7 @@ def trec_run_lines(run: Run) -> pa.Array:
             value=run.name,
             hint="Give the run a single-word name",
         )
-    qids = pa.array(run.query_ids, type=pa.string())
+    qids = string_array(run.query_ids)
     _check_words(qids, "a query id")
     _check_words(run.doc_ids, "a document id")
     n = len(run)
@@ -519,33 +520,33 @@ def trec_run_lines(run: Run) -> pa.Array:
     row_q = np.repeat(np.arange(len(run.query_ids)), lengths)
     ranks = np.arange(n, dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
     return pc.binary_join_element_wise(
-        qids.take(pa.array(row_q)),
-        "Q0",
+        qids.take(numpy_array(row_q)),
+        string_scalar("Q0"),
         run.doc_ids,
-        pa.array(ranks).cast(pa.string()),
+        numpy_array(ranks).cast(pa.string()),
         _format_floats(run.scores),
-        run.name,
-        " ",
+        string_scalar(run.name),
+        string_scalar(" "),
     )
 
 
 def trec_qrels_lines(qrels: Qrels) -> pa.Array:
-    qids = pa.array(qrels.query_ids, type=pa.string())
+    qids = string_array(qrels.query_ids)
     _check_words(qids, "a query id")
     _check_words(qrels.doc_ids, "a document id")
     row_q = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
     return pc.binary_join_element_wise(
-        qids.take(pa.array(row_q)),
-        "0",
+        qids.take(numpy_array(row_q)),
+        string_scalar("0"),
         qrels.doc_ids,
-        pa.array(qrels.grades).cast(pa.string()),
-        " ",
+        numpy_array(qrels.grades).cast(pa.string()),
+        string_scalar(" "),
     )
 
 
 def _format_floats(values: npt.NDArray[np.float64]) -> pa.Array:
     """Shortest text that reads back to the same double (Arrow formats floats that way)."""
-    return pa.array(values, type=pa.float64()).cast(pa.string())
+    return numpy_array(np.asarray(values, dtype=np.float64)).cast(pa.string())
 
 
 def write_lines(lines: pa.Array, out: object) -> None:
