@@ -121,3 +121,11 @@ def test_fast_path_reads_a_file_after_its_header_in_many_blocks(
     assert cols.lines is not None and cols.lines[0] == 3
     fast = read_trec_run(loaded, name=None, strict=True, warn=Warner(None), fast=True)
     same_run(fast, _run(BODY, fast=False))
+
+
+def test_fast_path_leaves_a_missing_score_to_the_exact_parser() -> None:
+    text = BODY + b"9 Q0 d9 1  tag\n"  # two blanks: trec_eval reads five words
+    assert _fast_columns(Loaded(Where("r"), text, None), 6) is None
+    for fast in (False, True):
+        with pytest.raises(FormatError, match=r"r\.txt:61"):
+            _run(text, fast)

@@ -37,6 +37,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -219,9 +220,10 @@ def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
     return count, pos
 
 
-def _plain_separator(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, int] | None:
-    """The single field separator of a regular file and the number of fields on its first line,
-    or ``None`` when the exact path is needed. Runs may carry extra words after the runid."""
+def _first_line_format(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, bytes, int] | None:
+    """``(separator, the other blank, number of fields)`` read from the first data line, or
+    ``None`` when that line already needs the exact path. Runs may carry extra words after the
+    runid."""
     data = loaded.data
     nl = data.find(b"\n", start)
     first = bytes(data[start : nl if nl >= 0 else len(data)]).rstrip(b"\r")
@@ -229,12 +231,18 @@ def _plain_separator(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, int
     fields = len(first.split(sep))
     if fields < ncols or (ncols == 4 and fields != 4):
         return None
+    return sep, other, fields
+
+
+def _only_plain_bytes(loaded: Loaded, start: int, other: bytes) -> bool:
+    """Whether the input from ``start`` holds none of the bytes that pyarrow and trec_eval read
+    differently: NUL, vertical tab, form feed, the ``other`` blank, or a CR not before LF."""
     cr = crlf = 0
     ended_cr = False
     for chunk in _chunks(loaded, start):
         for bad in (b"\0", b"\x0b", b"\x0c", other):
             if chunk.find(bad) >= 0:
-                return None
+                return False
         if ended_cr and chunk[:1] == b"\n":
             crlf += 1  # a CRLF split between two pieces
         if chunk.find(b"\r") >= 0:
@@ -242,7 +250,7 @@ def _plain_separator(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, int
             crlf += chunk.count(b"\r\n")
         ended_cr = chunk[-1:] == b"\r"
     # a lone CR is whitespace to trec_eval but a line break to pyarrow
-    return (sep, fields) if cr == crlf else None
+    return cr == crlf
 
 
 def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
@@ -253,10 +261,10 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     whitespace, no blank or comment lines, every field non-empty, numbers in plain notation.
     """
     skipped, start = _header_lines(loaded.data, ncols)
-    found = _plain_separator(loaded, ncols, start)
+    found = _first_line_format(loaded, ncols, start)
     if found is None:
         return None
-    sep, fields = found
+    sep, other, fields = found
     names = [f"f{i}" for i in range(fields)]  # every line must have as many (pyarrow checks)
     types: dict[str, pa.DataType] = dict.fromkeys(names, pa.string())
     value_col = "f4" if ncols == 6 else "f3"
@@ -266,55 +274,62 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
         stream.seek(start)
     else:
         stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(start))
-    try:
-        # read_csv parses blocks on every core at once; the streaming reader uses about one
-        table = pcsv.read_csv(
-            stream,
-            read_options=pcsv.ReadOptions(
-                column_names=names, block_size=_CSV_BLOCK, use_threads=True
-            ),
-            parse_options=pcsv.ParseOptions(
-                delimiter=sep.decode(),
-                quote_char=False,
-                double_quote=False,
-                escape_char=False,
-                newlines_in_values=False,
-                ignore_empty_lines=False,
-            ),
-            convert_options=pcsv.ConvertOptions(
-                column_types=types,
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-                check_utf8=True,
-            ),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return None
-    finally:
-        stream.close()
-    if table.num_rows == 0:
-        return None
-    for name in names:
-        col = table.column(name)
-        if name == value_col:
-            if col.null_count:
-                return None
-        elif pc.min(pc.binary_length(col)).as_py() == 0:
+    # The byte scan (Python) runs while pyarrow parses on its own threads, which need no GIL;
+    # the table is dropped when the scan finds the file irregular.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        plain = pool.submit(_only_plain_bytes, loaded, start, other)
+        try:
+            table = pcsv.read_csv(
+                stream,
+                read_options=pcsv.ReadOptions(
+                    column_names=names, block_size=_CSV_BLOCK, use_threads=True
+                ),
+                parse_options=pcsv.ParseOptions(
+                    delimiter=sep.decode(),
+                    quote_char=False,
+                    double_quote=False,
+                    escape_char=False,
+                    newlines_in_values=False,
+                    ignore_empty_lines=False,
+                ),
+                convert_options=pcsv.ConvertOptions(
+                    column_types=types,
+                    strings_can_be_null=False,
+                    quoted_strings_can_be_null=False,
+                    check_utf8=True,
+                ),
+            )
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
             return None
-    q = table.column("f0")
-    if pc.any(pc.starts_with(q, "#")).as_py():
-        return None
-    runid = table.column("f5")[-1].as_py() if ncols == 6 else None
-    blocks = QueryBlocks.of(q)  # a few names per chunk, not a string per row
-    docs = table.column("f2")
-    vals = to_numpy(table.column(value_col))  # no nulls: checked above
-    del table, q  # the other columns go now; the builder needs the doc ids in one buffer
+        finally:
+            stream.close()
+        value = table.column(value_col)
+        if table.num_rows == 0 or value.null_count:
+            return None
+        # the field checks (Arrow kernels, no GIL) run beside the gathering below
+        fields_plain = pool.submit(_plain_fields, table, value_col)
+        runid = table.column("f5")[-1].as_py() if ncols == 6 else None
+        blocks = QueryBlocks.of(table.column("f0"))  # a few names per chunk, not one per row
+        vals = to_numpy(value)
+        docs = table.column("f2").combine_chunks()  # the builder needs the ids in one buffer
+        if not (plain.result() and fields_plain.result()):
+            return None
+    del table, value  # the other columns go now
     if ncols == 6 and not np.all(np.isfinite(vals)):
         return None
     lines = None  # row i is line i + 1 ...
     if skipped:  # ... unless header lines were skipped
         lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
-    return _Columns(blocks, docs.combine_chunks(), vals, lines=lines, runid=runid)
+    return _Columns(blocks, docs, vals, lines=lines, runid=runid)
+
+
+def _plain_fields(table: pa.Table, value_col: str) -> bool:
+    """Whether every text field is non-empty (an empty one means two blanks in a row, which
+    trec_eval reads as one) and no line starts a comment."""
+    for name in table.column_names:
+        if name != value_col and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
+            return False
+    return not pc.any(pc.starts_with(table.column("f0"), "#")).as_py()
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")
