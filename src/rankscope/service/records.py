@@ -149,7 +149,7 @@ def build_rows(
             }
         )
     for row, values in zip(rows, measures.score_values(items), strict=True):
-        row.update(zip(MEASURE_COLUMNS, values, strict=True))
+        row.update(zip(VALUE_COLUMNS, values, strict=True))
     return rows
 
 
@@ -185,8 +185,9 @@ def _ranked(docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-#: the stored columns of :func:`measures.score_values`' tuples, in their order
-MEASURE_COLUMNS = (
+#: the stored columns of :func:`measures.score_values`' tuples, in their order (the counts,
+#: then the measures that ``store.repository.MEASURE_COLUMNS`` averages)
+VALUE_COLUMNS = (
     "total_retrieved",
     "total_relevant",
     "relevant_retrieved",

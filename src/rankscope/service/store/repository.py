@@ -278,16 +278,7 @@ class MetricsStore:
         # costs more than the insert itself at thousands of rows per second
         sql, convert = _insert_plan(self.postgres)
         conn.exec_driver_sql(sql, [convert(row) for row in rows])
-        keyed = [(r["user_id"], r["collect_id"]) for r in rows if r["collect_id"] is not None]
-        stored = _stored_ids(conn, keyed)
-        out = []
-        for row in rows:
-            key = (row["user_id"], row["collect_id"])
-            if row["collect_id"] is not None and stored.get(key, row["id"]) != row["id"]:
-                out.append(WriteOutcome(stored[key], True, None))
-            else:
-                out.append(WriteOutcome(row["id"], False, row))
-        return out
+        return _outcomes(conn, rows)
 
     def _may_copy(self, conn: Connection) -> bool:
         """Whether the current role may create temporary tables (PostgreSQL grants it to
@@ -310,16 +301,7 @@ class MetricsStore:
         FROM`` into a table under row-level security; the ``INSERT`` applies its policies, as
         the current user of the transaction.)"""
         _copy_rows(conn, rows)
-        keyed = [(r["user_id"], r["collect_id"]) for r in rows if r["collect_id"] is not None]
-        stored = _stored_ids(conn, keyed)
-        out = []
-        for row in rows:
-            key = (row["user_id"], row["collect_id"])
-            if row["collect_id"] is not None and stored.get(key, row["id"]) != row["id"]:
-                out.append(WriteOutcome(stored[key], True, None))
-            else:
-                out.append(WriteOutcome(row["id"], False, row))
-        return out
+        return _outcomes(conn, rows)
 
     def feedback(
         self, principal: Principal, record_id: uuid.UUID, judgments: dict[str, int]
@@ -590,6 +572,21 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
 #: from this many rows on, PostgreSQL writes use COPY (below it, the per-row INSERT costs less
 #: than the extra round trips)
 COPY_MIN_ROWS = 16
+
+
+def _outcomes(conn: Connection, rows: list[dict[str, Any]]) -> list[WriteOutcome]:
+    """After an ``INSERT ... ON CONFLICT DO NOTHING`` of ``rows``: per row, the stored id and
+    whether it was a repeat (a ``collectId`` already stored, by this call or an earlier one)."""
+    keyed = [(r["user_id"], r["collect_id"]) for r in rows if r["collect_id"] is not None]
+    stored = _stored_ids(conn, keyed)
+    out = []
+    for row in rows:
+        key = (row["user_id"], row["collect_id"])
+        if row["collect_id"] is not None and stored.get(key, row["id"]) != row["id"]:
+            out.append(WriteOutcome(stored[key], True, None))
+        else:
+            out.append(WriteOutcome(row["id"], False, row))
+    return out
 
 
 def _stored_ids(
