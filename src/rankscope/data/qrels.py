@@ -10,9 +10,11 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from rankscope.data._nested import nested, query_rows
+from rankscope.data._nested import checked_rows, nested, query_rows
+from rankscope.data._source import Where
 from rankscope.data.arrow import string_array
 from rankscope.data.order import byte_key
+from rankscope.errors import InputError
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -38,19 +40,31 @@ class Qrels:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Mapping[str, int]], source: str | None = None) -> Qrels:
-        """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape)."""
-        qids = sorted((str(q) for q in data), key=byte_key)
+        """Build from ``{query_id: {doc_id: grade}}`` (the pytrec_eval / ranx shape).
+
+        Ids that are not text are read as text (``1`` as ``"1"``). A grade that is not an
+        integer (``1.0`` is one, ``1.5`` is not), an empty id or an id given twice raises
+        ``InputError``."""
+        where = Where(source or "<dict>", unit="row")
         docs: list[str] = []
         grades: list[int] = []
         offsets = [0]
-        for q in qids:
-            judged = data[q]
-            for d in sorted((str(d) for d in judged), key=byte_key):
+        rows = checked_rows(data, "relevance", where)
+        rows.sort(key=lambda qr: byte_key(qr[0]))
+        for q, judged in rows:
+            for d, g in sorted(judged, key=lambda dg: byte_key(dg[0])):
+                if type(g) is not int and not (np.isfinite(g) and g == int(g)):
+                    raise where.error(
+                        f"relevance grade of document {d!r} in query {q!r} is not an integer",
+                        value=g,
+                        hint="Grades must be integers such as 0, 1, 2",
+                        cls=InputError,
+                    )
                 docs.append(d)
-                grades.append(int(judged[d]))
+                grades.append(int(g))
             offsets.append(len(docs))
         return cls(
-            query_ids=tuple(qids),
+            query_ids=tuple(q for q, _ in rows),
             offsets=np.asarray(offsets, dtype=np.int64),
             doc_ids=string_array(docs),
             grades=np.asarray(grades, dtype=np.int64),

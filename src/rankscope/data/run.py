@@ -13,9 +13,11 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from rankscope.data import fingerprints
-from rankscope.data._nested import nested, query_rows
+from rankscope.data._nested import checked_rows, nested, query_rows
+from rankscope.data._source import Where
 from rankscope.data.arrow import string_array
 from rankscope.data.order import byte_key
+from rankscope.errors import InputError
 
 
 @dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
@@ -46,26 +48,41 @@ class Run:
     def from_dict(
         cls, data: Mapping[str, Mapping[str, float]], name: str = "run", source: str | None = None
     ) -> Run:
-        """Build from ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape)."""
-        qids = sorted((str(q) for q in data), key=byte_key)
+        """Build from ``{query_id: {doc_id: score}}`` (the pytrec_eval / ranx shape).
+
+        Ids that are not text are read as text (``1`` as ``"1"``). A value that is not a number,
+        a NaN or infinite score, an empty id or an id given twice raises ``InputError``."""
+        where = Where(source or "<dict>", unit="row")
         docs: list[str] = []
         scores: list[float] = []
         offsets = [0]
-        for q in qids:
+        rows = checked_rows(data, "score", where)
+        rows.sort(key=lambda qr: byte_key(qr[0]))
+        for _, ranking in rows:
             ranked = sorted(
-                ((str(d), float(s)) for d, s in data[q].items()),
+                ((d, float(s)) for d, s in ranking),
                 key=lambda ds: (-ds[1], _neg_bytes(ds[0])),
             )
             for d, s in ranked:
                 docs.append(d)
                 scores.append(s)
             offsets.append(len(docs))
+        values = np.asarray(scores, dtype=np.float64)
+        if not np.isfinite(values).all():
+            i = int(np.flatnonzero(~np.isfinite(values))[0])
+            q = rows[int(np.searchsorted(offsets, i, side="right")) - 1][0]
+            raise where.error(
+                f"score of document {docs[i]!r} in query {q!r} is NaN or infinite",
+                value=scores[i],
+                hint="Scores must be finite numbers",
+                cls=InputError,
+            )
         return cls(
             name=name,
-            query_ids=tuple(qids),
+            query_ids=tuple(q for q, _ in rows),
             offsets=np.asarray(offsets, dtype=np.int64),
             doc_ids=string_array(docs),
-            scores=np.asarray(scores, dtype=np.float64),
+            scores=values,
             source=source,
         )
 

@@ -38,7 +38,9 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 
 from rankscope.data._build import build_qrels, build_run
+from rankscope.data._nested import checked_rows
 from rankscope.data._source import Buffer, Warner, Where
+from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.numbers import c_atof, is_plain_float
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
@@ -423,31 +425,16 @@ def table_from_mapping(data: Mapping[Any, Any], where: Where, value_role: str) -
     qids: list[str] = []
     docs: list[str] = []
     values: list[Any] = []
-    for q, inner in data.items():
-        if not isinstance(inner, Mapping):
-            raise where.error(
-                f"value of query {q!r} is not a mapping",
-                value=type(inner).__name__,
-                hint="Give {query_id: {doc_id: " + value_role + "}}",
-                cls=InputError,
-            )
-        for d, v in inner.items():
-            if isinstance(v, bool) or not isinstance(v, int | float | np.integer | np.floating):
-                raise where.error(
-                    f"{value_role} of document {d!r} in query {q!r} is not a number",
-                    value=v,
-                    hint=f"Give every {value_role} as a number",
-                    cls=InputError,
-                )
-            qids.append(str(q))
-            docs.append(str(d))
-            values.append(v)
-    kind = pa.int64() if all(isinstance(v, int | np.integer) for v in values) else pa.float64()
+    for q, rows in checked_rows(data, value_role, where):
+        qids.extend([q] * len(rows))
+        docs.extend(d for d, _ in rows)
+        values.extend(v for _, v in rows)
+    ints = all(isinstance(v, int | np.integer) for v in values)
     return pa.table(
         {
-            "query_id": pa.array(qids, type=pa.string()),
-            "doc_id": pa.array(docs, type=pa.string()),
-            value_role: pa.array(values, type=kind),
+            "query_id": string_array(qids),
+            "doc_id": string_array(docs),
+            value_role: numpy_array(np.asarray(values, dtype=np.int64 if ints else np.float64)),
         }
     )
 

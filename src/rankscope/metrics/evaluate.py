@@ -297,7 +297,7 @@ def _is_ranking(value: object) -> bool:
     if not isinstance(value, Mapping):
         return False
     inner = next(iter(value.values()), None)
-    return inner is None or isinstance(inner, int | float | np.number)
+    return not isinstance(inner, Mapping)  # {doc_id: score}, whatever the scores hold
 
 
 def _as_run(run: Any, name: str | None = None) -> Run:
