@@ -74,3 +74,10 @@ def test_the_readers_refuse_the_same_mappings() -> None:
 def test_empty_mappings_stay_empty() -> None:
     assert len(Run.from_dict({})) == 0
     assert Qrels.from_dict({"q": {}}).query_ids == ("q",)
+
+
+@pytest.mark.parametrize("reader", [Run.from_dict, Qrels.from_dict, read_run, read_qrels])
+def test_integers_beyond_64_bits_are_refused(reader: Any) -> None:
+    with pytest.raises(InputError, match=r"of document 'd' in query 'q' is out of range"):
+        reader({"q": {"d": 2**70}})
+    assert len(reader({"q": {"d": 2**63 - 1}})) == 1

@@ -13,6 +13,8 @@ import pyarrow as pa
 from rankscope.data._source import Where
 from rankscope.errors import InputError
 
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
 #: one query's rows: (query id, [(doc id, value), ...]), ids as text
 NestedRows = tuple[str, list[tuple[str, Any]]]
 
@@ -21,8 +23,8 @@ def checked_rows(data: Mapping[Any, Any], value_role: str, where: Where) -> list
     """The rows of ``{query_id: {doc_id: value}}``, ids as text (``1`` reads as ``"1"``).
 
     Refuses, naming the query and document: a query whose value is not a mapping, an empty id,
-    two keys that are one id once written as text (``1`` and ``"1"``), and a value that is not
-    a number (``True`` included).
+    two keys that are one id once written as text (``1`` and ``"1"``), a value that is not a
+    number (``True`` included) and an integer beyond 64 bits.
     """
     out: list[NestedRows] = []
     seen: set[str] = set()
@@ -47,6 +49,13 @@ def checked_rows(data: Mapping[Any, Any], value_role: str, where: Where) -> list
                     f"{value_role} of document {d!r} in query {q!r} is not a number",
                     value=v,
                     hint=f"Give every {value_role} as a number",
+                    cls=InputError,
+                )
+            if type(v) is not float and not _INT64_MIN <= v <= _INT64_MAX:
+                raise where.error(
+                    f"{value_role} of document {d!r} in query {q!r} is out of range",
+                    value=v,
+                    hint=f"Give every {value_role} as a 64-bit integer or a float",
                     cls=InputError,
                 )
             if type(d) is not str:

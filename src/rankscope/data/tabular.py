@@ -429,7 +429,8 @@ def table_from_mapping(data: Mapping[Any, Any], where: Where, value_role: str) -
         qids.extend([q] * len(rows))
         docs.extend(d for d, _ in rows)
         values.extend(v for _, v in rows)
-    ints = all(isinstance(v, int | np.integer) for v in values)
+    # scores are floats whatever they were given as (an integer past 2**53 stays readable)
+    ints = value_role != "score" and all(isinstance(v, int | np.integer) for v in values)
     return pa.table(
         {
             "query_id": string_array(qids),
