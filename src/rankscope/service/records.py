@@ -6,6 +6,7 @@ the HTTP service and the client's local mode.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import uuid
@@ -185,33 +186,13 @@ def _ranked(docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-#: the stored columns of :func:`measures.score_values`' tuples, in their order (the counts,
-#: then the measures that ``store.repository.MEASURE_COLUMNS`` averages)
-VALUE_COLUMNS = (
-    "total_retrieved",
-    "total_relevant",
-    "relevant_retrieved",
-    "precision",
-    "recall",
-    "f1_score",
-    "mean_reciprocal_rank",
-    "average_precision",
-    "ndcg",
-)
+#: the stored columns of :func:`measures.score_values`' tuples, in their order: the fields of
+#: :class:`measures.QueryMeasures`, which are named after the columns
+VALUE_COLUMNS = tuple(f.name for f in dataclasses.fields(measures.QueryMeasures))
 
 
 def measure_columns(values: measures.QueryMeasures) -> dict[str, Any]:
-    return {
-        "total_retrieved": values.total_retrieved,
-        "total_relevant": values.total_relevant,
-        "relevant_retrieved": values.relevant_retrieved,
-        "precision": values.precision,
-        "recall": values.recall,
-        "f1_score": values.f1_score,
-        "mean_reciprocal_rank": values.mean_reciprocal_rank,
-        "average_precision": values.average_precision,
-        "ndcg": values.ndcg,
-    }
+    return dataclasses.asdict(values)
 
 
 def rescore(row: Mapping[str, Any], judgments: Mapping[str, int]) -> dict[str, Any]:
