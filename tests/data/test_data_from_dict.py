@@ -81,3 +81,8 @@ def test_integers_beyond_64_bits_are_refused(reader: Any) -> None:
     with pytest.raises(InputError, match=r"of document 'd' in query 'q' is out of range"):
         reader({"q": {"d": 2**70}})
     assert len(reader({"q": {"d": 2**63 - 1}})) == 1
+
+
+def test_large_numpy_float_scores_are_kept() -> None:
+    run = Run.from_dict({"q": {"d": np.float64(1e20), "e": np.float32(3e30)}})
+    assert run.scores.tolist() == [float(np.float32(3e30)), 1e20]

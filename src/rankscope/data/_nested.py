@@ -44,14 +44,16 @@ def checked_rows(data: Mapping[Any, Any], value_role: str, where: Where) -> list
         rows: list[tuple[str, Any]] = []
         converted = False
         for d, v in inner.items():
-            if type(v) is not float and type(v) is not int and not _is_number(v):
+            if type(v) is float:  # the common case first
+                pass
+            elif type(v) is not int and not _is_number(v):
                 raise where.error(
                     f"{value_role} of document {d!r} in query {q!r} is not a number",
                     value=v,
                     hint=f"Give every {value_role} as a number",
                     cls=InputError,
                 )
-            if type(v) is not float and not _INT64_MIN <= v <= _INT64_MAX:
+            elif not isinstance(v, np.floating) and not _INT64_MIN <= v <= _INT64_MAX:
                 raise where.error(
                     f"{value_role} of document {d!r} in query {q!r} is out of range",
                     value=v,
