@@ -216,14 +216,6 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values() -> None:
     assert run.offsets.tolist() == expected_run.offsets.tolist()
 
 
-def test_new_ids_are_distinct_version_4_uuids() -> None:
-    from rankscope.service.records import new_ids
-
-    ids = new_ids(1000)
-    assert len(set(ids)) == 1000
-    assert all(u.version == 4 and u.variant == "specified in RFC 4122" for u in ids)
-
-
 def test_rows_of_one_call_take_each_users_threshold_and_search_type() -> None:
     """build_rows looks each (user, search type) threshold and search-type label up once per
     call: records of several users and types in one batch must still get their own."""

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from rankscope.ids import uuid7
 
 _ID_NAMES = ("documentId", "document_id", "doc_id", "id")
 _CHUNK_NAMES = ("chunkIndex", "chunk_index")
@@ -69,11 +70,12 @@ def make_record(
     timestamp: dt.datetime | None = None,
     collect_id: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON body of one record; ``collectId`` defaults to a new UUID (safe retries)."""
+    """The JSON body of one record; ``collectId`` defaults to a new time-ordered UUID (safe
+    retries; the service's (user, collectId) index takes it at its end)."""
     record: dict[str, Any] = {
         "query": str(query),
         "retrievedDocuments": [document(d) for d in documents],
-        "collectId": collect_id or uuid.uuid4().hex,
+        "collectId": collect_id or uuid7().hex,
         "timestamp": (timestamp or dt.datetime.now(dt.UTC)).isoformat(),
     }
     if query_id is not None:

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rankscope.ids import uuid7s
 from rankscope.online.clicks import ClickLog, Feedback, Shown
 from rankscope.online.queries import normalise_query
 from rankscope.service.online_schemas import EventCreate
-from rankscope.service.records import new_ids
 
 CLICK_LOG_ACTIONS = ("search", "impression", "click", "dwell", "thumbs_up", "thumbs_down", "cited")
 
@@ -30,7 +30,7 @@ def event_rows(
 ) -> list[dict[str, Any]]:
     """Rows for ``search_events`` (timestamps default to ``now``, in UTC)."""
     rows = []
-    for key, event in zip(new_ids(len(events)), events, strict=True):
+    for key, event in zip(uuid7s(len(events)), events, strict=True):
         timestamp = event.timestamp or now
         if timestamp.tzinfo is None:
             timestamp = timestamp.replace(tzinfo=dt.UTC)

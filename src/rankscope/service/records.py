@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from rankscope import __version__
+from rankscope.ids import uuid7s
 from rankscope.service import measures
 from rankscope.service.schemas import MetricCreate
 from rankscope.service.settings import ServiceSettings, search_type_key
@@ -80,7 +79,7 @@ def build_rows(
     labels: dict[tuple[bool, bool, bool, bool], tuple[str, dict[str, bool]]] = {}
     limits: dict[tuple[str, str], float] = {}
     utc = dt.UTC
-    for key, record in zip(new_ids(len(records)), records, strict=True):
+    for key, record in zip(uuid7s(len(records)), records, strict=True):
         req = record.request
         opts = req.options
         docs = req.retrieved_documents
@@ -152,18 +151,6 @@ def build_rows(
     for row, values in zip(rows, measures.score_values(items), strict=True):
         row.update(zip(VALUE_COLUMNS, values, strict=True))
     return rows
-
-
-def new_ids(n: int) -> list[uuid.UUID]:
-    """``n`` random (version 4) UUIDs from one read of the system's random source."""
-    raw = os.urandom(16 * n)
-    out = []
-    for i in range(n):
-        b = bytearray(raw[16 * i : 16 * i + 16])
-        b[6] = (b[6] & 0x0F) | 0x40  # version 4
-        b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
-        out.append(uuid.UUID(bytes=bytes(b)))
-    return out
 
 
 def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
