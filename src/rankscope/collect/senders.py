@@ -114,7 +114,7 @@ class LocalSender:
         return await asyncio.to_thread(self.send, records)
 
     def close(self) -> None:
-        self._engine.dispose()
+        self._store.close()
 
 
 __all__ = ["BATCH_PATH", "AsyncHttpSender", "HttpSender", "LocalSender", "Sender"]

@@ -71,7 +71,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     problem = store.check_role()
     if problem is not None:
         if not settings.allow_privileged_role:
-            engine.dispose()
+            store.close()
             raise ServiceError(problem)
         log.warning("%s (allowed by allow_privileged_role)", problem)
     writers = 4 if is_postgres(engine) else 1
@@ -148,7 +148,8 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
                 with contextlib.suppress(asyncio.CancelledError):
                     await checker
             await state.batcher.stop()
-            state.store.engine.dispose()
+            state.bulk.shutdown(wait=True)
+            state.store.close()
 
     app = FastAPI(
         title="rankscope serve",

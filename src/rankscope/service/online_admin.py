@@ -42,11 +42,15 @@ def open_online(settings: ServiceSettings) -> Iterator[OnlineStore]:
     try:
         if not is_postgres(engine) and settings.auto_migrate:
             migrate(engine)
-        store = MetricsStore(engine, settings_thresholds(settings))
+    except BaseException:
+        engine.dispose()
+        raise
+    store = MetricsStore(engine, settings_thresholds(settings))
+    try:
         store.check_schema()
         yield OnlineStore(store)
     finally:
-        engine.dispose()
+        store.close()
 
 
 def principal_for(user: str | None) -> Principal:

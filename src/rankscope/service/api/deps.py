@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
@@ -32,6 +33,10 @@ class ServiceState:
     batcher: WriteBatcher
     limiter: RateLimiter
     online: OnlineStore
+    #: the thread that validates, scores and stores batch requests (one per process)
+    bulk: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="rs-bulk")
+    )
 
 
 # The dependencies of every request are coroutines: FastAPI runs a plain function dependency

@@ -57,6 +57,7 @@ from rankscope.service.store.models import (
     metrics_table,
     thresholds_table,
 )
+from rankscope.service.store.writelock import WriteLock
 
 M = metrics_table.c
 Bucket = Literal["hour", "day", "week"]
@@ -153,11 +154,17 @@ class MetricsStore:
         self._cache_seconds = cache_seconds
         self._own_cache: dict[str, tuple[dict[str, float], float]] = {}
         self._cache_lock = threading.Lock()
-        # SQLite allows one writer: writers of this process queue here instead of spinning on
-        # the busy timeout (other processes still wait on it)
-        self._write_lock = threading.Lock() if not self.postgres else None
+        # SQLite allows one writer: writers queue on this lock instead of on SQLite's busy
+        # handler, which sleeps up to 100 ms between tries
+        self._write_lock = None if self.postgres else WriteLock(engine.url.database)
         # per role: may it create the temporary table of the COPY path (checked once)
         self._temp_allowed: dict[str, bool] = {}
+
+    def close(self) -> None:
+        """Close the engine's connections and the write lock's file."""
+        self.engine.dispose()
+        if self._write_lock is not None:
+            self._write_lock.close()
 
     # -- transactions ------------------------------------------------------------------------
 
@@ -165,17 +172,12 @@ class MetricsStore:
     def _begin(self, principal: Principal | None, *, write: bool = False) -> Iterator[Connection]:
         """A transaction (BEGIN IMMEDIATE for writes on SQLite) acting as ``principal``."""
         lock = self._write_lock if write else None
-        if lock is not None:
-            lock.acquire()
-        try:
+        with lock if lock is not None else contextlib.nullcontext():
             opts = {"sqlite_begin": "IMMEDIATE"} if write else {}
             with self.engine.connect().execution_options(**opts) as conn, conn.begin():
                 if principal is not None and self.postgres:
                     act_as(conn, principal)
                 yield conn
-        finally:
-            if lock is not None:
-                lock.release()
 
     def _fetch_page(
         self, principal: Principal, query: Select[Any], limit: int, offset: int

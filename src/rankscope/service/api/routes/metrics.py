@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -11,7 +12,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 
-from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
+from rankscope.service.api.deps import CurrentPrincipal, RowFilters, ServiceState, State
 from rankscope.service.batcher import write_items
 from rankscope.service.errors import forbidden, not_found, too_large, unprocessable
 from rankscope.service.records import NewRecord, judgments_of
@@ -107,10 +108,15 @@ async def parse_body(request: Request, model: type[M]) -> M:
     own body parameter decodes to Python objects first and costs several times more on the
     collect routes). Errors become the usual 422 with ``body.``-prefixed field paths."""
     raw = await request.body()
+    if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
+        return parse_json(model, raw)
+    return await run_in_threadpool(parse_json, model, raw)
+
+
+def parse_json(model: type[M], raw: bytes) -> M:
+    """:func:`parse_body`'s validation, for a caller already off the event loop."""
     try:
-        if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
-            return model.model_validate_json(raw)
-        return await run_in_threadpool(model.model_validate_json, raw)
+        return model.model_validate_json(raw)
     except ValidationError as exc:
         errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
         raise RequestValidationError(errors) from None
@@ -179,7 +185,18 @@ async def collect(request: Request, principal: CurrentPrincipal, state: State) -
     openapi_extra=body_of(BatchCreate),
 )
 async def collect_batch(request: Request, principal: CurrentPrincipal, state: State) -> Response:
-    batch = await parse_body(request, BatchCreate)
+    raw = await request.body()
+    # validated, scored and stored on the process's one bulk thread: more threads would only
+    # take turns on the interpreter lock while holding SQLite's write lock (bench/RESULTS.md)
+    data = await asyncio.get_running_loop().run_in_executor(
+        state.bulk, store_batch, state, principal, raw
+    )
+    return Response(data, status_code=201, media_type="application/json")
+
+
+def store_batch(state: ServiceState, principal: Principal, raw: bytes) -> bytes:
+    """A batch request's body -> its records stored -> the response body."""
+    batch = parse_json(BatchCreate, raw)
     limit = state.settings.max_batch_records
     if len(batch.records) > limit:
         raise too_large(
@@ -191,7 +208,7 @@ async def collect_batch(request: Request, principal: CurrentPrincipal, state: St
     for i, record in enumerate(batch.records):
         check_documents(record, state.settings.max_documents_per_record, f"body.records.{i}")
         items.append((principal, NewRecord(record, owner_of(principal, record.user_id))))
-    outcomes = await run_in_threadpool(write_items, state.store, items) if items else []
+    outcomes = write_items(state.store, items) if items else []
     # serialised directly (a thousand items through the response model cost more than the
     # insert); the shape is BatchResult's
     records = [
@@ -200,11 +217,7 @@ async def collect_batch(request: Request, principal: CurrentPrincipal, state: St
     ]
     dups = sum(o.duplicate for o in outcomes)
     data = {"accepted": len(outcomes) - dups, "duplicates": dups, "records": records}
-    return Response(
-        orjson.dumps({"success": True, "data": data}),
-        status_code=201,
-        media_type="application/json",
-    )
+    return orjson.dumps({"success": True, "data": data})
 
 
 @router.get(
