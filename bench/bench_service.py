@@ -182,7 +182,8 @@ def run_backend(
     key = create_key(engine, "bench")[0]
     engine.dispose()
     port = free_port()
-    server = start_server(app_url, port, env, args.workers)
+    bulk = {"RANKSCOPE_SERVE_BULK_PROCESSES": str(args.bulk_processes)}
+    server = start_server(app_url, port, {**env, **bulk}, args.workers)
     rows: list[dict[str, Any]] = []
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -258,6 +259,9 @@ def main() -> None:
     )
     parser.add_argument("--batch-connections", type=int, default=2)
     parser.add_argument("--workers", type=int, default=1, help="uvicorn worker processes")
+    parser.add_argument(
+        "--bulk-processes", type=int, default=0, help="rankscope serve --bulk-processes"
+    )
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument(
@@ -295,8 +299,8 @@ def main() -> None:
 
     print(
         f"nproc = {os.cpu_count()}, Python {platform.python_version()}, load average before/after: "
-        f"{load_before:.2f} / {os.getloadavg()[0]:.2f}; uvicorn workers: {args.workers}; wrk -t1 "
-        "on the same machine"
+        f"{load_before:.2f} / {os.getloadavg()[0]:.2f}; uvicorn workers: {args.workers}; "
+        f"bulk processes: {args.bulk_processes}; wrk -t1 on the same machine"
     )
     print()
     print(

@@ -87,6 +87,12 @@ def serve(
     host: str | None = typer.Option(None, "--host", help="Address to listen on [127.0.0.1]."),
     port: int | None = typer.Option(None, "--port", "-p", help="Port [8000]."),
     workers: int | None = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
+    bulk_processes: int | None = typer.Option(
+        None,
+        "--bulk-processes",
+        help="Processes that store batch requests, shared by all connections [0: a thread of "
+        "each worker]. Set it to the number of cores for heavy batch traffic.",
+    ),
     threshold: float | None = typer.Option(
         None, "--threshold", help="Default relevance threshold of heuristic rows [0.7]."
     ),
@@ -100,6 +106,7 @@ def serve(
         host=host,
         port=port,
         workers=workers,
+        bulk_processes=bulk_processes,
         default_threshold=threshold,
         config_file=config,
     )

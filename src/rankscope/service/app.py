@@ -35,6 +35,7 @@ from rankscope.service.api.routes import (
 )
 from rankscope.service.auth import Authenticator
 from rankscope.service.batcher import WriteBatcher
+from rankscope.service.bulk import BulkWriter
 from rankscope.service.dashboard import install as install_dashboard
 from rankscope.service.online_schemas import EventsCreate
 from rankscope.service.ratelimit import RateLimiter
@@ -87,6 +88,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
         ),
         limiter=RateLimiter(settings.rate_limit_per_second),
         online=OnlineStore(store),
+        bulk=BulkWriter(settings, store),
     )
 
 
@@ -139,6 +141,7 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
         if serving:
             tune_gc()
         await state.batcher.start()
+        await state.bulk.start()
         checker = start_alert_checks(state)
         try:
             yield
@@ -148,7 +151,7 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
                 with contextlib.suppress(asyncio.CancelledError):
                     await checker
             await state.batcher.stop()
-            state.bulk.shutdown(wait=True)
+            await state.bulk.stop()
             state.store.close()
 
     app = FastAPI(

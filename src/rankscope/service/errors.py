@@ -26,6 +26,10 @@ class ApiError(ServiceError):
         self.details = details
         self.headers = headers or {}
 
+    def __reduce__(self) -> tuple[type[ApiError], tuple[Any, ...]]:
+        # whole, so that an error raised in a bulk worker process reaches the response intact
+        return (ApiError, (self.status, self.code, self.message, self.details, self.headers))
+
 
 def unauthorized(message: str) -> ApiError:
     return ApiError(401, "unauthorized", message, headers={"WWW-Authenticate": "Bearer"})

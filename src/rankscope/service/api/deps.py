@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
@@ -17,6 +16,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from rankscope.service.auth import Authenticator
 from rankscope.service.batcher import WriteBatcher
+from rankscope.service.bulk import BulkWriter
 from rankscope.service.errors import ApiError, bad_request, forbidden, unprocessable
 from rankscope.service.ratelimit import RateLimiter
 from rankscope.service.settings import ServiceSettings
@@ -33,10 +33,7 @@ class ServiceState:
     batcher: WriteBatcher
     limiter: RateLimiter
     online: OnlineStore
-    #: the thread that validates, scores and stores batch requests (one per process)
-    bulk: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="rs-bulk")
-    )
+    bulk: BulkWriter
 
 
 # The dependencies of every request are coroutines: FastAPI runs a plain function dependency

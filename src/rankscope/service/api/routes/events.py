@@ -16,9 +16,10 @@ from pydantic import TypeAdapter, ValidationError
 from rankscope.online.interleaving import summarise
 from rankscope.service.api.deps import CurrentPrincipal, State
 from rankscope.service.api.online_deps import EventRowFilters
-from rankscope.service.api.routes.metrics import ERRORS, body_of, owner_of
+from rankscope.service.api.routes.metrics import ERRORS, body_of
 from rankscope.service.errors import too_large, unprocessable
 from rankscope.service.events import event_rows
+from rankscope.service.ingest import owner_of
 from rankscope.service.online_schemas import (
     DateRange,
     EventCreate,

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from rankscope.service.api.deps import CurrentPrincipal, RowFilters, ServiceState, State
-from rankscope.service.batcher import write_items
-from rankscope.service.errors import forbidden, not_found, too_large, unprocessable
+from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
+from rankscope.service.errors import not_found, unprocessable
+from rankscope.service.ingest import check_documents, owner_of, parse_json
 from rankscope.service.records import NewRecord, judgments_of
 from rankscope.service.schemas import (
     BatchCreate,
@@ -34,7 +32,6 @@ from rankscope.service.schemas import (
     Timeseries,
     TimeseriesPoint,
 )
-from rankscope.service.store.db import Principal
 from rankscope.service.summaries import group_stats, summary
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -91,15 +88,6 @@ def detail(row: dict[str, Any]) -> MetricDetail:
     return MetricDetail.model_validate(data)
 
 
-def owner_of(principal: Principal, user_id: str | None) -> str:
-    """The user a written record belongs to: the caller, or anyone for the service role."""
-    if user_id is None or user_id == principal.user_id:
-        return principal.user_id
-    if not principal.is_service:
-        raise forbidden("only the service role may write records for another user (userId)")
-    return user_id
-
-
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -113,15 +101,6 @@ async def parse_body(request: Request, model: type[M]) -> M:
     return await run_in_threadpool(parse_json, model, raw)
 
 
-def parse_json(model: type[M], raw: bytes) -> M:
-    """:func:`parse_body`'s validation, for a caller already off the event loop."""
-    try:
-        return model.model_validate_json(raw)
-    except ValidationError as exc:
-        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
-        raise RequestValidationError(errors) from None
-
-
 def body_of(model: type[BaseModel]) -> dict[str, Any]:
     """The OpenAPI request body of a route that parses ``model`` itself (see parse_body)."""
     return {
@@ -132,21 +111,6 @@ def body_of(model: type[BaseModel]) -> dict[str, Any]:
             },
         }
     }
-
-
-def check_documents(record: MetricCreate, limit: int, path: str) -> None:
-    if len(record.retrieved_documents) > limit:
-        raise unprocessable(
-            f"{len(record.retrieved_documents)} retrieved documents, over the limit of {limit} "
-            "(max_documents_per_record)",
-            [
-                {
-                    "path": f"{path}.retrievedDocuments",
-                    "message": f"at most {limit} documents",
-                    "type": "too_long",
-                }
-            ],
-        )
 
 
 @router.post(
@@ -185,39 +149,8 @@ async def collect(request: Request, principal: CurrentPrincipal, state: State) -
     openapi_extra=body_of(BatchCreate),
 )
 async def collect_batch(request: Request, principal: CurrentPrincipal, state: State) -> Response:
-    raw = await request.body()
-    # validated, scored and stored on the process's one bulk thread: more threads would only
-    # take turns on the interpreter lock while holding SQLite's write lock (bench/RESULTS.md)
-    data = await asyncio.get_running_loop().run_in_executor(
-        state.bulk, store_batch, state, principal, raw
-    )
+    data = await state.bulk.store_batch(principal, await request.body())
     return Response(data, status_code=201, media_type="application/json")
-
-
-def store_batch(state: ServiceState, principal: Principal, raw: bytes) -> bytes:
-    """A batch request's body -> its records stored -> the response body."""
-    batch = parse_json(BatchCreate, raw)
-    limit = state.settings.max_batch_records
-    if len(batch.records) > limit:
-        raise too_large(
-            f"{len(batch.records)} records in one batch, over the limit of {limit} "
-            "(max_batch_records)",
-            {"limitRecords": limit},
-        )
-    items = []
-    for i, record in enumerate(batch.records):
-        check_documents(record, state.settings.max_documents_per_record, f"body.records.{i}")
-        items.append((principal, NewRecord(record, owner_of(principal, record.user_id))))
-    outcomes = write_items(state.store, items) if items else []
-    # serialised directly (a thousand items through the response model cost more than the
-    # insert); the shape is BatchResult's
-    records = [
-        {"id": str(o.id), "collectId": r.collect_id, "duplicate": o.duplicate}
-        for o, r in zip(outcomes, batch.records, strict=True)
-    ]
-    dups = sum(o.duplicate for o in outcomes)
-    data = {"accepted": len(outcomes) - dups, "duplicates": dups, "records": records}
-    return orjson.dumps({"success": True, "data": data})
 
 
 @router.get(

@@ -1,0 +1,200 @@
+"""Batch requests stored by a pool of bulk processes (``bulk_processes``) answer and store
+exactly what the in-process path does, errors included, and survive a process that dies."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from rankscope.service.app import create_app
+from rankscope.service.store.db import make_engine
+from rankscope.service.store.models import metrics_table
+from serve_helpers import (
+    BATCH,
+    Keys,
+    bearer,
+    doc,
+    free_port,
+    make_keys,
+    record,
+    sqlite_settings,
+    wait_ready,
+)
+
+# every column but the ones a write sets itself
+SKIP = {"id", "created_at", "updated_at"}
+
+
+def records() -> list[dict[str, Any]]:
+    stamp = "2026-05-01T12:00:00Z"
+    return [
+        record("judged", relevantDocumentIds=["a", "z"], timestamp=stamp, collectId="c-1"),
+        record("heuristic", timestamp=stamp, options={"searchTypes": {"semantic": True}}),
+        record(
+            "graded",
+            docs=[doc("a", 0.2, chunkIndex=0), doc("a", 0.8, chunkIndex=1), doc("b", 0.5)],
+            judgments={"a": 2, "c": 1},
+            timestamp=stamp,
+            options={"topicId": "t", "cutoff": 1, "webResultsCount": 3},
+        ),
+        record("mine", userId="bob", timestamp=stamp),
+    ]
+
+
+def stored(database_url: str) -> list[dict[str, Any]]:
+    engine = make_engine(database_url, pool_size=1)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(select(metrics_table).order_by(metrics_table.c.query))
+            return [{k: v for k, v in r._mapping.items() if k not in SKIP} for r in rows]
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def pooled(tmp_path: Path) -> Iterator[tuple[TestClient, Keys, str]]:
+    settings = sqlite_settings(tmp_path / "pooled.sqlite", bulk_processes=2)
+    keys = make_keys(settings.database_url)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        yield client, keys, settings.database_url
+
+
+def test_processes_store_and_answer_what_the_thread_does(
+    pooled: tuple[TestClient, Keys, str], tmp_path: Path
+) -> None:
+    client, keys, url = pooled
+    settings = sqlite_settings(tmp_path / "thread.sqlite")
+    thread_keys = make_keys(settings.database_url)
+    with TestClient(create_app(settings)) as thread_client:
+        expected = thread_client.post(
+            BATCH, json={"records": records()}, headers=bearer(thread_keys.service)
+        )
+    got = client.post(BATCH, json={"records": records()}, headers=bearer(keys.service))
+    assert expected.status_code == got.status_code == 201
+    strip = [{k: v for k, v in r.items() if k != "id"} for r in got.json()["data"]["records"]]
+    assert strip == [
+        {k: v for k, v in r.items() if k != "id"} for r in expected.json()["data"]["records"]
+    ]
+    assert stored(url) == stored(settings.database_url)
+    assert len(stored(url)) == 4
+
+    again = client.post(BATCH, json={"records": records()[:1]}, headers=bearer(keys.service))
+    assert again.json()["data"]["duplicates"] == 1
+    assert again.json()["data"]["records"][0]["id"] == got.json()["data"]["records"][0]["id"]
+
+
+def test_errors_raised_in_a_process_answer_as_usual(pooled: tuple[TestClient, Keys, str]) -> None:
+    client, keys, url = pooled
+    bad = client.post(
+        BATCH,
+        json={"records": [record(), record(docs=[doc("a", "high")])]},
+        headers=bearer(keys.alice),
+    )
+    assert bad.status_code == 422, bad.text
+    assert bad.json()["error"]["details"][0]["path"] == "body.records.1.retrievedDocuments.0.score"
+    theirs = client.post(
+        BATCH, json={"records": [record(userId="bob")]}, headers=bearer(keys.alice)
+    )
+    assert theirs.status_code == 403
+    assert theirs.json()["error"]["code"] == "forbidden"
+    assert "Traceback" not in bad.text + theirs.text
+    assert stored(url) == []
+
+
+def test_a_process_that_dies_is_replaced(pooled: tuple[TestClient, Keys, str]) -> None:
+    client, keys, url = pooled
+    state = client.app.state.service  # type: ignore[attr-defined]
+    assert (
+        client.post(BATCH, json={"records": [record()]}, headers=bearer(keys.alice)).status_code
+        == 201
+    )
+    pids = state.bulk.process_ids()
+    assert len(pids) == 2 and os.getpid() not in pids
+    os.kill(pids[0], signal.SIGKILL)
+    statuses = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        response = client.post(BATCH, json={"records": [record()]}, headers=bearer(keys.alice))
+        statuses.append(response.status_code)
+        if response.status_code == 201 and 503 in statuses:
+            break
+        time.sleep(0.05)
+    # the broken pool answers 503 (retry) once noticed, then a new pool stores again
+    assert statuses[-1] == 201 and 503 in statuses, statuses
+    assert len(stored(url)) == statuses.count(201) + 1
+    assert set(state.bulk.process_ids()).isdisjoint(pids)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_bulk_processes_end_with_a_killed_server(tmp_path: Path) -> None:
+    """``rankscope serve --bulk-processes 2`` stores batches; SIGKILL of the serving process
+    (no shutdown) still ends its bulk processes instead of leaving them behind."""
+    url = f"sqlite:///{tmp_path / 'served.sqlite'}"
+    keys = make_keys(url)
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "rankscope.cli.app", "serve", "-d", url),
+            *("--port", str(port), "--bulk-processes", "2"),
+        ],
+        env={**os.environ, "RANKSCOPE_SERVE_LOG_LEVEL": "warning"},
+    )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", timeout=60)
+        response = httpx.post(
+            f"http://127.0.0.1:{port}{BATCH}",
+            json={"records": [record(str(i)) for i in range(20)]},
+            headers=bearer(keys.alice),
+            timeout=30,
+        )
+        assert response.status_code == 201, response.text
+        assert response.json()["data"]["accepted"] == 20
+        children = [p for p in _children(server.pid) if _is_python(p)]
+        assert len(children) >= 2
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    while any(_running(p) for p in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(_running(p) for p in children)
+    assert len(stored(url)) == 20
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry.name))
+    return out
+
+
+def _is_python(pid: int) -> bool:
+    try:
+        return b"python" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
