@@ -278,3 +278,17 @@ def test_rows_of_one_call_take_each_users_threshold_and_search_type() -> None:
         "hybrid": False,
         "web": False,
     }
+
+
+def test_heuristic_judgments_grade_each_document_at_its_best_score_in_shown_order() -> None:
+    scored = [("b", 0.4), ("a", 0.9), ("c", 0.5)]
+    assert list(measures.heuristic_judgments(scored, 0.5).items()) == [
+        ("b", 0),
+        ("a", 1),
+        ("c", 1),
+    ]
+    # a document shown twice: graded by its best score, placed where first shown
+    repeated = [("b", 0.4), ("a", 0.2), ("b", 0.7), ("a", 0.3)]
+    assert list(measures.heuristic_judgments(iter(repeated), 0.5).items()) == [("b", 1), ("a", 0)]
+    assert measures.heuristic_judgments([("x", 0.6), ("x", 0.1)], 0.5) == {"x": 1}
+    assert measures.heuristic_judgments([], 0.5) == {}

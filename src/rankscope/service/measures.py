@@ -99,11 +99,15 @@ def shown_ranking(document_ids: Iterable[str], cutoff: int | None = None) -> tup
 
 
 def heuristic_judgments(scored: Iterable[tuple[str, float]], threshold: float) -> dict[str, int]:
-    """Grade 1 for each document whose best score reaches ``threshold``, else 0."""
-    best: dict[str, float] = {}
-    for doc, score in scored:
-        if doc not in best or score > best[doc]:
-            best[doc] = score
+    """Grade 1 for each document whose best score reaches ``threshold``, else 0 (the documents
+    in the order first shown)."""
+    pairs = list(scored)
+    best = dict(pairs)  # each document at its first position (with its last score)
+    if len(best) < len(pairs):  # a document shown more than once counts at its best score
+        best = {}
+        for doc, score in pairs:
+            if doc not in best or score > best[doc]:
+                best[doc] = score
     return {doc: int(score >= threshold) for doc, score in best.items()}
 
 
