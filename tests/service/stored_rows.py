@@ -68,7 +68,7 @@ def bodies() -> list[tuple[str, dict[str, Any]]]:
     users = ["alice", "bob", "carol"]
     for i in range(42):
         docs = [chunked, odd, plain, []][i % 4]
-        body: dict[str, Any] = {"query": f"query {i} \u00fc \"quoted\"", "retrievedDocuments": docs}
+        body: dict[str, Any] = {"query": f'query {i} \u00fc "quoted"', "retrievedDocuments": docs}
         truth = i % 5
         if truth == 1:
             body["relevantDocumentIds"] = [d["documentId"] for d in docs[:2]] + ["unseen"]
