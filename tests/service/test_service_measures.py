@@ -97,6 +97,20 @@ def test_score_batches_match_single_calls() -> None:
     together = measures.score(items)
     assert together == [measures.score([it])[0] for it in items]
     assert together[2] == measures.NOTHING
+    # every item scored and the keys in order: the values come back in the items' order too
+    scored = [it for it in items if it.judgments]
+    assert measures.score(scored) == [measures.score([it])[0] for it in scored]
+    assert measures.score(scored[::-1]) == measures.score(scored)[::-1]
+
+
+def test_shown_ranking_keeps_the_first_of_each_document_up_to_the_cutoff() -> None:
+    shown = ["a", "b", "a", "c", "b", "d"]
+    assert measures.shown_ranking(shown) == ("a", "b", "c", "d")
+    assert measures.shown_ranking(shown, 3) == ("a", "b", "c")
+    assert measures.shown_ranking(shown, 10) == ("a", "b", "c", "d")
+    assert measures.shown_ranking(iter(shown), 2) == ("a", "b")
+    assert measures.shown_ranking(shown, 0) == ("a",)  # as the loop it replaced: at least one
+    assert measures.shown_ranking([], 2) == ()
 
 
 def _random_record(rng: random.Random, i: int) -> dict[str, object]:
@@ -191,7 +205,9 @@ def test_stored_values_equal_rankscope_eval_on_the_export(
             assert got[qid][measure] == pytest.approx(values[field], abs=1e-12), (qid, field)
 
 
-def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values() -> None:
+@pytest.mark.parametrize("in_order", [False, True])
+def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values(in_order: bool) -> None:
+    """In any key order (the write path's keys come sorted, and are then not sorted again)."""
     from rankscope import Qrels, Run
 
     items = [
@@ -199,7 +215,10 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values() -> None:
         measures.Evaluable("a-1", ("x",), {"x": 0}),
         measures.Evaluable("b-0", (), {"q": 3}),
         measures.Evaluable("c-9", ("k",), {}),
+        measures.Evaluable("d-1", ("k", "l", "m", "n"), {"n": 1, "k": 2}),
     ]
+    if in_order:
+        items.sort(key=lambda it: it.key)
     qrels = measures.build_qrels(items)
     run = measures.build_run(items)
     expected_qrels = Qrels.from_dict({it.key: dict(it.judgments) for it in items if it.judgments})
@@ -259,3 +278,17 @@ def test_rows_of_one_call_take_each_users_threshold_and_search_type() -> None:
         "hybrid": False,
         "web": False,
     }
+
+
+def test_heuristic_judgments_grade_each_document_at_its_best_score_in_shown_order() -> None:
+    scored = [("b", 0.4), ("a", 0.9), ("c", 0.5)]
+    assert list(measures.heuristic_judgments(scored, 0.5).items()) == [
+        ("b", 0),
+        ("a", 1),
+        ("c", 1),
+    ]
+    # a document shown twice: graded by its best score, placed where first shown
+    repeated = [("b", 0.4), ("a", 0.2), ("b", 0.7), ("a", 0.3)]
+    assert list(measures.heuristic_judgments(iter(repeated), 0.5).items()) == [("b", 1), ("a", 0)]
+    assert measures.heuristic_judgments([("x", 0.6), ("x", 0.1)], 0.5) == {"x": 1}
+    assert measures.heuristic_judgments([], 0.5) == {}

@@ -36,6 +36,8 @@ list every relevant document).
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -90,22 +92,22 @@ NOTHING = QueryMeasures(0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def shown_ranking(document_ids: Iterable[str], cutoff: int | None = None) -> tuple[str, ...]:
-    """Distinct documents in the order first shown, the first ``cutoff`` of them."""
-    seen: dict[str, None] = {}
-    for doc in document_ids:
-        if doc not in seen:
-            seen[doc] = None
-            if cutoff is not None and len(seen) >= cutoff:
-                break
-    return tuple(seen)
+    """Distinct documents in the order first shown, the first ``cutoff`` of them (at least
+    one)."""
+    distinct = tuple(dict.fromkeys(document_ids))  # a dict keeps the first position of each
+    return distinct if cutoff is None else distinct[: max(cutoff, 1)]
 
 
 def heuristic_judgments(scored: Iterable[tuple[str, float]], threshold: float) -> dict[str, int]:
-    """Grade 1 for each document whose best score reaches ``threshold``, else 0."""
-    best: dict[str, float] = {}
-    for doc, score in scored:
-        if doc not in best or score > best[doc]:
-            best[doc] = score
+    """Grade 1 for each document whose best score reaches ``threshold``, else 0 (the documents
+    in the order first shown)."""
+    pairs = list(scored)
+    best = dict(pairs)  # each document at its first position (with its last score)
+    if len(best) < len(pairs):  # a document shown more than once counts at its best score
+        best = {}
+        for doc, score in pairs:
+            if doc not in best or score > best[doc]:
+                best[doc] = score
     return {doc: int(score >= threshold) for doc, score in best.items()}
 
 
@@ -131,12 +133,13 @@ def build_qrels(items: Sequence[Evaluable]) -> Qrels:
     docs: list[str] = []
     grades: list[int] = []
     offsets = [0]
-    for it in sorted((it for it in items if it.judgments), key=lambda it: it.key):
-        qids.append(it.key)
-        for doc in sorted(it.judgments):
-            docs.append(doc)
-            grades.append(it.judgments[doc])
-        offsets.append(len(docs))
+    for key, _, judgments in _in_key_order(items):
+        if judgments:
+            qids.append(key)
+            ordered = sorted(judgments)
+            docs += ordered
+            grades += map(judgments.__getitem__, ordered)
+            offsets.append(len(docs))
     return Qrels(
         query_ids=tuple(qids),
         offsets=np.asarray(offsets, dtype=np.int64),
@@ -150,21 +153,30 @@ def build_run(items: Sequence[Evaluable]) -> Run:
     descending, no ties)."""
     qids: list[str] = []
     docs: list[str] = []
-    scores: list[float] = []
     offsets = [0]
-    for it in sorted((it for it in items if it.ranking), key=lambda it: it.key):
-        qids.append(it.key)
-        docs.extend(it.ranking)
-        n = len(it.ranking)
-        scores.extend(range(n, 0, -1))
-        offsets.append(len(docs))
+    for key, ranking, _ in _in_key_order(items):
+        if ranking:
+            qids.append(key)
+            docs += ranking
+            offsets.append(len(docs))
+    ends = np.asarray(offsets, dtype=np.int64)
+    # the document at row r of a query whose rows end at e scores e - r: n, n-1, ..., 1
+    scores = np.repeat(ends[1:], np.diff(ends)) - np.arange(len(docs), dtype=np.int64)
     return Run(
         name="collected",
         query_ids=tuple(qids),
-        offsets=np.asarray(offsets, dtype=np.int64),
+        offsets=ends,
         doc_ids=pa.array(docs, type=pa.string()),
-        scores=np.asarray(scores, dtype=np.float64),
+        scores=scores.astype(np.float64),
     )
+
+
+def _in_key_order(items: Sequence[Evaluable]) -> Sequence[Evaluable]:
+    """The items by key (the write path's keys come in order already: no sort then)."""
+    keys = [it.key for it in items]
+    if all(a < b for a, b in itertools.pairwise(keys)):
+        return items
+    return sorted(items, key=operator.itemgetter(0))
 
 
 @functools.cache
@@ -196,17 +208,18 @@ def score_values(items: Sequence[Evaluable]) -> list[Values]:
         average_over_qrels=True,  # a record with nothing retrieved scores an empty ranking
     )
     scores = results.run()
-    index = {q: i for i, q in enumerate(scores.query_ids)}
-    table = scores.values.T.tolist()
-    out: list[Values] = []
-    for it in items:
-        i = index.get(it.key)
-        if i is None:  # neither judgments nor documents: nothing to evaluate
-            out.append(_NOTHING_VALUES)
-            continue
-        p, r, f, rr, ap, ndcg, ret, rel, rel_ret = table[i]
-        out.append((int(ret), int(rel), int(rel_ret), p, r, f, rr, ap, ndcg))
-    return out
+    # per measure one list of per-query values; the counts as int (evaluate() gives floats)
+    columns = scores.values.tolist()
+    p, r, f, rr, ap, ndcg = columns[:6]
+    ret, rel, rel_ret = scores.values[6:].astype(np.int64).tolist()
+    table = list(zip(ret, rel, rel_ret, p, r, f, rr, ap, ndcg, strict=True))
+    if len(table) == len(items) and all(
+        q == it.key for q, it in zip(scores.query_ids, items, strict=True)
+    ):
+        return table  # every item scored, in the items' order (the write path's usual case)
+    index = dict(zip(scores.query_ids, table, strict=True))
+    # neither judgments nor documents: nothing to evaluate
+    return [index.get(it.key, _NOTHING_VALUES) for it in items]
 
 
 __all__ = [

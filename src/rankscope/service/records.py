@@ -79,40 +79,58 @@ def build_rows(
     labels: dict[tuple[bool, bool, bool, bool], tuple[str, dict[str, bool]]] = {}
     limits: dict[tuple[str, str], float] = {}
     utc = dt.UTC
-    for key, record in zip(uuid7s(len(records)), records, strict=True):
+    version = __version__
+    evaluable = measures.Evaluable
+    keys = _item_keys(len(records))
+    for key, item_key, record in zip(uuid7s(len(records)), keys, records, strict=True):
         req = record.request
         opts = req.options
         docs = req.retrieved_documents
-        search_types = opts.search_types if opts is not None else None
-        if search_types is None:
-            type_label, flags = "none", None
+        if opts is None:
+            type_label, flags, cutoff, web = "none", None, None, 0
+            topic_id = document_ids = arm = None
         else:
-            st = search_types
-            bits = (st.semantic, st.keyword, st.hybrid, st.web)
-            known = labels.get(bits)
-            if known is None:
-                known = labels[bits] = (search_type_key(search_types.names()), search_types.flags())
-            type_label, flags = known[0], dict(known[1])
+            st = opts.search_types
+            if st is None:
+                type_label, flags = "none", None
+            else:
+                bits = (st.semantic, st.keyword, st.hybrid, st.web)
+                known = labels.get(bits)
+                if known is None:
+                    known = labels[bits] = (search_type_key(st.names()), st.flags())
+                type_label, flags = known[0], known[1].copy()  # each row owns its flags
+            cutoff = opts.cutoff
+            web = opts.web_results_count or 0
+            topic_id = opts.topic_id
+            document_ids = None if opts.document_ids is None else list(opts.document_ids)
+            arm = opts.arm
         doc_ids = [d["documentId"] for d in docs]
         scores = [d["score"] for d in docs]
-        given = judgments_of(req.judgments, req.relevant_document_ids)
         threshold: float | None = None
-        if given is None:
+        source = "provided"
+        # judgments_of, inlined: graded judgments win, relevant ids give grade 1 each
+        if req.judgments is not None:
+            given = dict(req.judgments)
+        elif req.relevant_document_ids is not None:
+            given = dict.fromkeys(req.relevant_document_ids, 1)
+        else:
             limit_key = (record.user_id, type_label)
             threshold = limits.get(limit_key)
             if threshold is None:
                 threshold = limits[limit_key] = thresholds(record.user_id, type_label)
             given = measures.heuristic_judgments(zip(doc_ids, scores, strict=True), threshold)
             source = "heuristic"
-        else:
-            source = "provided"
-        judgments = dict(given)
-        for doc in doc_ids:
-            judgments.setdefault(doc, 0)  # measures.complete_judgments, inlined
-        cutoff = opts.cutoff if opts is not None else None
-        ranking = measures.shown_ranking(doc_ids, cutoff)
-        items.append(measures.Evaluable(key.hex, ranking, judgments))
-        web = (opts.web_results_count if opts is not None else None) or 0
+        # the distinct documents in the order first shown are the keys of a dict made from
+        # doc_ids (measures.shown_ranking, from the dict at hand)
+        if source == "heuristic":
+            judgments = given  # grades every retrieved document already, in that order
+            distinct = tuple(given)
+        else:  # measures.complete_judgments: grade 0 for each retrieved document not judged
+            judgments = dict.fromkeys(doc_ids, 0)
+            distinct = tuple(judgments)
+            judgments.update(given)
+        ranking = distinct if cutoff is None else distinct[: max(cutoff, 1)]
+        items.append(evaluable(item_key, ranking, judgments))
         timestamp = req.timestamp or now
         if timestamp.tzinfo is None:
             timestamp = timestamp.replace(tzinfo=utc)
@@ -132,25 +150,45 @@ def build_rows(
                 "average_score": sum(scores) / n if n else None,
                 "search_types": flags,
                 "search_type": type_label,
-                "topic_id": opts.topic_id if opts is not None else None,
-                "document_ids": list(opts.document_ids)
-                if opts is not None and opts.document_ids is not None
-                else None,
+                "topic_id": topic_id,
+                "document_ids": document_ids,
                 "ranked_list": _ranked(docs),
                 "judgments": given,
                 "judgment_source": source,
                 "threshold": threshold,
                 "cutoff": cutoff if cutoff else len(ranking),
-                "rankscope_version": __version__,
+                "rankscope_version": version,
                 "collect_id": req.collect_id,
-                "arm": opts.arm if opts is not None else None,
+                "arm": arm,
                 "created_at": now,
                 "updated_at": now,
             }
         )
     for row, values in zip(rows, measures.score_values(items), strict=True):
-        row.update(zip(VALUE_COLUMNS, values, strict=True))
+        # VALUE_COLUMNS, spelled out: a subscript each costs a third of row.update(zip(...))
+        (
+            row["total_retrieved"],
+            row["total_relevant"],
+            row["relevant_retrieved"],
+            row["precision"],
+            row["recall"],
+            row["f1_score"],
+            row["mean_reciprocal_rank"],
+            row["average_precision"],
+            row["ndcg"],
+        ) = values
     return rows
+
+
+#: keys of the items of one evaluate() call: the item's index, zero-padded so that byte order
+#: is index order (the keys only tell the items apart; the row's id is the record's key)
+_KEYS: list[str] = []
+
+
+def _item_keys(n: int) -> list[str]:
+    if len(_KEYS) < n:
+        _KEYS[:] = [f"{i:09d}" for i in range(max(n, 2 * len(_KEYS), 1024))]
+    return _KEYS[:n]
 
 
 def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
@@ -160,21 +198,51 @@ def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
 
 
 def _ranked(docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    # one dict display per document, its keys in the stored order (position, document_id,
+    # score, chunk_index, document_name; the last two only when given)
     out = []
     for position, doc in enumerate(docs, start=1):
-        item = {"position": position, "document_id": doc["documentId"], "score": doc["score"]}
         chunk = doc.get("chunkIndex")
-        if chunk is not None:
-            item["chunk_index"] = chunk
         name = doc.get("documentName")
-        if name is not None:
-            item["document_name"] = name
-        out.append(item)
+        if name is None:
+            if chunk is None:
+                out.append(
+                    {"position": position, "document_id": doc["documentId"], "score": doc["score"]}
+                )
+            else:
+                out.append(
+                    {
+                        "position": position,
+                        "document_id": doc["documentId"],
+                        "score": doc["score"],
+                        "chunk_index": chunk,
+                    }
+                )
+        elif chunk is None:
+            out.append(
+                {
+                    "position": position,
+                    "document_id": doc["documentId"],
+                    "score": doc["score"],
+                    "document_name": name,
+                }
+            )
+        else:
+            out.append(
+                {
+                    "position": position,
+                    "document_id": doc["documentId"],
+                    "score": doc["score"],
+                    "chunk_index": chunk,
+                    "document_name": name,
+                }
+            )
     return out
 
 
 #: the stored columns of :func:`measures.score_values`' tuples, in their order: the fields of
-#: :class:`measures.QueryMeasures`, which are named after the columns
+#: :class:`measures.QueryMeasures`, which are named after the columns (build_rows spells them
+#: out; a test checks that the two agree)
 VALUE_COLUMNS = tuple(f.name for f in dataclasses.fields(measures.QueryMeasures))
 
 

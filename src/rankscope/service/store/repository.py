@@ -211,9 +211,12 @@ class MetricsStore:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def write(self, groups: Sequence[WriteGroup]) -> list[list[WriteOutcome]]:
+    def write(
+        self, groups: Sequence[WriteGroup], now: dt.datetime | None = None
+    ) -> list[list[WriteOutcome]]:
         """Store every group's records in one transaction; duplicates (same user and
-        ``collectId``) are not stored again and come back with the stored id.
+        ``collectId``) are not stored again and come back with the stored id. ``now``: the
+        rows' creation time and the default timestamp (default: the current time).
 
         The measures are computed before the write transaction opens (one ``evaluate()`` for
         all records), so SQLite's write lock is held only for the inserts."""
@@ -221,7 +224,7 @@ class MetricsStore:
             return []
         lookup = with_user_thresholds(self._own_thresholds(groups), self._thresholds)
         flat = [r for g in groups for r in g.records]
-        built = build_rows(flat, lookup)
+        built = build_rows(flat, lookup, now)
         out: list[list[WriteOutcome]] = []
         with self._begin(None, write=True) as conn:
             start = 0
@@ -534,9 +537,8 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
         "ON CONFLICT (user_id, collect_id) DO NOTHING"
     )
 
-    def as_json(v: Any) -> Any:
-        return None if v is None else orjson.dumps(v).decode()
-
+    utc = dt.UTC
+    dumps = orjson.dumps
     last: list[Any] = [None, None]  # rows of one write share created_at: format it once
 
     def as_time(v: Any) -> Any:
@@ -544,28 +546,30 @@ def _insert_plan(postgres: bool) -> tuple[str, Any]:
             return None
         if v is last[0]:
             return last[1]
-        out = v.astimezone(dt.UTC)
+        out = v if v.tzinfo is utc else v.astimezone(utc)
         if not postgres:
-            # SQLAlchemy's SQLite DATETIME text; strftime's %Y does not pad years below 1000
-            out = f"{out.year:04d}-" + out.strftime("%m-%d %H:%M:%S.%f")
+            # SQLAlchemy's SQLite DATETIME text (%04d-%02d-%02d %02d:%02d:%02d.%06d)
+            out = out.replace(tzinfo=None).isoformat(" ", "microseconds")
         last[0], last[1] = v, out
         return out
 
-    def as_id(v: Any) -> Any:
-        return v if postgres else v.hex
-
-    special = {
-        **dict.fromkeys(_JSON_COLUMNS, as_json),
-        **dict.fromkeys(_TIME_COLUMNS, as_time),
-        "id": as_id,
-    }
     values_of = operator.itemgetter(*names)
-    fixes = [(i, special[n]) for i, n in enumerate(names) if n in special]
+    id_at = names.index("id")
+    json_at = [i for i, n in enumerate(names) if n in _JSON_COLUMNS]
+    time_at = [i for i, n in enumerate(names) if n in _TIME_COLUMNS]
 
     def convert(row: dict[str, Any]) -> tuple[Any, ...]:
+        # called per row of every write: the conversions are inlined, not a call per column
         values = list(values_of(row))
-        for i, f in fixes:
-            values[i] = f(values[i])
+        if not postgres:
+            values[id_at] = values[id_at].hex
+        for i in json_at:
+            v = values[i]
+            if v is not None:
+                values[i] = dumps(v).decode()
+        for i in time_at:
+            v = values[i]
+            values[i] = last[1] if v is last[0] else as_time(v)
         return tuple(values)  # SQLAlchemy passes on tuples only
 
     return sql, convert
@@ -580,6 +584,8 @@ def _outcomes(conn: Connection, rows: list[dict[str, Any]]) -> list[WriteOutcome
     """After an ``INSERT ... ON CONFLICT DO NOTHING`` of ``rows``: per row, the stored id and
     whether it was a repeat (a ``collectId`` already stored, by this call or an earlier one)."""
     keyed = [(r["user_id"], r["collect_id"]) for r in rows if r["collect_id"] is not None]
+    if not keyed:  # nothing could be a repeat
+        return [WriteOutcome(row["id"], False, row) for row in rows]
     stored = _stored_ids(conn, keyed)
     out = []
     for row in rows:
