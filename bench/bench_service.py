@@ -121,10 +121,10 @@ def start_server(
         time.sleep(0.1)
 
 
-def tree_cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) of a process and its children, from /proc (Linux)."""
+def tree_cpu_seconds(pid: int) -> dict[int, float]:
+    """CPU time (user + system) of a process and of each of its children, from /proc (Linux)."""
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    out: dict[int, float] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -134,8 +134,8 @@ def tree_cpu_seconds(pid: int) -> float:
             continue
         ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
         if int(entry.name) == pid or ppid == pid:
-            total += (utime + stime) / tick
-    return total
+            out[int(entry.name)] = (utime + stime) / tick
+    return out
 
 
 def count_rows(admin_url: str) -> int:
@@ -199,9 +199,14 @@ def run_backend(
                 """One wrk run; ``per`` records per acknowledged request (0: nothing stored,
                 CPU counted per request)."""
                 before = count_rows(admin_url) if per else 0
-                cpu = tree_cpu_seconds(server.pid)
+                cpu_before = tree_cpu_seconds(server.pid)
                 res = wrk(base + path, key, body, connections, args.duration, folder)
-                cpu = tree_cpu_seconds(server.pid) - cpu
+                # per process (the server, its workers or bulk processes): shows whether the
+                # work spread over the cores
+                spent = {
+                    p: t - cpu_before.get(p, 0.0) for p, t in tree_cpu_seconds(server.pid).items()
+                }
+                cpu = sum(spent.values())
                 if per:
                     time.sleep(0.5)  # let the last acknowledged writes land before counting
                 stored = count_rows(admin_url) - before if per else 0
@@ -223,6 +228,10 @@ def run_backend(
                     "stored": stored,
                     "non2xx": res["non2xx"] if per else res["requests"] - res["created"],
                     "socket_errors": res["socket_errors"],
+                    # CPU seconds of each busy process, largest first
+                    "cpu_by_process": sorted(
+                        (round(t, 1) for t in spent.values() if t >= 0.1), reverse=True
+                    ),
                 }
 
             endpoints = args.endpoints.split(",")
@@ -305,9 +314,9 @@ def main() -> None:
     print()
     print(
         "| backend | endpoint | connections | requests/s | records/s | p50 ms | p99 ms "
-        "| server CPU µs per record | acknowledged | stored | non-2xx |"
+        "| server CPU µs per record | CPU s by process | acknowledged | stored | non-2xx |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|")
     for r in results:
         cells = [
             r["backend"],
@@ -318,6 +327,7 @@ def main() -> None:
             f"{r['p50_ms']:.1f}",
             f"{r['p99_ms']:.1f}",
             f"{r['server_cpu_us_per_record']:,}",
+            " / ".join(f"{t:.1f}" for t in r["cpu_by_process"]),
             f"{r['acknowledged']:,}",
             f"{r['stored']:,}",
             str(r["non2xx"] + r["socket_errors"]),

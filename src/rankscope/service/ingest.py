@@ -76,9 +76,9 @@ def store_batch(
         items.append((principal, NewRecord(record, owner_of(principal, record.user_id))))
     outcomes = write_items(store, items) if items else []
     # serialised directly (a thousand items through the response model cost more than the
-    # insert); the shape is BatchResult's
+    # insert); the shape is BatchResult's, and orjson writes a UUID as its usual text
     records = [
-        {"id": str(o.id), "collectId": r.collect_id, "duplicate": o.duplicate}
+        {"id": o.id, "collectId": r.collect_id, "duplicate": o.duplicate}
         for o, r in zip(outcomes, batch.records, strict=True)
     ]
     dups = sum(o.duplicate for o in outcomes)
