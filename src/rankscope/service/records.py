@@ -198,45 +198,16 @@ def ranked_list(req: MetricCreate) -> list[dict[str, Any]]:
 
 
 def _ranked(docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    # one dict display per document, its keys in the stored order (position, document_id,
-    # score, chunk_index, document_name; the last two only when given)
     out = []
     for position, doc in enumerate(docs, start=1):
+        item = {"position": position, "document_id": doc["documentId"], "score": doc["score"]}
         chunk = doc.get("chunkIndex")
+        if chunk is not None:
+            item["chunk_index"] = chunk
         name = doc.get("documentName")
-        if name is None:
-            if chunk is None:
-                out.append(
-                    {"position": position, "document_id": doc["documentId"], "score": doc["score"]}
-                )
-            else:
-                out.append(
-                    {
-                        "position": position,
-                        "document_id": doc["documentId"],
-                        "score": doc["score"],
-                        "chunk_index": chunk,
-                    }
-                )
-        elif chunk is None:
-            out.append(
-                {
-                    "position": position,
-                    "document_id": doc["documentId"],
-                    "score": doc["score"],
-                    "document_name": name,
-                }
-            )
-        else:
-            out.append(
-                {
-                    "position": position,
-                    "document_id": doc["documentId"],
-                    "score": doc["score"],
-                    "chunk_index": chunk,
-                    "document_name": name,
-                }
-            )
+        if name is not None:
+            item["document_name"] = name
+        out.append(item)
     return out
 
 
