@@ -90,7 +90,7 @@ def serve(
     bulk_processes: int | None = typer.Option(
         None,
         "--bulk-processes",
-        help="Processes that store batch requests, shared by all connections [0: a thread of "
+        help="Processes that store batch requests, shared by all connections [0: threads of "
         "each worker]. Set it to the number of cores for heavy batch traffic.",
     ),
     threshold: float | None = typer.Option(

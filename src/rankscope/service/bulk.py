@@ -1,20 +1,21 @@
-"""Batch requests stored off the event loop: on one thread of the serving process, or spread
+"""Batch requests stored off the event loop: on a thread of the serving process, or spread
 over a pool of bulk worker processes.
 
 A batch of 1,000 records costs about 0.1 s of CPU (validation, one ``evaluate()``, the
 inserts), nearly all of it holding the interpreter lock. One process therefore stores about one
-core's worth of batches however many arrive, and more threads in it only take turns on the lock
-(while holding SQLite's write lock). With ``bulk_processes`` = N > 0 the raw body of each batch
-goes to one of N worker processes, which validates, scores and stores it and sends back the
-response body: the batches of every connection spread over the pool as processes become free.
-(uvicorn's ``--workers`` share the listening socket instead: each keep-alive connection stays
-with the process that accepted it, and a few connections opened at once often all land on one
-process, leaving the others idle; bench/RESULTS.md, "Batches over several cores".)
+core's worth of batches however many arrive, and on SQLite more threads in it only take turns
+on the lock while one of them holds SQLite's write lock. With ``bulk_processes`` = N > 0 the
+raw body of each batch goes to one of N worker processes, which validates, scores and stores
+it and sends back the response body: the batches of every connection spread over the pool as
+processes become free. (uvicorn's ``--workers`` share the listening socket instead: each
+keep-alive connection stays with the process that accepted it, and a few connections opened at
+once often all land on one process, leaving the others idle; bench/RESULTS.md, "Batches over
+several cores".)
 
 The pool starts with the application (each process connects once and tunes its garbage
 collector as the serving process does) and is replaced if a process dies; the request that
-was running there answers 503, and a retry with the same ``collectId`` values stores nothing
-twice.
+in the pool then answers 503 (stored or not), and a retry with the same ``collectId`` values
+stores nothing twice.
 """
 
 from __future__ import annotations
@@ -46,10 +47,14 @@ class BulkWriter:
         self.settings = settings
         self.store = store
         self.processes = settings.bulk_processes
+        # without a pool: one thread on SQLite (one writer, and more threads only take turns on
+        # the interpreter lock while holding its write lock); on PostgreSQL a few, whose waits
+        # on the database's round trips let another batch compute
+        threads = 4 if store.postgres else 1
         self._executor: Executor = (
             self._new_pool()
             if self.processes
-            else ThreadPoolExecutor(1, thread_name_prefix="rs-bulk")
+            else ThreadPoolExecutor(threads, thread_name_prefix="rs-bulk")
         )
 
     def _new_pool(self) -> ProcessPoolExecutor:
@@ -87,8 +92,8 @@ class BulkWriter:
             raise ApiError(
                 503,
                 "unavailable",
-                "the process storing this batch stopped; retry (records with a collectId are "
-                "never stored twice)",
+                "a bulk process stopped while this batch was in the pool, which may or may "
+                "not have stored it; retry (records with a collectId are never stored twice)",
                 headers={"Retry-After": "1"},
             ) from None
 

@@ -178,7 +178,7 @@ class ServiceSettings(BaseSettings):
     bulk_processes: Annotated[int, Field(ge=0, le=64)] = Field(
         0,
         description="processes that validate, score and store batch requests, shared by every "
-        "connection (0: one thread of each worker process). A batch costs about 0.1 ms of CPU "
+        "connection (0: threads of each worker process). A batch costs about 0.1 ms of CPU "
         "per record: set it to the number of cores for heavy batch traffic",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
