@@ -99,6 +99,7 @@ class BulkWriter:
 
     def process_ids(self) -> list[int]:
         """The bulk processes' ids (none in thread mode)."""
+        # ProcessPoolExecutor keeps its processes by id in _processes (no public accessor)
         processes = getattr(self._executor, "_processes", None) or {}
         return sorted(processes)
 

@@ -94,7 +94,12 @@ NOTHING = QueryMeasures(0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 def shown_ranking(document_ids: Iterable[str], cutoff: int | None = None) -> tuple[str, ...]:
     """Distinct documents in the order first shown, the first ``cutoff`` of them (at least
     one)."""
-    distinct = tuple(dict.fromkeys(document_ids))  # a dict keeps the first position of each
+    # a dict keeps the first position of each
+    return first_shown(tuple(dict.fromkeys(document_ids)), cutoff)
+
+
+def first_shown(distinct: tuple[str, ...], cutoff: int | None) -> tuple[str, ...]:
+    """The first ``cutoff`` (at least one) of documents already distinct, in shown order."""
     return distinct if cutoff is None else distinct[: max(cutoff, 1)]
 
 
@@ -230,6 +235,7 @@ __all__ = [
     "QueryMeasures",
     "Values",
     "complete_judgments",
+    "first_shown",
     "heuristic_judgments",
     "run_scores",
     "score",

@@ -108,12 +108,8 @@ def build_rows(
         scores = [d["score"] for d in docs]
         threshold: float | None = None
         source = "provided"
-        # judgments_of, inlined: graded judgments win, relevant ids give grade 1 each
-        if req.judgments is not None:
-            given = dict(req.judgments)
-        elif req.relevant_document_ids is not None:
-            given = dict.fromkeys(req.relevant_document_ids, 1)
-        else:
+        given = judgments_of(req.judgments, req.relevant_document_ids)
+        if given is None:
             limit_key = (record.user_id, type_label)
             threshold = limits.get(limit_key)
             if threshold is None:
@@ -121,7 +117,7 @@ def build_rows(
             given = measures.heuristic_judgments(zip(doc_ids, scores, strict=True), threshold)
             source = "heuristic"
         # the distinct documents in the order first shown are the keys of a dict made from
-        # doc_ids (measures.shown_ranking, from the dict at hand)
+        # doc_ids: taken from the judgments' dict instead of measures.shown_ranking
         if source == "heuristic":
             judgments = given  # grades every retrieved document already, in that order
             distinct = tuple(given)
@@ -129,7 +125,7 @@ def build_rows(
             judgments = dict.fromkeys(doc_ids, 0)
             distinct = tuple(judgments)
             judgments.update(given)
-        ranking = distinct if cutoff is None else distinct[: max(cutoff, 1)]
+        ranking = measures.first_shown(distinct, cutoff)
         items.append(evaluable(item_key, ranking, judgments))
         timestamp = req.timestamp or now
         if timestamp.tzinfo is None:
