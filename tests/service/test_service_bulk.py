@@ -142,6 +142,11 @@ def test_a_process_that_dies_is_replaced(pooled: tuple[TestClient, Keys, str]) -
     assert 503 in statuses and statuses[-1] == 201, statuses
     assert len(stored(url)) == n  # c-0 .. c-(n-1), each once
     assert set(state.bulk.process_ids()).isdisjoint(pids)
+    # the broken pool's other process is stopped, not left running beside the new pool
+    deadline = time.monotonic() + 30
+    while _running(pids[1]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(pids[1])
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")

@@ -117,10 +117,10 @@ def _start_process(settings: ServiceSettings) -> None:
     global _PROCESS
     from rankscope.service.app import tune_gc
 
-    # Ctrl-C and a stop signal go to the whole process group: the serving process finishes the
-    # batches in progress, then shuts the pool down; and should it be killed, the pool ends
+    # Ctrl-C goes to the whole process group: the serving process finishes the batches in
+    # progress, then shuts the pool down; and should it be killed, the pool ends. (SIGTERM
+    # stays: a broken pool stops its remaining processes with it.)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     threading.Thread(target=_end_with, args=(os.getppid(),), daemon=True).start()
 
     engine = make_engine(
