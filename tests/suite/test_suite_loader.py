@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
 from pathlib import Path
@@ -258,6 +259,33 @@ def test_beir_folder_brings_queries_and_qrels(tmp_path: Path) -> None:
         load_suite_text(
             "name: b\ncorpus: {type: beir, path: beir, split: dev}\n"
             "engines: [{name: a, engine: sqlite}]\n",
+            base_dir=tmp_path,
+        )
+
+
+def test_beir_folder_without_qrels_takes_the_suites_own_judgments(tmp_path: Path) -> None:
+    write_beir(tmp_path / "beir")
+    shutil.rmtree(tmp_path / "beir" / "qrels")
+    (tmp_path / "own.qrels").write_text("3 0 d3 1\n")
+    inline = load_suite_text(
+        "name: b\ncorpus: {type: beir, path: beir}\n"
+        "queries: [{id: q1, text: json, judgments: {d1: 2}}]\n"
+        "engines: [{name: a, engine: sqlite}]\n",
+        base_dir=tmp_path,
+    )
+    assert inline.qrels().to_dict() == {"q1": {"d1": 2}}
+    # the folder's queries with the suite's qrels file: every query is kept (nothing to filter by)
+    from_file = load_suite_text(
+        "name: b\ncorpus: {type: beir, path: beir}\nqrels: own.qrels\n"
+        "engines: [{name: a, engine: sqlite}]\n",
+        base_dir=tmp_path,
+    )
+    assert [q.id for q in from_file.queries] == ["1", "2", "3"]
+    assert from_file.qrels().to_dict() == {"3": {"d3": 1}}
+    # the folder alone must bring its judgments
+    with pytest.raises(ConfigError, match="no qrels file for split 'test'"):
+        load_suite_text(
+            "name: b\ncorpus: {type: beir, path: beir}\nengines: [{name: a, engine: sqlite}]\n",
             base_dir=tmp_path,
         )
 

@@ -55,6 +55,10 @@ class JudgmentSet:
     answers: dict[str, str] = field(default_factory=dict)
     code: dict[str, CodeExpectation] = field(default_factory=dict)
 
+    def any(self) -> bool:
+        """Whether the suite itself judges any query (inline, needles, code expectations)."""
+        return bool(self.graded or self.inline or self.needles or self.code)
+
     def resolve(self, docs: Iterable[Document], match_grade: int = 1) -> Qrels:
         """Combine everything into document-level qrels over ``docs`` (read once, and only
         when there are code expectations to match)."""

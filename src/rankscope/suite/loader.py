@@ -153,7 +153,10 @@ def _resolve(
         queries = found
     corpus_judged = None
     if spec.corpus.type in ("beir", "ir_datasets"):
-        corpus_judged = corpus_qrels(spec.corpus, base_dir)
+        # the folder's qrels are required only when it defines the whole benchmark: a suite that
+        # brings its own queries or judgments may use a BEIR folder that has no qrels/
+        own = spec.queries is not None or spec.qrels is not None or judgments.any()
+        corpus_judged = corpus_qrels(spec.corpus, base_dir, required=not own)
         if corpus_judged is not None and spec.queries is None:
             # BEIR convention: the split's qrels decide which queries are evaluated.
             judged = set(corpus_judged.query_ids)
