@@ -679,8 +679,24 @@ def test_an_empty_pool_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert code == 2 and f"{pool}: the pool file holds no (query, doc) pairs" in err
     run = tmp_path / "a.run"
     run.write_text("1 Q0 d1 1 2.0 a\n")
-    code = main(["pool", str(run), "--query-ids", "7", "--out", str(tmp_path / "p.jsonl")])
+    code = main(
+        ["pool", str(run), "--query-ids", "7", "--ids-only", "--out", str(tmp_path / "p.jsonl")]
+    )
     assert code == 2 and "nothing to pool" in capsys.readouterr().err
+
+
+def test_pool_without_query_texts_is_refused_unless_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = tmp_path / "a.run"
+    run.write_text("1 Q0 d1 1 2.0 a\n")
+    out = tmp_path / "p.jsonl"
+    assert main(["pool", str(run), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no query texts" in err and "--queries" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(["pool", str(run), "--ids-only", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["query"] == ""
 
 
 def test_qrels_import_reads_integral_floats_and_refuses_fractions(

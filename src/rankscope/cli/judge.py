@@ -49,11 +49,25 @@ def pool_command(
         help="Pool only the first N query ids (numeric ids in numeric order).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Pool file: .jsonl, .csv or .yaml."),
+    ids_only: bool = typer.Option(
+        False,
+        "--ids-only",
+        help="Write a pool without query texts (for counting; it cannot be judged as it is).",
+    ),
 ) -> None:
     """Depth-k pool over runs, de-duplicated, with provenance, for annotation or judging."""
+    from rankscope.errors import InputError
     from rankscope.judge.io import load_run, read_corpus, read_queries
     from rankscope.judge.pool import build_pool, pool_stats, select_query_ids, write_pool
 
+    if queries is None and not ids_only:
+        # runs carry no query text, and neither a judge nor an annotator can label without it
+        raise InputError(
+            "no query texts: run files hold only query ids, and a pool without the texts "
+            "cannot be judged",
+            hint="pass --queries queries.jsonl (BEIR) or a TSV of id<TAB>text, or --ids-only "
+            "to write a pool of ids on purpose",
+        )
     loaded = [load_run(p) for p in runs]  # build_pool names runs that share a tag by file
     qtext = read_queries(queries) if queries else None
     docs = read_corpus(corpus) if corpus else None
