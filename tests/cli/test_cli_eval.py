@@ -179,3 +179,16 @@ def test_bad_format_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     code, _, err = run_cli(capsys, QRELS, BM25, "--format", "xml")
     assert code == 2
     assert "xml" in err
+
+
+def test_swapped_qrels_and_run_are_named_as_such(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(capsys, BM25, QRELS)
+    assert code == 2 and "Traceback" not in err
+    assert f"{BM25}:1: malformed line: expected 4 fields, found 6" in err
+    assert "looks like a run" in err and "The qrels come first" in err
+    # a qrels file where the run belongs
+    code, _, err = run_cli(capsys, QRELS, QRELS)
+    assert code == 2 and f"{QRELS}:1:" in err and "looks like qrels" in err
+    # a line that is neither gets no guess
+    code, _, err = run_cli(capsys, QRELS, str(Path(__file__)))
+    assert code == 2 and "looks like" not in err

@@ -65,6 +65,22 @@ from rankscope.errors import InputError
 TrecSource = str | os.PathLike[str] | IO[Any]
 _RUN_HINT = "Each line must be `qid Q0 docno rank score runid`"
 _QRELS_HINT = "Each line must be `qid iter docno relevance`"
+
+
+def _swapped(words: list[bytes], *, run: bool = False) -> str:
+    """A note when a malformed line is well formed in the other format: files given in the
+    wrong order (``rankscope eval RUN QRELS``) are the usual cause."""
+    if run and len(words) == 4 and is_plain_int(words[3]):
+        return (
+            "; this line looks like qrels (`qid iter docno relevance`): were the qrels and the "
+            "run given in the wrong order? The qrels come first"
+        )
+    if not run and len(words) >= 6 and is_plain_int(words[3]) and is_plain_float(words[4]):
+        return (
+            "; this line looks like a run (`qid Q0 docno rank score runid`): were the qrels and "
+            "the run given in the wrong order? The qrels come first"
+        )
+    return ""
 _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
 _CSV_BLOCK = 1 << 22  # pyarrow parses blocks of this size on separate threads
 
@@ -387,7 +403,7 @@ def _exact_run(data: bytes, where: Where, strict: bool, warn: Warner) -> _Column
                 f"malformed line: expected at least 6 fields, found {len(words)}",
                 at=no,
                 value=raw.decode("utf-8", "replace").strip(),
-                hint=_RUN_HINT,
+                hint=_RUN_HINT + _swapped(words, run=True),
             )
         word = words[4]
         if is_plain_float(word):
@@ -475,7 +491,7 @@ def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Colu
                 f"malformed line: {what}",
                 at=no,
                 value=raw.decode("utf-8", "replace").strip() if words else None,
-                hint=_QRELS_HINT + ("; remove blank lines" if not words else ""),
+                hint=_QRELS_HINT + ("; remove blank lines" if not words else _swapped(words)),
             )
         word = words[3]
         if is_plain_int(word):
