@@ -471,3 +471,51 @@ def test_duplicate_ids_and_names_point_at_the_duplicate(
     first, duplicate = found[0], found[-1]
     assert duplicate > 1
     assert str(error).startswith(f"{path}:{duplicate}: {problem.format(first=first)}")
+
+
+def test_misspelled_keys_and_engine_names_get_a_suggestion(tmp_path: Path) -> None:
+    def error_of(text: str) -> str:
+        with pytest.raises(ConfigError) as caught:
+            load_suite_text(textwrap.dedent(text), base_dir=tmp_path)
+        return str(caught.value)
+
+    text = error_of(
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [{id: q1, text: json, judgements: {d1: 3}}]
+        engines: [{name: x, engine: sqlite}]
+        """
+    )
+    assert text == "<suite>:4: queries[0].judgements: unknown field; did you mean `judgments`?"
+    text = error_of(
+        """
+        name: t
+        corpus: {type: beir, pth: data, split: test}
+        queries: [json]
+        settings: {repeats: 1, warmpu: 2}
+        engines: [{name: x, engine: tantivvy}]
+        """
+    )
+    # the corpus of the given type: a beir corpus takes `path` (not the jsonl corpus's fields)
+    assert "corpus.pth: unknown field; did you mean `path`?" in text
+    assert "settings.warmpu: unknown field; did you mean `warmup`?" in text
+    text = error_of(
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        engines: [{name: x, engine: tantivvy}]
+        """
+    )
+    assert "unknown engine 'tantivvy'. Did you mean `tantivy`? Expected one of: anserini," in text
+    # nothing close: the plain message
+    text = error_of(
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [{id: q1, text: json, zzzzzz: 1}]
+        engines: [{name: x, engine: qqqqqq}]
+        """
+    )
+    assert "zzzzzz: unknown field (check its spelling" in text

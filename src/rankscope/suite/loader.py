@@ -6,12 +6,14 @@ the path inside the YAML (``queries[3].kind``), what was found and what was expe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+import typing
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Query, embedding_engine_names, spec_takes_embedding_model
@@ -286,7 +288,10 @@ def _check_engines(
                 f"{format_path(path)}: unknown engine {config.engine!r}",
                 path=source,
                 line=line_of(path, lines),
-                hint=f"expected one of: {', '.join(sorted(known))}",
+                hint=" ".join(
+                    filter(None, [_did_you_mean(config.engine, known).capitalize(), "Expected"])
+                )
+                + f" one of: {', '.join(sorted(known))}",
             )
 
 
@@ -299,7 +304,12 @@ def _config_error(
         # A union reports every branch it tried; keep the most specific location only.
         if any(len(other) > len(loc) and other[: len(loc)] == loc for other, _ in located):
             continue
-        problems.append((line_of(loc, lines), _describe(item, loc)))
+        described = _describe(item, loc)
+        if item["type"] == "extra_forbidden":
+            close = _did_you_mean(str(item["loc"][-1]), _allowed_fields(item["loc"], data))
+            if close:
+                described = f"{format_path(loc)}: unknown field; {close}"
+        problems.append((line_of(loc, lines), described))
     first_line = problems[0][0]
     if len(problems) == 1:
         return ConfigError(problems[0][1], path=source, line=first_line)
@@ -310,6 +320,45 @@ def _config_error(
     if len(problems) > len(shown):
         text += f"\n  ... and {len(problems) - len(shown)} more"
     return ConfigError(text, path=source, line=first_line)
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"did you mean `x`?"`` for a close spelling among ``choices``, else ``""``."""
+    close = difflib.get_close_matches(word, sorted(choices), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return "did you mean " + " or ".join(f"`{c}`" for c in close) + "?"
+
+
+def _allowed_fields(loc: tuple[int | str, ...], data: Any) -> set[str]:
+    """The field names a suite accepts where pydantic found an unknown one (``loc`` ends with
+    it): the models along the path, narrowed to those that take the node's other keys (a
+    corpus of one ``type``, a query rather than a queries file)."""
+    models: list[type[BaseModel]] = [SuiteSpec]
+    node = data
+    for part in loc[:-1]:
+        if isinstance(node, Mapping) and isinstance(part, str) and part in node:
+            node = node[part]
+            models = [
+                m
+                for c in models
+                if part in c.model_fields
+                for m in _models_in(c.model_fields[part].annotation)
+            ]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+    if not isinstance(node, Mapping):
+        return set()
+    given = {k for k in node if k != loc[-1]}
+    fitting = [m for m in models if given <= set(m.model_fields)] or models
+    return {name for m in fitting for name in m.model_fields}
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models inside a type annotation (unions, lists, ``Annotated``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
 
 
 def _yaml_loc(loc: tuple[int | str, ...], data: Any, kind: str) -> PathKey:
