@@ -81,6 +81,8 @@ def _swapped(words: list[bytes], *, run: bool = False) -> str:
             "the run given in the wrong order? The qrels come first"
         )
     return ""
+
+
 _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
 _CSV_BLOCK = 1 << 22  # pyarrow parses blocks of this size on separate threads
 
