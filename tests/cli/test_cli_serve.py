@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,22 @@ def test_serve_starts_on_sqlite_with_one_command(tmp_path: Path) -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_serve_on_a_busy_port_says_so_before_claiming_to_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = f"sqlite:///{tmp_path / 'm.sqlite'}"
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", "-d", db, "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot listen on http://127.0.0.1:{port}: the port is in use" in err
+    assert "choose a free one with --port, e.g. --port " in err
+    assert "rankscope serve: sqlite" not in err and "Traceback" not in err
+    suggested = int(err.rsplit("--port ", 1)[1].split()[0])
+    assert suggested != port
+    assert main(["serve", "-d", db, "--host", "192.0.2.1"]) == 2
+    assert "192.0.2.1 is not an address of this machine" in capsys.readouterr().err

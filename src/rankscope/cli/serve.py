@@ -111,14 +111,8 @@ def serve(
         config_file=config,
     )
     from rankscope.service.server import run
-    from rankscope.service.store.db import describe
 
-    typer.echo(
-        f"rankscope serve: {describe(settings.database_url)} on "
-        f"http://{settings.host}:{settings.port} (API docs at /docs)",
-        err=True,
-    )
-    run(settings)
+    run(settings, announce=lambda line: typer.echo(line, err=True))
 
 
 @serve_app.command("migrate")

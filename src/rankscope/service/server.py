@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-from collections.abc import Iterator
+import socket
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from rankscope.errors import ServiceError
@@ -39,10 +41,12 @@ def export_settings(settings: ServiceSettings) -> None:
         os.environ[ENV_PREFIX + "JWT_SECRET"] = settings.jwt_secret.get_secret_value()
 
 
-def run(settings: ServiceSettings) -> None:
-    """Serve until interrupted (uvicorn; ``settings.workers`` processes)."""
+def run(settings: ServiceSettings, announce: Callable[[str], None] | None = None) -> None:
+    """Serve until interrupted (uvicorn; ``settings.workers`` processes). ``announce`` gets
+    the line saying where it serves, once the address is known to be free."""
     import uvicorn
 
+    check_address(settings.host, settings.port)
     engine = make_engine(settings.database_url, pool_size=1)
     try:
         if not is_postgres(engine) and settings.auto_migrate:
@@ -50,6 +54,11 @@ def run(settings: ServiceSettings) -> None:
     finally:
         engine.dispose()
     export_settings(settings)
+    if announce is not None:
+        announce(
+            f"rankscope serve: {describe(settings.database_url)} on "
+            f"http://{settings.host}:{settings.port} (API docs at /docs)"
+        )
     uvicorn.run(
         FACTORY,
         factory=True,
@@ -59,6 +68,49 @@ def run(settings: ServiceSettings) -> None:
         log_level=settings.log_level,
         proxy_headers=True,
     )
+
+
+def check_address(host: str, port: int) -> None:
+    """Bind ``host:port`` as uvicorn will (``SO_REUSEADDR``) and let go: a port in use, a
+    privileged port or an address of another machine is a ServiceError saying what to change,
+    before anything claims to serve."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ServiceError(
+            f"cannot listen on {host!r}: {exc.strerror}; give --host an address of this "
+            "machine (127.0.0.1, or 0.0.0.0 for every interface)"
+        ) from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            where = f"http://{host}:{port}"
+            if exc.errno == errno.EADDRINUSE:
+                raise ServiceError(
+                    f"cannot listen on {where}: the port is in use (another rankscope serve, "
+                    f"or another program); choose a free one with --port, e.g. --port "
+                    f"{_free_port(family, address[0])}"
+                ) from None
+            if exc.errno == errno.EACCES:
+                raise ServiceError(
+                    f"cannot listen on {where}: ports below 1024 need privileges; choose one "
+                    "above with --port (8000 is the default)"
+                ) from None
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise ServiceError(
+                    f"cannot listen on {where}: {host} is not an address of this machine; "
+                    "use --host 127.0.0.1 (or 0.0.0.0 for every interface)"
+                ) from None
+            raise ServiceError(f"cannot listen on {where}: {exc.strerror}") from None
+
+
+def _free_port(family: socket.AddressFamily, host: str) -> int:
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
 
 
 def run_migrations(
@@ -119,4 +171,13 @@ def _explain(exc: Exception, settings: ServiceSettings) -> None:
         ) from exc
 
 
-__all__ = ["FACTORY", "export_settings", "keys", "new_key", "remove_key", "run", "run_migrations"]
+__all__ = [
+    "FACTORY",
+    "check_address",
+    "export_settings",
+    "keys",
+    "new_key",
+    "remove_key",
+    "run",
+    "run_migrations",
+]
