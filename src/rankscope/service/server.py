@@ -92,7 +92,7 @@ def check_address(host: str, port: int) -> None:
                 raise ServiceError(
                     f"cannot listen on {where}: the port is in use (another rankscope serve, "
                     f"or another program); choose a free one with --port, e.g. --port "
-                    f"{_free_port(family, address[0])}"
+                    f"{_free_port(family, str(address[0]))}"
                 ) from None
             if exc.errno == errno.EACCES:
                 raise ServiceError(
