@@ -269,6 +269,13 @@ def test_the_table_shows_the_interval_and_marks_what_is_worse_than_the_best(
     assert "randomised Tukey HSD (family-wise over all 6 pairs of the 4 configurations; " in text
     assert "B = 10,000, seed 0)" in text
     assert "rankscope compare <output folder> --view answered -m ndcg@10 --test rtukey" in text
+    # where the folder is known, the command is complete
+    shown = Console(width=400, record=True)
+    render_table(result, shown, folder="out dir/b")
+    assert (
+        "rankscope compare 'out dir/b' --view answered -m ndcg@10 --test rtukey"
+        in shown.export_text()
+    )
     assert f"Best quality: {best}  (highest nDCG@10 lin (1.0000" in text
     assert f"{other} is within noise ({other}: p = 1.0000, Δ = +0.0000)" in text
     assert "nan" not in text.lower()

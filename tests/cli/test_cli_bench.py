@@ -47,7 +47,9 @@ def test_bench_prints_table_and_writes_output(
     suite = tiny_suite(tmp_path)
     out = tmp_path / "out"
     assert main(["bench", str(suite), "--out", str(out), "--quiet", "--by-category"]) == 0
-    printed = capsys.readouterr().out
+    printed, err = capsys.readouterr()
+    # --quiet hides the progress, not where the results are
+    assert f"Results, run files and the resolved suite are in {out}" in err
     assert "lite-chunks" in printed and "nDCG@10" in printed and "p50 ms" in printed
     assert "category food" in printed and "Best balance" in printed
     assert {p.name for p in (out / "runs").iterdir()} == {"lite.trec", "lite-chunks.trec"}

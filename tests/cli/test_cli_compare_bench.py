@@ -181,3 +181,17 @@ def test_few_queries_constant_measure_and_zero_variance_warn_without_nan(
     code, text, err = run_cli(capsys, str(shifted), "-m", "ndcg@10")
     assert code == 0
     assert "zero variance" in err and "+inf" in text and "nan" not in text.lower()
+
+
+def test_latency_over_the_queries_every_configuration_timed_says_so(out: Path) -> None:
+    result = BenchmarkResult.read(out / "results.json")
+    timing = result.configurations[0].per_query
+    assert timing is not None
+    first = result.query_ids.index(result.query_sets["all"].query_ids[0])
+    timing.latency_ms[first] = None  # as for a query this configuration skipped
+    matrix = score_matrix(result, ["latency"], "all")
+    n = len(result.query_sets["all"].query_ids) - 1
+    assert (
+        matrix.query_set
+        == f"the {n} queries of the all view whose latency every configuration measured"
+    )

@@ -868,3 +868,19 @@ def test_a_rerun_with_nothing_to_ask_loads_no_sdk_and_exit_skips_the_collector(
     assert "frozen True sdk True" in first.stdout  # calls were made: the SDK was loaded
     assert again.returncode == 0, again.stderr
     assert "4 already in" in again.stdout and "frozen True sdk False" in again.stdout
+
+
+def test_agree_over_two_runs_says_tau_can_only_be_plus_or_minus_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text("1 0 d1 1\n1 0 d2 0\n2 0 d1 1\n2 0 d2 0\n")
+    b = tmp_path / "b.txt"
+    b.write_text("1 0 d1 0\n1 0 d2 1\n2 0 d1 0\n2 0 d2 1\n")
+    r1, r2 = tmp_path / "r1.run", tmp_path / "r2.run"
+    r1.write_text("1 Q0 d1 1 2 r1\n2 Q0 d1 1 2 r1\n")
+    r2.write_text("1 Q0 d2 1 2 r2\n2 Q0 d2 1 2 r2\n")
+    assert main(["agree", str(a), str(b), "--runs", str(r1), str(r2)]) == 0
+    out = capsys.readouterr().out
+    assert "Kendall's tau-b over 2 runs = -1.0000" in out
+    assert "over 2 runs tau can only be +1 or -1" in out

@@ -366,7 +366,10 @@ def score_matrix(
                 )
             rows = [rows[i] for i in timed]
             ids = [ids[i] for i in timed]
-            query_set = f"the queries of the {chosen} view every configuration ran"
+            query_set = (
+                f"the {len(rows)} queries of the {chosen} view whose latency every "
+                "configuration measured"
+            )
     for m in wanted:
         if m != LATENCY and m not in result.measures:
             raise RankscopeError(

@@ -203,15 +203,20 @@ def _run_and_print(
     if output_format is OutputFormat.json:
         typer.echo(to_json(result), nl=False)
     elif output_format is OutputFormat.markdown:
-        typer.echo(to_markdown(result, by_category=by_category, view=view), nl=False)
+        typer.echo(
+            to_markdown(result, by_category=by_category, view=view, folder=str(out)), nl=False
+        )
     else:
         # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns.
         console = Console(width=None if sys.stdout.isatty() else 250)
-        render_table(result, console, by_category=by_category, view=view)
-    if not quiet:
-        err.print(
-            f"Results, run files and the resolved suite are in {out}", style="dim", markup=False
-        )
+        render_table(result, console, by_category=by_category, view=view, folder=str(out))
+    # --quiet only hides the progress: where the results are is never left out
+    err.print(
+        f"Results, run files and the resolved suite are in {out}",
+        style="dim",
+        markup=False,
+        soft_wrap=True,  # a path is copied, not read: never broken over lines
+    )
     if result.failures:
         raise typer.Exit(EXIT_CONFIG_FAILED)
 

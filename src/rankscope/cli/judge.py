@@ -583,6 +583,11 @@ def agree_command(
             f"{r.measure}: Kendall's tau-b over {len(r.scores_a)} runs = {fmt(r.tau_b)} "
             f"(scored on the {r.queries} queries both qrels judge)"
         )
+        if len(r.scores_a) == 2:
+            typer.echo(
+                "  (over 2 runs tau can only be +1 or -1, or undefined on a tie: it says only "
+                "whether both qrels order the pair alike; give more runs to measure agreement)"
+            )
         for name in r.order("a"):
             typer.echo(f"  {name:<30} {r.scores_a[name]:.4f} (human)  {r.scores_b[name]:.4f} (llm)")
 

@@ -12,6 +12,7 @@ error, then the recommendations.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -163,7 +164,9 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
     return cols
 
 
-def statistics_notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
+def statistics_notes(
+    result: BenchmarkResult, view: ViewName | None = None, folder: str | None = None
+) -> list[Note]:
     """How the interval, the difference and the p-value were computed, and what to run to
     recompute them."""
     chosen = view or result.default_view
@@ -181,7 +184,8 @@ def statistics_notes(result: BenchmarkResult, view: ViewName | None = None) -> l
             f"; Δ best, p: {stats.label} minus the best's ({stats.baseline}), "
             f"{stats.test_name} ({stats.family}; B = {found.resamples:,}, seed {found.seed}); "
             f"{WORSE} significantly worse than the best (p <= {found.alpha:g}). Recompute: "
-            f"rankscope compare <output folder> {stats.command}"
+            f"rankscope compare {shlex.quote(folder) if folder else '<output folder>'} "
+            f"{stats.command}"
         )
     out.append(Note(text, "dim"))
     out += [Note(f"statistics: {w}", "yellow") for w in stats.warnings]
@@ -232,12 +236,15 @@ def title(result: BenchmarkResult, view: ViewName | None = None) -> str:
     )
 
 
-def notes(result: BenchmarkResult, view: ViewName | None = None) -> list[Note]:
-    """Everything printed under the table, in order."""
+def notes(
+    result: BenchmarkResult, view: ViewName | None = None, folder: str | None = None
+) -> list[Note]:
+    """Everything printed under the table, in order (``folder``: where the results are, for
+    the commands the notes give)."""
     chosen = view or result.default_view
     ok = result.successful
     out = [Note(f"warning: {w}", "bold yellow") for w in result.warnings]
-    out += statistics_notes(result, chosen)
+    out += statistics_notes(result, chosen, folder)
     for c in ok:
         if c.skipped_queries:
             out.append(Note(_skipped_note(c, chosen), "yellow"))
@@ -286,6 +293,7 @@ def render_table(
     *,
     by_category: bool = False,
     view: ViewName | None = None,
+    folder: str | None = None,
 ) -> None:
     """Print the comparison table, notes and recommendations to ``console``."""
     chosen = view or result.default_view
@@ -298,7 +306,7 @@ def render_table(
             n = 0 if scores is None else scores.num_queries
             cols = category_columns(result, category, chosen)
             console.print(_rich_table(f"category {category} ({n} {_queries(n)})", ok, cols))
-    for note in notes(result, chosen):
+    for note in notes(result, chosen, folder):
         console.print(Text(note.text, style=note.style))
     for key, rec in result.recommended(chosen).items():
         console.print(
@@ -330,7 +338,11 @@ def _rich_table(title: str, rows: Sequence[ConfigResult], cols: Sequence[Column]
 
 
 def to_markdown(
-    result: BenchmarkResult, *, by_category: bool = False, view: ViewName | None = None
+    result: BenchmarkResult,
+    *,
+    by_category: bool = False,
+    view: ViewName | None = None,
+    folder: str | None = None,
 ) -> str:
     """The comparison as Markdown; the best value of each column in bold."""
     chosen = view or result.default_view
@@ -346,7 +358,7 @@ def to_markdown(
         for category in suite.categories:
             parts.append(f"\n### Category `{category}`\n")
             parts.append(_md_table(ok, category_columns(result, category, chosen)))
-    lines = notes(result, chosen)
+    lines = notes(result, chosen, folder)
     if lines:
         parts.append("\n" + "".join(f"- {n.text}\n" for n in lines))
     picks = result.recommended(chosen).items()
