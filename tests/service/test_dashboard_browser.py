@@ -711,3 +711,29 @@ def test_api_docs_work_offline(tab: Tab) -> None:
     )
     assert "/api/metrics/retrieval/collect" in paths
     tab.shot("api-docs")
+
+
+def test_one_day_of_data_spans_one_day_of_axis(tab: Tab) -> None:
+    # uPlot widens a single point's time scale to 1000 days; the charts set their own range
+    tab.login("alice")
+    spans = tab.page.evaluate(
+        """async () => {
+          const { bandChart, barChart, bucketGrid } = await import("/static/dashboard/js/chart.js");
+          const target = document.createElement("div");
+          document.body.append(target);
+          const out = {};
+          for (const bucket of ["hour", "day", "week"]) {
+            const xs = bucketGrid(["2027-05-10T00:00:00Z"], bucket);
+            const band = bandChart(target, { xs, mean: [0.5], low: [0.4], high: [0.6], bucket });
+            const bars = barChart(target, { xs, values: [3], bucket });
+            await new Promise((done) => requestAnimationFrame(done));
+            out[bucket] = [band, bars].map((p) => [p.scales.x.min - xs[0], p.scales.x.max - xs[0]]);
+            band.destroy();
+            bars.destroy();
+          }
+          target.remove();
+          return out;
+        }"""
+    )
+    for bucket, step in (("hour", 3600), ("day", 86400), ("week", 7 * 86400)):
+        assert spans[bucket] == [[-step / 2, step / 2]] * 2

@@ -22,11 +22,12 @@ export function bucketGrid(starts, bucket) {
   return grid;
 }
 
-function xRange(bucket) {
-  return (_u, min, max) => {
-    const pad = STEP[bucket] / 2;
-    return [min - pad, max + pad];
-  };
+// Half a bucket either side of the buckets shown. From the data, not from uPlot's min and max:
+// for a single point uPlot widens the time scale to 1000 days, and one day of data was drawn
+// at the edge of a two-year axis.
+function xRange(bucket, xs) {
+  const pad = STEP[bucket] / 2;
+  return () => [xs[0] - pad, xs[xs.length - 1] + pad];
 }
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -80,7 +81,7 @@ export function bandChart(target, { xs, mean, low, high, bucket, xLabel, yLabel,
     tzDate: utc,
     legend: { show: false },
     cursor: { drag: { x: false, y: false }, points: { size: 8 } },
-    scales: { x: { time: true, range: xRange(bucket) }, y: { range: [0, 1] } },
+    scales: { x: { time: true, range: xRange(bucket, xs) }, y: { range: [0, 1] } },
     axes: baseAxes(bucket, xLabel, yLabel, (_u, ticks) => ticks.map((v) => v.toFixed(1)), () => [0, 0.2, 0.4, 0.6, 0.8, 1]),
     series: [
       {},
@@ -108,7 +109,7 @@ export function barChart(target, { xs, values, bucket, xLabel, yLabel, color, on
     tzDate: utc,
     legend: { show: false },
     cursor: { drag: { x: false, y: false }, points: { show: false } },
-    scales: { x: { time: true, range: xRange(bucket) }, y: { range: [0, top] } },
+    scales: { x: { time: true, range: xRange(bucket, xs) }, y: { range: [0, top] } },
     axes: baseAxes(bucket, xLabel, yLabel, (_u, ticks) => ticks.map((v) => `${+v.toFixed(1)}%`)),
     series: [
       {},
