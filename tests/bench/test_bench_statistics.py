@@ -382,3 +382,33 @@ def test_a_fast_engine_is_not_drowned_by_slow_ones() -> None:
     # what the randomised Tukey HSD says on the same data
     tukey = randomized_tukey_hsd(np.stack([r.latencies_ms for r in rows]), seed=0).pair(1, 0)
     assert tukey.p_value > 0.5
+
+
+def test_the_table_fits_the_terminal_leaving_out_secondary_columns(
+    wide: tuple[BenchmarkResult, Path],
+) -> None:
+    result, _ = wide
+    full = table(result)
+    header = next(line for line in full.splitlines() if "configuration" in line)
+    everything = [h.strip() for h in header.split("┃")[2:-1]]
+    assert everything[:5] == ["nDCG@10 lin", "95% CI", "Δ best", "p", "MAP"]
+    assert everything[-4:] == ["p50 ms", "p50 IQR", "p95 ms", "index s"]
+    for width in (100, 80):
+        text = _table_at(result, width)
+        lines = text.splitlines()
+        assert max(len(line) for line in lines) <= width
+        header = next(line for line in lines if "configuration" in line)
+        # the headline, its interval, Δ best, p and p50 are never left out
+        for kept in ("nDCG@10 lin", "95% CI", "Δ best", "p50 ms"):
+            assert kept in header
+        assert " p " in header
+        note = next(line for line in lines if line.startswith(f"left out at {width} columns: "))
+        # the least important go first: index time and latency spread, then measures from last
+        assert note.startswith(f"left out at {width} columns: p50 IQR, index s, p95 ms, ")
+    assert "left out at" not in full
+
+
+def _table_at(result: BenchmarkResult, width: int) -> str:
+    console = Console(file=io.StringIO(), width=width, color_system=None)
+    render_table(result, console)
+    return console.file.getvalue()  # type: ignore[attr-defined]

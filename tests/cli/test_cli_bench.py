@@ -149,3 +149,17 @@ def test_bench_help_shows_the_out_default(
     monkeypatch.setenv("COLUMNS", "200")
     assert main(["bench", "--help"]) == 0
     assert "[default: rankscope-out/<suite name>]" in capsys.readouterr().out
+
+
+def test_columns_sets_the_table_width_even_in_a_pipe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    suite = tiny_suite(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "-q"]) == 0
+    printed = capsys.readouterr().out
+    assert max(len(line) for line in printed.splitlines()) <= 80
+    assert "left out at 80 columns: " in printed
+    monkeypatch.delenv("COLUMNS")
+    assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "-q"]) == 0
+    assert "left out at" not in capsys.readouterr().out  # a pipe gets every column

@@ -207,8 +207,10 @@ def _run_and_print(
             to_markdown(result, by_category=by_category, view=view, folder=str(out)), nl=False
         )
     else:
-        # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns.
-        console = Console(width=None if sys.stdout.isatty() else 250)
+        # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns, unless
+        # COLUMNS asks for a width
+        fixed = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+        console = Console(width=None if fixed else 250)
         render_table(result, console, by_category=by_category, view=view, folder=str(out))
     # --quiet only hides the progress: where the results are is never left out
     err.print(

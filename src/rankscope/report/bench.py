@@ -17,7 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -49,6 +51,8 @@ class Column:
     show: Callable[[float], str] | None = None
     #: the whole cell, for columns that are not one number (an interval, a marked difference)
     cell: Callable[[ConfigResult], str] | None = None
+    #: left out first when the table is wider than the terminal (0: always shown)
+    drop_rank: int = 0
 
     def text(self, value: float | None) -> str:
         if value is not None and self.show is not None:
@@ -96,17 +100,48 @@ def table_measures(result: BenchmarkResult) -> list[str]:
 def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Column]:
     """The table's columns: measures, latency percentiles, index time."""
     chosen = view or result.default_view
-    cols = [Column(measure_label(m), _summary(chosen, m), "max", 4) for m in table_measures(result)]
+    measures = table_measures(result)
+    # secondary measures go last to first when the table must be narrower; the headline stays
+    cols = [
+        Column(measure_label(m), _summary(chosen, m), "max", 4, drop_rank=i)
+        for i, m in enumerate(measures)
+    ]
     cols[1:1] = statistics_columns(result, chosen)
+    top = len(measures)
     cols += [
         Column("p50 ms", _latency(chosen, "p50_ms"), "min", 3),
-        Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3),
-        Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3),
-        Column("index s", lambda c: c.index_time_s, "min", 2),
+        Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3, drop_rank=top + 3),
+        Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3, drop_rank=top + 1),
+        Column("index s", lambda c: c.index_time_s, "min", 2, drop_rank=top + 2),
     ]
     if any(c.index_cache is not None for c in result.successful):
-        cols.append(Column(CACHE_HEADER, _cache_rate, "none", 0, show=lambda v: f"{v:.0%}"))
+        cols.append(
+            Column(
+                CACHE_HEADER,
+                _cache_rate,
+                "none",
+                0,
+                show=lambda v: f"{v:.0%}",
+                drop_rank=top + 4,
+            )
+        )
     return cols
+
+
+def fit_columns(
+    cols: Sequence[Column], width: int, measure: Callable[[Sequence[Column]], int]
+) -> tuple[list[Column], list[Column]]:
+    """The columns that fit ``width`` terminal cells (``measure`` gives a table's width), and
+    those left out: secondary columns go first (highest ``drop_rank``), never the headline,
+    its interval, Δ best, p or p50."""
+    kept = list(cols)
+    dropped: list[Column] = []
+    for col in sorted((c for c in cols if c.drop_rank), key=lambda c: -c.drop_rank):
+        if measure(kept) <= width:
+            break
+        kept.remove(col)
+        dropped.append(col)
+    return kept, dropped
 
 
 def quality_statistics(
@@ -299,7 +334,24 @@ def render_table(
     chosen = view or result.default_view
     ok = result.successful
     if ok:
-        console.print(_rich_table(title(result, chosen), ok, columns(result, chosen)))
+        heading = title(result, chosen)
+
+        def measure(cols: Sequence[Column]) -> int:
+            # the width the table takes unsqueezed (the title wraps on its own)
+            wide = console.options.update_width(100_000)
+            return Measurement.get(console, wide, _rich_table("", ok, cols)).maximum
+
+        shown, left_out = fit_columns(columns(result, chosen), console.width, measure)
+        console.print(_rich_table(heading, ok, shown, compact=measure(shown) > console.width))
+        if left_out:
+            console.print(
+                Text(
+                    f"left out at {console.width} columns: "
+                    f"{', '.join(c.header for c in left_out)} (a wider terminal, COLUMNS=250 "
+                    "or --format markdown shows every column)",
+                    style="dim",
+                )
+            )
     if by_category and ok:
         for category in result.suite.categories:
             scores = ok[0].view(chosen).per_category.get(category)
@@ -318,8 +370,15 @@ def render_table(
         )
 
 
-def _rich_table(title: str, rows: Sequence[ConfigResult], cols: Sequence[Column]) -> Table:
-    table = Table(title=Text(title), title_justify="left")
+def _rich_table(
+    title: str, rows: Sequence[ConfigResult], cols: Sequence[Column], *, compact: bool = False
+) -> Table:
+    # compact: what must stay does not fit; no outer edge and one space between columns
+    table = (
+        Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        if compact
+        else Table(title=Text(title), title_justify="left")
+    )
     table.add_column("configuration", no_wrap=True)
     for col in cols:
         table.add_column(col.header, justify="right")
