@@ -147,6 +147,28 @@ def test_dry_run_prints_calls_tokens_cost_and_sends_nothing(
     assert not (tmp_path / "out" / "judgments.jsonl").exists()
 
 
+def test_dry_run_needs_neither_an_output_folder_nor_a_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = tmp_path / "pool.jsonl"
+    _write_pool(pool, 6)
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    for extra in ([], ["--batch"]):
+        args = ["judge", str(pool), "--model", "claude-haiku", "--cache", "c.sqlite", "--dry-run"]
+        assert main([*args, *extra]) == 0
+        out = capsys.readouterr().out
+        assert "6 pairs: 0 cached" in out and "to anthropic claude-haiku" in out
+        assert "estimated cost: $" in out and "dry run: nothing was sent" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.sqlite", "pool.jsonl"]
+    # a real run still needs both
+    assert main(["judge", str(pool), "--model", "claude-haiku", "--out", "o"]) == 2
+    assert "needs an API key" in capsys.readouterr().err
+    assert main(["judge", str(pool), "--model", "claude-haiku"]) == 2
+    assert "no output folder given" in capsys.readouterr().err
+
+
 def test_judge_with_a_user_template_and_nulls(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

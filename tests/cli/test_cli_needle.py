@@ -153,6 +153,21 @@ def test_dry_run_counts_calls_tokens_cost_and_sends_nothing(
     assert "estimated tokens: " in printed and "estimated cost: $0.0" in printed
 
 
+def test_dry_run_needs_no_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus, questions = _files(tmp_path)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    args = ["needle", str(questions), "--engine", "sqlite", "--corpus", str(corpus), "-k", "2"]
+    assert main([*args, "--model", "claude-haiku", "--dry-run"]) == 0
+    printed = capsys.readouterr().out
+    assert "4 questions: 0 cached, 4 calls to make to anthropic claude-haiku" in printed
+    assert "dry run: retrieval ran, nothing was sent or written" in printed
+    assert main([*args, "--model", "claude-haiku", "--out", str(tmp_path / "o")]) == 2
+    assert "needs an API key" in capsys.readouterr().err
+
+
 def test_a_killed_run_resumes_without_paying_again_and_totals_its_cost(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

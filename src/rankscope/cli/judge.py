@@ -131,7 +131,9 @@ def judge_command(
         help="Cut longer passages to N tokens (4 characters each; default 2000, from the "
         "config; 0 sends them whole).",
     ),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Output folder (required)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Output folder (required, except with --dry-run)."
+    ),
     batch: bool = typer.Option(
         False,
         "--batch",
@@ -192,9 +194,15 @@ def judge_command(
         return
     if pool_file is None:
         raise InputError("no pool file given", hint="rankscope judge POOL --out DIR")
-    if out is None:
+    if out is None and not dry_run:
         raise InputError("no output folder given", hint="pass --out DIR")
-    if batch and provider is None and model is None and (out / "batches.sqlite").exists():
+    if (
+        batch
+        and provider is None
+        and model is None
+        and out is not None
+        and (out / "batches.sqlite").exists()
+    ):
         from rankscope.judge.batch import batch_setup
 
         known = batch_setup(out)  # more pairs for a folder's batches: the same provider
@@ -211,7 +219,9 @@ def judge_command(
             "--fresh asks every pair again; --retry-nulls only those without a label",
             hint="pass one of them",
         )
-    prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
+    prov = make_provider(
+        provider, model, settings, base_url=base_url, api_key_env=api_key_env, dry_run=dry_run
+    )
     _skip_collection_at_exit()
     cache_path = cache or default_cache_path()
     with JudgmentCache(cache_path) as store:
@@ -227,8 +237,9 @@ def judge_command(
             _submit_batches(pool, judge, out, provider, dry_run=dry_run)
             return
         est = estimate(pool, judge, settings, out)
+        done = f"{est.already_done} already in {out}, " if out is not None else ""
         typer.echo(
-            f"{est.pairs} pairs: {est.already_done} already in {out}, {est.cached} cached, "
+            f"{est.pairs} pairs: {done}{est.cached} cached, "
             f"{est.calls} calls to make to {provider} {est.model}"
         )
         typer.echo(
@@ -246,7 +257,7 @@ def judge_command(
                 f"to their first {est.max_passage_tokens} (--max-passage-tokens; the judgments "
                 f"record passage_truncated)"
             )
-        if dry_run:
+        if dry_run or out is None:
             typer.echo("dry run: nothing was sent")
             return
         total_todo = est.pairs - est.already_done
@@ -295,14 +306,14 @@ def judge_command(
 
 
 def _submit_batches(
-    pool: Pool, judge: RelevanceJudge, out: Path, provider: str, *, dry_run: bool
+    pool: Pool, judge: RelevanceJudge, out: Path | None, provider: str, *, dry_run: bool
 ) -> None:
     """``judge POOL --batch``: print the plan; unless a dry run, submit and record the ids."""
     from rankscope.judge.batch import plan_batches, submit_batches
 
     plan = plan_batches(pool, judge, out)
     _print_plan(plan, out, provider)
-    if dry_run:
+    if dry_run or out is None:
         typer.echo("dry run: nothing was sent")
         return
     report = submit_batches(pool, judge, out)
@@ -319,10 +330,15 @@ def _submit_batches(
         typer.echo(f"nothing is waiting: {out}/judgments.jsonl holds every pair")
 
 
-def _print_plan(plan: BatchPlan, out: Path, provider: str) -> None:
+def _print_plan(plan: BatchPlan, out: Path | None, provider: str) -> None:
+    done = (
+        f"{plan.already_done} already in {out}, {plan.cached} cached, {plan.in_batches} "
+        "waiting in its batches"
+        if out is not None
+        else f"{plan.cached} cached"
+    )
     typer.echo(
-        f"{plan.pairs} pairs: {plan.already_done} already in {out}, {plan.cached} cached, "
-        f"{plan.in_batches} waiting in its batches; {plan.requests} requests ({plan.request_pairs} "
+        f"{plan.pairs} pairs: {done}; {plan.requests} requests ({plan.request_pairs} "
         f"pairs) to submit to {provider} {plan.model} in {plan.batches} batch(es)"
     )
     at_list = (

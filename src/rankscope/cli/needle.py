@@ -101,7 +101,9 @@ def needle_command(
             engine, corpus, parse_engine_options(engine_option), chunk_size, chunk_overlap
         )
     settings = load_settings(config)
-    prov = make_provider(provider, model, settings, base_url=base_url, api_key_env=api_key_env)
+    prov = make_provider(
+        provider, model, settings, base_url=base_url, api_key_env=api_key_env, dry_run=dry_run
+    )
     output = NeedleOutput.at(out) if out is not None else None
     store = JudgmentCache(cache_path or default_cache_path()) if cache or cache_path else None
     try:
@@ -111,8 +113,9 @@ def needle_command(
                 qs, source, grader, settings, k=k, weights=WEIGHT_PRESETS[weights],
                 output=output, fresh=fresh,
             )  # fmt: skip
+            done = f"{plan.already_graded} already graded in {out}, " if out is not None else ""
             typer.echo(
-                f"{plan.questions} questions: {plan.already_graded} already graded in {out}, "
+                f"{plan.questions} questions: {done}"
                 f"{plan.cached} cached, {plan.calls} calls to make to {provider} {plan.model}"
             )
             typer.echo(

@@ -128,18 +128,24 @@ def setup_of(judge: RelevanceJudge) -> BatchSetup:
     )
 
 
-def plan_batches(pool: Pool, judge: RelevanceJudge, out_dir: str | os.PathLike[str]) -> BatchPlan:
-    """What ``submit_batches`` would send (reads the folder and the cache; sends nothing)."""
+def plan_batches(
+    pool: Pool, judge: RelevanceJudge, out_dir: str | os.PathLike[str] | None
+) -> BatchPlan:
+    """What ``submit_batches`` would send (reads the folder, when there is one, and the cache;
+    sends nothing)."""
     require_query_text(pool)
     if judge.fresh or judge.retry_nulls:
         raise JudgeError(
             "--fresh and --retry-nulls are not supported with --batch; judge those pairs "
             "without --batch"
         )
-    out = Path(out_dir)
     settings = judge.provider.settings
-    done = _row_keys(_read_rows(out / JUDGMENTS_FILE))
-    store = BatchStore(out, create=False) if (out / "batches.sqlite").exists() else None
+    done: set[tuple[str, str, str]] = set()
+    store = None
+    if out_dir is not None:
+        out = Path(out_dir)
+        done = _row_keys(_read_rows(out / JUDGMENTS_FILE))
+        store = BatchStore(out, create=False) if (out / "batches.sqlite").exists() else None
     try:
         if store is not None:
             store.ensure_setup(setup_of(judge))

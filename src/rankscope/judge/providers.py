@@ -494,8 +494,11 @@ def make_provider(
     api_key_env: str | None = None,
     meter: UsageMeter | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    dry_run: bool = False,
 ) -> Provider:
     """Build a provider by its config name (``anthropic``, ``openai`` or one from the config).
+
+    ``dry_run``: the provider only prices calls and is never called, so no key is needed.
 
     The server URL is ``base_url``, else the config's, else ``$OPENAI_BASE_URL`` /
     ``$ANTHROPIC_BASE_URL`` (which the SDKs would read anyway), so that a server given either way
@@ -512,7 +515,7 @@ def make_provider(
     env = api_key_env or conf.api_key_env
     key = os.environ.get(env) if env else None
     if not key:
-        if url is None:
+        if url is None and not dry_run:
             raise JudgeError(
                 f"provider {name!r} needs an API key: set the environment variable "
                 f"{env or '(none configured)'}, or point --base-url at a server that needs none"
