@@ -516,8 +516,11 @@ def _equal_in_exact_arithmetic() -> tuple[NDArray[np.float64], NDArray[np.float6
     return a, b
 
 
-def test_systems_equal_in_exact_arithmetic_are_not_different() -> None:
-    a, b = _equal_in_exact_arithmetic()
+@pytest.mark.parametrize("uniform", [False, True])
+def test_systems_equal_in_exact_arithmetic_are_not_different(uniform: bool) -> None:
+    # uniform: 0.1 + 0.2 against 0.3 on every query, where the floats alone gave t = inf,
+    # p = 0, and a sign test p of 2/2^12
+    a, b = (np.full(12, 0.1 + 0.2), np.full(12, 0.3)) if uniform else _equal_in_exact_arithmetic()
     assert wins_ties_losses(a, b) == WinsTiesLosses(0, 12, 0)
     for result in _every_test(a, b):
         assert result.p_value == 1.0, result  # t was inf with p 0, the sign test 0.0005
