@@ -67,7 +67,8 @@ WARN_BOOTSTRAP_QUERIES = 5
 
 @dataclass(frozen=True, slots=True)
 class WinsTiesLosses:
-    """Queries where ``a`` scores higher (wins), equal (ties) or lower (losses) than ``b``."""
+    """Queries where ``a`` scores higher (wins), equal up to rounding (ties) or lower (losses)
+    than ``b``."""
 
     wins: int
     ties: int
