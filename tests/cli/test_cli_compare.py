@@ -139,3 +139,42 @@ def test_readme_example_is_the_real_output(capsys: pytest.CaptureFixture[str]) -
     assert code == 0
     shown = [line.rstrip() for line in block.splitlines()]
     assert shown == [line.rstrip() for line in out.splitlines()]
+
+
+# P@10 counts (a, b) per query: |d| = 0.1 ten times, once negative (0.1 - 0, 0.4 - 0.3,
+# 0.9 - 0.8, ... are four different floats), 0.2 four times, 0.4 once, one tie
+P10_COUNTS = [(1, 0), (4, 3), (8, 7), (3, 2), (2, 1), (6, 5), (9, 8), (5, 4), (7, 6)]
+P10_COUNTS += [(5, 3), (7, 5), (3, 1), (9, 7), (4, 5), (6, 2), (1, 1)]
+
+
+def _p10_runs(folder: Path) -> tuple[str, str, str]:
+    qrels, run_a, run_b = folder / "qrels.txt", folder / "a.run", folder / "b.run"
+    judged, ranked_a, ranked_b = [], [], []
+    for q, (hits_a, hits_b) in enumerate(P10_COUNTS, start=1):
+        judged += [f"{q} 0 rel{q}-{i} 1" for i in range(10)]
+        for ranked, hits, tag in ((ranked_a, hits_a, "a"), (ranked_b, hits_b, "b")):
+            docs = [f"rel{q}-{i}" for i in range(hits)] + [f"non{q}-{i}" for i in range(10 - hits)]
+            ranked += [f"{q} Q0 {doc} {r} {10 - r} {tag}" for r, doc in enumerate(docs, start=1)]
+    qrels.write_text("\n".join(judged) + "\n")
+    run_a.write_text("\n".join(ranked_a) + "\n")
+    run_b.write_text("\n".join(ranked_b) + "\n")
+    return str(qrels), str(run_a), str(run_b)
+
+
+def test_wilcoxon_on_p_at_10_ranks_tied_differences_together(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from scipy import stats
+
+    qrels, run_a, run_b = _p10_runs(tmp_path)
+    code, out, err = run_cli(
+        capsys, qrels, run_b, run_a, "-m", "P@10", "--test", "wilcoxon", "-f", "json"
+    )
+    assert code == 0, err
+    row = json.loads(out)["measures"][0]["rows"][1]
+    exact = [(a - b) / 10 for a, b in P10_COUNTS]  # each difference rounded once: ties kept
+    reference = stats.wilcoxon(exact, correction=True)  # R: wilcox.test(..., correct = TRUE)
+    assert row["statistic"] == float(reference.statistic) == 5.5  # the mid-rank of ten 0.1s
+    assert row["p_value"] == pytest.approx(float(reference.pvalue), rel=1e-12)
+    assert round(row["p_value"], 5) == 0.00147  # differences as floats gave W 3.5, p 0.00123
+    assert (row["wins"], row["ties"], row["losses"]) == (14, 1, 1)

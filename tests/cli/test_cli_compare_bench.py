@@ -4,6 +4,8 @@ clear errors for what cannot be compared."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import sys
 from pathlib import Path
@@ -105,7 +107,7 @@ def test_latency_is_compared_per_query_and_lower_is_better(
     assert latency is not None
     code, text, err = run_cli(capsys, str(out), *latency.command.split())
     assert code == 0, err
-    assert "latency_ms: lower is better (▲ marks a lower value)" in text
+    assert "latency_ms: lower is better (▲ marks a lower value; W/T/L: queries" in text
     found = compare_benchmark(result, ["latency"], baseline=latency.baseline, test=latency.test)
     for row in latency.configurations:
         other = found.row("latency_ms", row.config)
@@ -114,6 +116,31 @@ def test_latency_is_compared_per_query_and_lower_is_better(
             assert other.direction == row.direction
             mark = "▼" if row.direction == "worse" else "▲"
             assert mark in line_of(text, row.config)
+
+
+def test_latency_wins_are_the_queries_where_a_configuration_is_faster(
+    out: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = BenchmarkResult.read(out / "results.json")
+    x = score_matrix(result, ["latency"], "all").scores("latency_ms")
+    names = [c.name for c in result.successful]
+    slowest = names[int(x.mean(axis=1).argmax())]
+    b = names.index(slowest)
+    args = (str(out), "--view", "all", "-m", "latency", "-b", slowest)
+    code, text, err = run_cli(capsys, *args, "-f", "csv")
+    assert code == 0, err
+    rows = [r for r in csv.DictReader(io.StringIO(text)) if r["is_baseline"] == "false"]
+    assert rows
+    code, table, _ = run_cli(capsys, *args)
+    for row in rows:
+        s = names.index(row["system"])
+        faster, slower = int((x[s] < x[b]).sum()), int((x[s] > x[b]).sum())
+        ties = x.shape[1] - faster - slower
+        assert (int(row["wins"]), int(row["ties"]), int(row["losses"])) == (faster, ties, slower)
+        assert f"{faster}/{ties}/{slower}" in line_of(table, row["system"])
+    # the slowest on average is slower than some configuration on most queries
+    assert any(int(r["wins"]) > int(r["losses"]) for r in rows)
+    assert "W/T/L: queries where it is lower/equal/higher" in table
 
 
 def test_fewer_than_two_configurations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

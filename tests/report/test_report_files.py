@@ -7,13 +7,14 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 from report_suites import run_report_bench
 
 from rankscope.bench import BenchmarkResult
 from rankscope.errors import InputError
 from rankscope.report.compare import fmt_p, fmt_value
-from rankscope.report.content import build, pareto_front
+from rankscope.report.content import Differences, build, pareto_front
 from rankscope.report.figures import differences_svg, forest_svg, scatter_svg
 from rankscope.report.write import write_report
 
@@ -78,6 +79,34 @@ def test_figures_are_svg_with_their_data_marks(bench: tuple[BenchmarkResult, Pat
         ids = [e.get("id") or "" for e in root.iter()]
         assert any(i.startswith(mark) for i in ids)
         assert "<?xml" not in svg and "DOCTYPE" not in svg
+
+
+def test_differences_count_wins_in_the_quantitys_own_sense() -> None:
+    from rankscope.stats.paired import differences
+
+    better = np.array([0.1 + 0.2, 0.5, 0.7, 0.2])  # 0.1 + 0.2 is 0.3 up to rounding: a tie
+    base = np.array([0.3, 0.4, 0.6, 0.4])
+    d = differences(better, base)[0]
+    assert Differences("x", ["1", "2", "3", "4"], d).wins_ties_losses == (2, 1, 1)
+    lower = Differences("x", ["1", "2", "3", "4"], d, higher_is_better=False)
+    assert lower.wins_ties_losses == (1, 1, 2)  # lower is better: a lower value wins
+
+
+def test_the_reports_differences_are_free_of_rounding(bench: tuple[BenchmarkResult, Path]) -> None:
+    result, _ = bench
+    content = build(result)
+    quality = content.quality
+    assert quality is not None and content.differences
+    _, values = result.per_query_values(quality.measure)
+    for diff in content.differences:
+        raw = values[diff.name] - values[quality.baseline]
+        tolerance = (
+            100
+            * np.finfo(np.float64).eps
+            * (np.abs(values[diff.name]) + np.abs(values[quality.baseline]))
+        )
+        assert np.array_equal(diff.values == 0, np.abs(raw) <= tolerance)
+        assert diff.values == pytest.approx(raw, abs=1e-12)
 
 
 def test_pareto_front() -> None:

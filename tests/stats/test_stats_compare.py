@@ -16,6 +16,7 @@ from rankscope.stats import (
     adjust_pvalues,
     compare,
     paired_t,
+    pairwise,
     randomization_test,
     tukey_hsd,
 )
@@ -189,3 +190,55 @@ def test_many_filled_queries_warn() -> None:
     with pytest.warns(StatsWarning, match="b lacks 4 of the 10 queries"):
         result = compare(scores)
     assert result.filled == (0, 4)
+
+
+def test_systems_equal_in_exact_arithmetic_are_equal_in_every_test() -> None:
+    # a and b are equal in exact arithmetic on every query, but a's sums differ from b's
+    # floats in the last bit on every one of them
+    a = np.array([0.1 + 0.2, 0.4 + 0.2, 0.7 + 0.1, 0.1 + 0.7, 0.3 + 0.6, 0.2 + 0.1] * 2)
+    b = np.array([0.3, 0.6, 0.8, 0.8, 0.9, 0.3] * 2)
+    assert (a != b).all()
+    scores = ScoreMatrix.from_arrays(
+        ["a", "b"], [f"q{i}" for i in range(12)], {"m": np.vstack([a, b])}
+    )
+    for test in ("t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = compare(scores, test=test, resamples=500)  # type: ignore[arg-type]
+        assert not any("zero variance" in str(w.message) for w in caught), test
+        assert result.measure("m").constant is False
+        row = result.row("m", "b")
+        assert (row.wins, row.ties, row.losses) == (0, 12, 0), test
+        assert row.delta == 0.0 and row.p_value == 1.0 and not row.significant, (test, row)
+        assert row.effect_size == 0.0
+        assert row.plan is not None and row.plan.sd_difference == 0.0
+
+
+def test_a_measure_constant_up_to_rounding_is_constant() -> None:
+    x = np.vstack([[0.1 + 0.2] * 6, [0.3] * 6])
+    scores = ScoreMatrix.from_arrays(["a", "b"], list("abcdef"), {"m": x})
+    with pytest.warns(StatsWarning, match="every system scores 0.3 on every query"):
+        result = compare(scores)
+    assert result.measure("m").constant
+
+
+def test_the_bootstrap_test_refuses_two_queries() -> None:
+    scores = ScoreMatrix.from_arrays(["a", "b"], ["1", "2"], {"m": [[0.5, 0.3], [0.2, 0.4]]})
+    # every bootstrap p was 1/(B + 1) = 0.0001 at n = 2, and marked ▲ (the t test gives 0.705)
+    with pytest.raises(InputError, match="the bootstrap test needs at least 3 queries"):
+        compare(scores, test="bootstrap")
+    with pytest.raises(InputError, match="the bootstrap test needs at least 3 queries"):
+        pairwise(scores.scores("m"), test="bootstrap")
+    with pytest.warns(StatsWarning, match="only 2 queries"):
+        assert compare(scores, test="t").row("m", "b").p_value == pytest.approx(0.7048, abs=1e-4)
+
+
+def test_wilcoxon_in_compare_ranks_ties_up_to_rounding() -> None:
+    a = [0.3, 0.1, 0.5, 0.7, 0.2, 0.4]
+    b = [0.2, 0.0, 0.4, 0.6, 0.1, 0.5]
+    scores = ScoreMatrix.from_arrays(["b", "a"], list("abcdef"), {"P@10": np.vstack([b, a])})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)
+        row = compare(scores, test="wilcoxon").row("P@10", "a")
+    assert row.statistic == 3.5 and row.p_value == 0.21875  # six tied |d| of 0.1
+    assert (row.wins, row.ties, row.losses) == (5, 0, 1)

@@ -44,7 +44,10 @@ def test_interval_from_a_scipy_bootstrap_distribution_equals_scipys_interval(
     rng = np.random.default_rng(seed)
     x = rng.random(n) ** 2
     if grid:
-        x = np.round(x, 1)
+        # whole numbers: every resampled mean equal to the estimate in exact arithmetic is
+        # equal in floating point too (same integer sum, same division), so scipy's exact
+        # comparisons and rankscope's rounding tolerance count the same ties
+        x = np.round(x * 10)
     if np.ptp(x) == 0:
         return
     with np.errstate(all="ignore"):
@@ -56,6 +59,31 @@ def test_interval_from_a_scipy_bootstrap_distribution_equals_scipys_interval(
     if math.isnan(low) or math.isnan(high):
         return  # scipy's BCa gives up on some degenerate distributions; ours stays finite
     assert (ours.low, ours.high) == pytest.approx((low, high), rel=1e-10, abs=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(3, 40))
+def test_bca_counts_ties_with_the_estimate_as_exact_arithmetic_does(seed: int, n: int) -> None:
+    # Scores on a 0.1 grid (P@10): a resampled mean equal to the mean in exact arithmetic can
+    # differ from it in the last bit. The same scores in tenths (whole numbers) are exact; the
+    # BCa interval must not change with the unit beyond rounding.
+    tenths = np.round(np.random.default_rng(seed).random(n) ** 2 * 10)
+    if np.ptp(tenths) == 0:
+        return
+    exact = bootstrap_interval(tenths, resamples=999, seed=seed % 1000)
+    scores = tenths / 10
+    ours = bootstrap_interval(scores, resamples=999, seed=seed % 1000)
+    assert (ours.low, ours.high) == pytest.approx((exact.low / 10, exact.high / 10), rel=1e-9)
+
+
+def test_bca_tie_example() -> None:
+    # with exact float comparisons, the share of resampled means below the mean of these P@10
+    # values changed with the unit they were written in (the interval was [0.129, 0.571] in
+    # tenths of a point, [0.143, 0.586] in whole points)
+    tenths = np.array([3.0, 0.0, 1.0, 0.0, 6.0, 2.0, 0.0, 9.0])
+    exact = bootstrap_interval(tenths, resamples=999, seed=5)
+    ours = bootstrap_interval(tenths / 10, resamples=999, seed=5)
+    assert (ours.low, ours.high) == pytest.approx((exact.low / 10, exact.high / 10), rel=1e-9)
 
 
 def test_bootstrap_interval_agrees_with_scipy_within_sampling_error() -> None:

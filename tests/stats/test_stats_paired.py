@@ -6,6 +6,10 @@ import math
 import os
 import subprocess
 import sys
+from collections import Counter
+from collections.abc import Sequence
+from fractions import Fraction
+from itertools import combinations_with_replacement, product
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +22,8 @@ from scipy import stats
 from rankscope.errors import InputError
 from rankscope.stats import (
     PairedTest,
+    StatsWarning,
+    WinsTiesLosses,
     _resample,
     bootstrap_test,
     paired_t,
@@ -27,7 +33,7 @@ from rankscope.stats import (
     wins_ties_losses,
 )
 from rankscope.stats.compare import pairwise
-from rankscope.stats.paired import randomization_pvalues
+from rankscope.stats.paired import differences, randomization_pvalues
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -98,7 +104,7 @@ def test_exact_randomization_matches_scipy_permutation_test(
     d = a - b
     ours = randomization_test(a, b)
     assert ours.exact
-    if abs(d.sum()) <= 100 * np.finfo(np.float64).eps * np.abs(d).sum():
+    if abs(d.sum()) <= 100 * np.finfo(np.float64).eps * (np.abs(a) + np.abs(b)).sum():
         # T = 0 in exact arithmetic (e.g. d = [.1, -.1, .2, -.2]): every flip is as extreme,
         # p = 1; scipy sees the rounding residue of the sum and answers below 1
         assert ours.p_value == 1.0
@@ -134,6 +140,56 @@ def test_random_draws_agree_with_full_enumeration() -> None:
     exact = randomization_test(a, b).p_value
     drawn = randomization_test(a, b, exact=False, resamples=20_000, seed=1).p_value
     assert abs(drawn - exact) < 5 * math.sqrt(exact * (1 - exact) / 20_000)
+
+
+def test_random_draws_count_the_observed_data_as_a_draw() -> None:
+    # Only the all-plus and all-minus sign vectors reach |T| of a constant shift over 40
+    # queries: a draw hits one with probability 2/2^40, so k = 0 and p = 1/(B + 1), never 0
+    a = np.linspace(0.3, 0.9, 40)
+    for resamples in (99, 999):
+        result = randomization_test(a, a - 0.25, exact=False, resamples=resamples, seed=1)
+        assert result.p_value == 1 / (resamples + 1)
+    # and in general p = (k + 1)/(B + 1), k the draws with |T*| >= |T| - gamma
+    rng = np.random.default_rng(6)
+    x, y = rng.random(35), rng.random(35)
+    d, tolerance = differences(x, y)
+    k = _resample.sign_flip_counts(
+        d[:, None], np.asarray([abs(d.sum()) - tolerance]), 2000, seed=5
+    )[0]
+    assert 0 < k < 2000
+    p = randomization_test(x, y, exact=False, resamples=2000, seed=5).p_value
+    assert p == (k + 1) / 2001
+
+
+def _exact_sign_flip_p(a: Sequence[float], b: Sequence[float]) -> Fraction:
+    """The randomization p by enumerating all 2^n sign vectors in exact arithmetic."""
+    d = _exact_differences_of(a, b)
+    observed = abs(sum(d, Fraction(0)))
+    hits = sum(
+        1
+        for signs in product((1, -1), repeat=len(d))
+        if abs(sum((s * v for s, v in zip(signs, d, strict=True)), Fraction(0))) >= observed
+    )
+    return Fraction(hits, 2 ** len(d))
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ([0.5, 0.3, 0.8, 0.6, 0.9, 0.2], [0.2, 0.3, 0.4, 0.7, 0.5, 0.1]),
+        ([0.3, 0.1, 0.5, 0.7, 0.2, 0.4, 0.6], [0.2, 0.0, 0.4, 0.6, 0.1, 0.5, 0.4]),
+    ],
+)
+def test_exact_randomization_against_every_sign_flip_in_exact_arithmetic(
+    a: list[float], b: list[float]
+) -> None:
+    reference = _exact_sign_flip_p(a, b)
+    result = randomization_test(a, b)
+    assert result.exact and result.p_value == float(reference)
+    # the same 2^n vectors drawn at random many times: p close to the exact share
+    drawn = randomization_test(a, b, exact=False, resamples=20_000, seed=2).p_value
+    ideal = float(reference)
+    assert abs(drawn - ideal) <= 5 * math.sqrt(ideal * (1 - ideal) / 20_000) + 1 / 20_001
 
 
 def test_exact_enumeration_beyond_the_automatic_limit_and_its_cap() -> None:
@@ -245,33 +301,48 @@ def test_bootstrap_test_interval_is_bca_or_percentile() -> None:
 
 
 # ----------------------------------------------------------------------------- wilcoxon, sign
+def _exact_differences(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
+    """``a - b`` as exact arithmetic has it, for scores on a 0.1 grid (differences of whole
+    tenths, each rounded once: equal differences are equal floats); ``a - b`` otherwise."""
+    tenths_a, tenths_b = np.round(a * 10), np.round(b * 10)
+    if np.allclose(a * 10, tenths_a, rtol=0, atol=1e-9) and np.allclose(
+        b * 10, tenths_b, rtol=0, atol=1e-9
+    ):
+        return (tenths_a - tenths_b) / 10
+    return a - b
+
+
 @SETTINGS
 @given(paired_scores(), st.sampled_from(["wilcox", "pratt", "zsplit"]))
 def test_wilcoxon_matches_scipy(
     data: tuple[NDArray[np.float64], NDArray[np.float64]], zero_method: str
 ) -> None:
     a, b = data
-    d = a - b
+    d = _exact_differences(a, b)
     ours = wilcoxon_test(a, b, zero_method=zero_method)  # type: ignore[arg-type]
     if not d.any() or (zero_method == "pratt" and np.count_nonzero(d) == 0):
         assert ours.p_value == 1.0
         return
     with np.errstate(all="ignore"):
-        ref = stats.wilcoxon(d, zero_method=zero_method)
+        ref = stats.wilcoxon(d, zero_method=zero_method, correction=True)
+        uncorrected = stats.wilcoxon(d, zero_method=zero_method)
     if math.isnan(float(ref.pvalue)):
         assert ours.p_value == 1.0
     else:
         assert ours.p_value == pytest.approx(float(ref.pvalue), rel=1e-12)
         assert ours.statistic == pytest.approx(float(ref.statistic))
+        plain = wilcoxon_test(a, b, zero_method=zero_method, correction=False)  # type: ignore[arg-type]
+        assert plain.p_value == pytest.approx(float(uncorrected.pvalue), rel=1e-12)
 
 
 def test_wilcoxon_zero_differences() -> None:
     a = np.array([0.5, 0.4, 0.3, 0.9, 0.7, 0.6, 0.2, 0.8])
     b = np.array([0.5, 0.4, 0.1, 0.5, 0.4, 0.2, 0.1, 0.9])  # two zero differences
+    d = np.array([0, 0, 2, 4, 3, 4, 1, -1]) / 10  # exactly: 0.9 - 0.5 and 0.6 - 0.2 are tied
     dropped = wilcoxon_test(a, b)
-    assert dropped.p_value == pytest.approx(float(stats.wilcoxon(a - b).pvalue))
+    assert dropped.p_value == pytest.approx(float(stats.wilcoxon(d).pvalue))
     pratt = wilcoxon_test(a, b, zero_method="pratt")
-    assert pratt.p_value == pytest.approx(float(stats.wilcoxon(a - b, zero_method="pratt").pvalue))
+    assert pratt.p_value == pytest.approx(float(stats.wilcoxon(d, zero_method="pratt").pvalue))
     assert pratt.statistic != dropped.statistic  # zeros ranked (pratt) or removed (wilcox)
     assert dropped.exact  # n <= 13: scipy enumerates the signs
 
@@ -291,12 +362,14 @@ def test_sign_test_matches_binomtest(data: tuple[NDArray[np.float64], NDArray[np
 
 
 # ----------------------------------------------------------------------------- degenerate input
-def _every_test(a: NDArray[np.float64], b: NDArray[np.float64]) -> list[PairedTest]:
+def _every_test(
+    a: NDArray[np.float64], b: NDArray[np.float64], *, bootstrap: bool = True
+) -> list[PairedTest]:
     return [
         paired_t(a, b),
         randomization_test(a, b),
         randomization_test(a, b, exact=False, resamples=500),
-        bootstrap_test(a, b, resamples=500),
+        *([bootstrap_test(a, b, resamples=500)] if bootstrap else []),
         wilcoxon_test(a, b),
         wilcoxon_test(a, b, zero_method="zsplit"),
         sign_test(a, b),
@@ -306,7 +379,8 @@ def _every_test(a: NDArray[np.float64], b: NDArray[np.float64]) -> list[PairedTe
 @pytest.mark.parametrize("n", [2, 7, 60])
 def test_identical_runs_give_p_one_and_no_nan(n: int) -> None:
     a = np.round(np.random.default_rng(n).random(n), 2)
-    for result in _every_test(a, a.copy()):
+    tests = _every_test(a, a.copy()) if n > 2 else _every_test(a, a.copy(), bootstrap=False)
+    for result in tests:
         assert result.p_value == 1.0, result
         assert result.effect_size == 0.0 and result.delta == 0.0
         assert (result.interval.low, result.interval.high) == (0.0, 0.0)
@@ -340,3 +414,193 @@ def test_bad_input_is_refused() -> None:
         randomization_test([0.1] * 40, [0.2] * 40, resamples=0)
     with pytest.raises(InputError, match="zero_method"):
         wilcoxon_test([0.1, 0.3], [0.2, 0.1], zero_method="drop")  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------- rounding
+# Scores equal in exact arithmetic can differ in their last bits (0.1 + 0.2 vs 0.3; the P@10
+# differences 0.3 - 0.2 = 0.09999999999999998 and 0.1 - 0 = 0.1). The references below work in
+# exact rational arithmetic on the decimals as written.
+def _exact(values: Sequence[float]) -> list[Fraction]:
+    return [Fraction(str(v)) for v in values]
+
+
+def _exact_differences_of(a: Sequence[float], b: Sequence[float]) -> list[Fraction]:
+    return [x - y for x, y in zip(_exact(a), _exact(b), strict=True)]
+
+
+def _mid_ranks(values: Sequence[Fraction]) -> list[Fraction]:
+    ordered = sorted(values)
+    first = {v: ordered.index(v) for v in set(values)}
+    count = {v: ordered.count(v) for v in set(values)}
+    return [Fraction(2 * first[v] + count[v] + 1, 2) for v in values]
+
+
+def _exact_signed_rank(a: Sequence[float], b: Sequence[float]) -> tuple[Fraction, Fraction]:
+    """W and the two-sided p of the signed-rank test by enumerating all 2^n signs (zeros
+    dropped, mid-ranks for tied |d|, exact arithmetic)."""
+    d = [v for v in _exact_differences_of(a, b) if v != 0]
+    ranks = _mid_ranks([abs(v) for v in d])
+    r_plus = sum((r for r, v in zip(ranks, d, strict=True) if v > 0), Fraction(0))
+    r_minus = sum(ranks, Fraction(0)) - r_plus
+    below = above = 0
+    for signs in product((0, 1), repeat=len(d)):
+        drawn = sum((r for r, s in zip(ranks, signs, strict=True) if s), Fraction(0))
+        below += drawn <= r_plus
+        above += drawn >= r_plus
+    p = min(Fraction(1), 2 * Fraction(min(below, above), 2 ** len(d)))
+    return min(r_plus, r_minus), p
+
+
+def _r_wilcox_asymptotic(a: Sequence[float], b: Sequence[float]) -> float:
+    """R's ``wilcox.test(a, b, paired = TRUE, exact = FALSE, correct = TRUE)``
+    (stats:::.wilcox_test_one_stat_asymp and .wilcox_test_one_pval_asymp, two-sided) on the
+    exact differences."""
+    d = [v for v in _exact_differences_of(a, b) if v != 0]
+    n = len(d)
+    ranks = _mid_ranks([abs(v) for v in d])
+    statistic = float(sum((r for r, v in zip(ranks, d, strict=True) if v > 0), Fraction(0)))
+    ties = [ranks.count(r) for r in set(ranks)]
+    sigma = math.sqrt(n * (n + 1) * (2 * n + 1) / 24 - sum(t**3 - t for t in ties) / 48)
+    z = statistic - n * (n + 1) / 4
+    z = (z - math.copysign(0.5, z) if z else z) / sigma
+    return float(2 * min(stats.norm.cdf(z), stats.norm.sf(z)))
+
+
+def test_wilcoxon_ranks_differences_equal_up_to_rounding_as_ties() -> None:
+    a = [0.3, 0.1, 0.5, 0.7, 0.2, 0.4]
+    b = [0.2, 0.0, 0.4, 0.6, 0.1, 0.5]  # every |d| is 0.1: six tied ranks of 3.5
+    w, p = _exact_signed_rank(a, b)
+    assert (w, p) == (Fraction(7, 2), Fraction(7, 32))
+    ours = wilcoxon_test(a, b)
+    assert ours.statistic == 3.5 and ours.p_value == 0.21875  # was 2.5 and 0.15625
+    assert ours.exact
+
+
+def test_wilcoxon_uses_the_normal_approximation_when_ties_exist_in_exact_arithmetic() -> None:
+    # n = 14 with one tie (0.1 - 0 and 0.4 - 0.3, distinct floats): scipy's automatic method
+    # chose the exact untied distribution from the floats; with the tie, n > 13 takes the
+    # normal approximation with tie and continuity corrections, as R's wilcox.test
+    a = [0.1, 0.4, 0.21, 0.0, 0.43, 0.54, 0.0, 0.76, 0.87, 0.98, 0.0, 0.25, 0.36, 0.47]
+    b = [0.0, 0.3, 0.0, 0.32, 0.0, 0.0, 0.65, 0.0, 0.0, 0.0, 0.19, 0.0, 0.0, 0.0]
+    assert len({abs(x - y) for x, y in zip(a, b, strict=True)}) == 14  # distinct as floats
+    ours = wilcoxon_test(a, b)
+    assert not ours.exact
+    assert ours.p_value == pytest.approx(_r_wilcox_asymptotic(a, b), rel=1e-12)
+    plain = wilcoxon_test(a, b, correction=False)  # scipy's default: no continuity correction
+    exact_d = np.asarray([float(v) for v in _exact_differences_of(a, b)])
+    assert plain.p_value == pytest.approx(float(stats.wilcoxon(exact_d).pvalue), rel=1e-12)
+    assert plain.p_value < ours.p_value
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(14, 60))
+def test_wilcoxon_normal_approximation_is_r_wilcox_test_with_continuity_correction(
+    seed: int, n: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    a = np.round(rng.random(n), 1)
+    b = np.round(np.clip(a + rng.normal(0.05, 0.2, n), 0, 1), 1)
+    d = _exact_differences_of(a.tolist(), b.tolist())
+    if sum(1 for v in d if v != 0) < 2:
+        return
+    ours = wilcoxon_test(a, b)
+    if ours.exact:  # n <= 50 with neither zeros nor ties: psignrank, R's exact = TRUE
+        return
+    assert ours.p_value == pytest.approx(_r_wilcox_asymptotic(a.tolist(), b.tolist()), rel=1e-9)
+
+
+def _equal_in_exact_arithmetic() -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    a = np.array([0.1 + 0.2, 0.4 + 0.2, 0.7 + 0.1, 0.1 + 0.7, 0.3 + 0.6, 0.2 + 0.1] * 2)
+    b = np.array([0.3, 0.6, 0.8, 0.8, 0.9, 0.3] * 2)
+    assert (a != b).all()  # the floats differ on every query
+    return a, b
+
+
+@pytest.mark.parametrize("uniform", [False, True])
+def test_systems_equal_in_exact_arithmetic_are_not_different(uniform: bool) -> None:
+    # uniform: 0.1 + 0.2 against 0.3 on every query, where the floats alone gave t = inf,
+    # p = 0, and a sign test p of 2/2^12
+    a, b = (np.full(12, 0.1 + 0.2), np.full(12, 0.3)) if uniform else _equal_in_exact_arithmetic()
+    assert wins_ties_losses(a, b) == WinsTiesLosses(0, 12, 0)
+    for result in _every_test(a, b):
+        assert result.p_value == 1.0, result  # t was inf with p 0, the sign test 0.0005
+        assert result.delta == 0.0 and result.effect_size == 0.0
+        assert (result.wins, result.ties, result.losses) == (0, 12, 0)
+        assert (result.interval.low, result.interval.high) == (0.0, 0.0)
+
+
+def test_sign_test_counts_ties_up_to_rounding() -> None:
+    a, b = _equal_in_exact_arithmetic()
+    a = np.concatenate([a, [0.9, 0.8, 0.7]])
+    b = np.concatenate([b, [0.2, 0.1, 0.4]])
+    result = sign_test(a, b)
+    assert (result.wins, result.ties, result.losses) == (3, 12, 0)
+    assert result.p_value == 0.25  # Binomial(3, 1/2): 2 * 1/8
+
+
+def test_a_mean_difference_of_zero_in_exact_arithmetic_gives_p_one() -> None:
+    a = [0.2, 0.5, 0.5, 0.5, 0.1]
+    b = [0.6, 0.5, 0.3, 0.3, 0.1]  # d = -0.4, 0, 0.2, 0.2, 0: mean 0 exactly, 1e-17 in floats
+    assert sum(_exact_differences_of(a, b)) == 0
+    for result in (paired_t(a, b), randomization_test(a, b), bootstrap_test(a, b, seed=3)):
+        assert result.delta == 0.0 and result.statistic == 0.0 and result.p_value == 1.0
+    # the bootstrap test gave 0.832
+
+
+# ----------------------------------------------------------------------------- bootstrap
+def _ideal_bootstrap_p(a: Sequence[float], b: Sequence[float]) -> Fraction:
+    """The studentized bootstrap p with every one of the n^n resamples (B -> infinity), in
+    exact arithmetic: the share of resamples of the shifted differences with |t*| >= |t|
+    (t* = 0 for a constant resample)."""
+    d = _exact_differences_of(a, b)
+    n = len(d)
+
+    def t_squared(values: Sequence[Fraction]) -> Fraction | None:
+        mean = sum(values, Fraction(0)) / n
+        spread = sum(((v - mean) ** 2 for v in values), Fraction(0))
+        if spread == 0:
+            return None if mean != 0 else Fraction(0)
+        return n * (n - 1) * mean * mean / spread
+
+    observed = t_squared(d)
+    assert observed is not None
+    shift = sum(d, Fraction(0)) / n
+    z = [v - shift for v in d]
+    hits = 0
+    for picks in combinations_with_replacement(range(n), n):
+        weight = math.factorial(n)
+        for count in Counter(picks).values():
+            weight //= math.factorial(count)
+        drawn = t_squared([z[i] for i in picks])
+        if (Fraction(0) if drawn is None else drawn) >= observed:
+            hits += weight
+    return Fraction(hits, n**n)
+
+
+def test_a_constant_resample_has_no_variance_and_t_star_zero() -> None:
+    a = [0.3, 0.2, 0.3, 0.3, 0.2]
+    b = [0.3, 0.5, 0.3, 0.6, 0.5]
+    # 8.8% of the resamples draw one value only; E[y²] - E[y]² left about 1e-18 of variance in
+    # some, and their t* of 1e8 counted as extreme (p was 0.0305)
+    assert _ideal_bootstrap_p(a, b) == 0
+    assert bootstrap_test(a, b, seed=3).p_value == 1 / 10_001
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_bootstrap_p_agrees_with_every_resample_enumerated(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    a = np.round(rng.random(6), 1).tolist()
+    b = np.round(np.clip(np.asarray(a) + rng.normal(0.1, 0.25, 6), 0, 1), 1).tolist()
+    ideal = float(_ideal_bootstrap_p(a, b))
+    resamples = 20_000
+    ours = bootstrap_test(a, b, seed=seed, resamples=resamples).p_value
+    # p = (k + 1)/(B + 1) with k ~ Binomial(B, ideal): 5 standard errors, plus the + 1
+    bound = 5 * math.sqrt(max(ideal * (1 - ideal), 1e-4) / resamples) + 1 / (resamples + 1)
+    assert abs(ours - ideal) <= bound, (a, b, ideal, ours)
+
+
+def test_bootstrap_test_refuses_two_queries_and_warns_below_five() -> None:
+    with pytest.raises(InputError, match="at least 3 queries"):
+        bootstrap_test([0.5, 0.3], [0.2, 0.4])  # p was 1/(B + 1) whatever the data
+    with pytest.warns(StatsWarning, match="unreliable below 5"):
+        bootstrap_test([0.5, 0.3, 0.4], [0.2, 0.4, 0.1], resamples=99)

@@ -69,3 +69,58 @@ def test_power_plan_from_observed_differences() -> None:
     assert plan.min_detectable_delta == pytest.approx(min_detectable_delta(60, d.std(ddof=1)))
     chosen = power_plan(d, delta=0.05)
     assert chosen.delta == 0.05 and chosen.queries_needed == queries_needed(0.05, d.std(ddof=1))
+
+
+# scipy's noncentral t answers NaN for the far lower tail (P(T < -t_crit)) once nc is a few
+# units; the power must then be the upper tail alone, not the normal approximation.
+@pytest.mark.parametrize(
+    ("delta", "queries", "alpha", "expected"),
+    [(1.5, 15, 0.001, 0.9147), (5.0, 3, 0.01, 0.5306)],
+)
+def test_power_where_scipy_loses_the_lower_tail(
+    delta: float, queries: int, alpha: float, expected: float
+) -> None:
+    df = queries - 1
+    nc = delta * np.sqrt(queries)
+    t_crit = stats.t.ppf(1 - alpha / 2, df)
+    assert np.isnan(stats.nct.cdf(-t_crit, df, nc))  # the case being tested
+    upper = float(stats.nct.sf(t_crit, df, nc))
+    lower = float(stats.nct.sf(t_crit, df, -nc))  # the same tail by symmetry: 0 here
+    assert lower == 0.0
+    power = paired_t_power(delta, 1.0, queries, alpha=alpha)
+    assert power == pytest.approx(upper + lower, rel=1e-12)
+    assert round(power, 4) == expected
+    # simulation: 200,000 paired t tests; 5 standard errors are at most 0.0056
+    rng = np.random.default_rng(queries)
+    trials = 200_000
+    d = rng.normal(delta, 1.0, (trials, queries))
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / np.sqrt(queries))
+    simulated = float((np.abs(t) > t_crit).mean())
+    assert abs(power - simulated) <= 5 * np.sqrt(power * (1 - power) / trials)
+
+
+def _reference_power(delta: float, queries: int, alpha: float) -> float:
+    """Both tails from scipy's survival function (the lower one by symmetry of nct)."""
+    df = queries - 1
+    nc = delta * np.sqrt(queries)
+    t_crit = stats.t.ppf(1 - alpha / 2, df)
+    return float(stats.nct.sf(t_crit, df, nc) + stats.nct.sf(t_crit, df, -nc))
+
+
+def test_queries_needed_on_a_grid_against_scipy() -> None:
+    wrong = []
+    for effect in (0.5, 0.8, 1.0, 1.2, 1.4, 1.6, 2.0, 2.5, 3.0, 4.0, 5.0):
+        for alpha in (0.001, 0.005, 0.01, 0.05, 0.1):
+            for power in (0.5, 0.8, 0.9, 0.95, 0.99):
+                n = 2
+                while _reference_power(effect, n, alpha) < power:
+                    n += 1
+                if queries_needed(effect, 1.0, alpha=alpha, power=power) != n:
+                    wrong.append((effect, alpha, power, n))
+    assert wrong == []
+
+
+def test_min_detectable_delta_with_few_queries_and_a_small_alpha() -> None:
+    mdd = min_detectable_delta(3, 1.0, alpha=0.01)
+    assert round(mdd, 2) == 7.32  # the normal approximation of the power gave 6.53
+    assert _reference_power(mdd, 3, 0.01) == pytest.approx(0.8, abs=1e-9)

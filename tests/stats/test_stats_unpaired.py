@@ -35,6 +35,16 @@ def test_welch_matches_scipy(a: list[float], b: list[float]) -> None:
     assert result.delta == pytest.approx(x.mean() - y.mean())
 
 
+def test_welch_degrees_of_freedom_with_a_tiny_variance() -> None:
+    # the variance of [0, 1e-160] is about 5e-321: its square underflowed to 0 and the
+    # Welch-Satterthwaite degrees of freedom divided by zero
+    for a, b in (([0.0, 1e-160], [0.5, 0.5]), ([0.0, 1e-160, 2e-160], [0.3] * 4)):
+        result = welch_t(a, b)
+        # b has no spread: the degrees of freedom are a's alone, n_a - 1
+        assert result.df == len(a) - 1
+        assert result.p_value == 0.0 and result.statistic < -1e159
+
+
 def test_effect_size_is_cohens_d_with_pooled_sd() -> None:
     a = [0.2, 0.4, 0.6, 0.8]
     b = [0.1, 0.2, 0.3]

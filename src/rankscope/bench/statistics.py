@@ -467,8 +467,9 @@ def compare_benchmark(
 
 
 def lower_is_better(comparison: Comparison, measures: set[str]) -> Comparison:
-    """``comparison`` with the direction of ``measures`` turned round: for latency a higher
-    value is worse, so a significantly higher latency is ``"worse"``."""
+    """``comparison`` with the sense of ``measures`` turned round: for latency a higher value
+    is worse, so a significantly higher latency is ``"worse"``, and a query where a
+    configuration is faster than the baseline is a win (``wins`` and ``losses`` swap)."""
     from dataclasses import replace
 
     flip: dict[str, Direction] = {"better": "worse", "worse": "better"}
@@ -476,7 +477,13 @@ def lower_is_better(comparison: Comparison, measures: set[str]) -> Comparison:
     for m in comparison.measures:
         if m.measure in measures:
             rows = tuple(
-                replace(r, direction=flip[r.direction]) if r.direction else r for r in m.rows
+                replace(
+                    r,
+                    direction=flip[r.direction] if r.direction else None,
+                    wins=r.losses,
+                    losses=r.wins,
+                )
+                for r in m.rows
             )
             m = replace(m, rows=rows)
         out.append(m)

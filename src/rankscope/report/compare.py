@@ -88,7 +88,10 @@ def header_lines(comparison: Comparison) -> list[str]:
     ]
     lower = [m.measure for m in c.measures if m.measure in LOWER_IS_BETTER]
     if lower:
-        lines.append(f"{', '.join(lower)}: lower is better ({BETTER} marks a lower value)")
+        lines.append(
+            f"{', '.join(lower)}: lower is better ({BETTER} marks a lower value; W/T/L: queries "
+            "where it is lower/equal/higher)"
+        )
     return lines
 
 

@@ -46,16 +46,24 @@ class Row:
 
 @dataclass(frozen=True)
 class Differences:
-    """Per-query differences of one configuration from the best, over the view's queries."""
+    """Per-query differences of one configuration from the best, over the view's queries
+    (equal up to rounding is 0, as the statistics count it)."""
 
     name: str
     query_ids: list[str]
     values: NDArray[np.float64]
+    higher_is_better: bool = True
+
+    def better(self) -> NDArray[np.bool_]:
+        """Queries where the configuration does better than the best."""
+        return self.values > 0 if self.higher_is_better else self.values < 0
 
     @property
     def wins_ties_losses(self) -> tuple[int, int, int]:
         d = self.values
-        return int((d > 0).sum()), int((d == 0).sum()), int((d < 0).sum())
+        wins = int(self.better().sum())
+        ties = int((d == 0).sum())
+        return wins, ties, int(d.size) - wins - ties
 
 
 @dataclass(frozen=True)
@@ -223,10 +231,12 @@ def _differences(
     quality = stats.quality
     if quality is None or not quality.compared:
         return []
+    from rankscope.stats.paired import differences
+
     ids, values = result.per_query_values(quality.measure, view)
     base = values[quality.baseline]
     return [
-        Differences(name, list(ids), values[name] - base)
+        Differences(name, list(ids), differences(values[name], base)[0], quality.higher_is_better)
         for name in values
         if name != quality.baseline
     ]

@@ -115,7 +115,10 @@ def differences_svg(content: ReportContent) -> str | None:
     top = max((float(abs(d.values).max()) for d in shown if d.values.size), default=1.0) or 1.0
     for k, (ax, diff) in enumerate(zip(axes.flat, shown, strict=False)):
         values = sorted(diff.values.tolist(), reverse=True)
-        colours = [BETTER_BAR if v > 0 else WORSE if v < 0 else NEUTRAL for v in values]
+        sense = 1.0 if diff.higher_is_better else -1.0
+        colours = [
+            BETTER_BAR if v * sense > 0 else WORSE if v * sense < 0 else NEUTRAL for v in values
+        ]
         bars = ax.bar(range(len(values)), values, width=1.0, color=colours, linewidth=0)
         for j, bar in enumerate(bars):
             bar.set_gid(f"differences-bar-{k}-{j}")

@@ -90,16 +90,21 @@ def sign_flip_counts(
 
 
 def bootstrap_moments(
-    y: NDArray[np.float64], resamples: int, seed: int
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Bootstrap means of each column of ``y`` (queries × k) and means of its squares, one row
-    per resample (``resamples × k`` each). A resample draws n queries with replacement; every
-    column sees the same resamples (queries stay paired across systems)."""
+    y: NDArray[np.float64], resamples: int, seed: int, *, variances: bool = False
+) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
+    """Bootstrap means of each column of ``y`` (queries × k), one row per resample
+    (``resamples × k``), and with ``variances`` each resample's variance around its own mean
+    (divided by n). A resample draws n queries with replacement; every column sees the same
+    resamples (queries stay paired across systems).
+
+    The variance is summed from squared deviations (two passes), not as ``E[y²] - E[y]²``: that
+    difference cancels catastrophically, and leaves about 1e-18 instead of 0 for a resample
+    whose values are all equal.
+    """
     n, k = y.shape
     rng = generator(seed, STREAM_BOOTSTRAP)
     means = np.empty((resamples, k), dtype=np.float64)
-    squares = np.empty((resamples, k), dtype=np.float64)
-    y2 = y * y
+    spread = np.empty((resamples, k), dtype=np.float64) if variances else None
     step = _rows_per_chunk(n)
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
@@ -107,9 +112,15 @@ def bootstrap_moments(
         picks += (np.arange(rows, dtype=np.int64) * n)[:, None]
         weights = np.bincount(picks.ravel(), minlength=rows * n).reshape(rows, n)
         w = weights.astype(np.float64)
-        means[start : start + rows] = (w @ y) / n
-        squares[start : start + rows] = (w @ y2) / n
-    return means, squares
+        block = (w @ y) / n
+        means[start : start + rows] = block
+        if spread is not None:
+            for j in range(k):
+                deviations = y[:, j][None, :] - block[:, j][:, None]
+                deviations *= deviations
+                deviations *= w
+                spread[start : start + rows, j] = deviations.sum(axis=1) / n
+    return means, spread
 
 
 def permuted_ranges(x: NDArray[np.float64], resamples: int, seed: int) -> NDArray[np.float64]:

@@ -28,6 +28,7 @@ from rankscope.stats._checks import (
     as_matrix,
     check_alpha,
     check_resamples,
+    clean_differences,
     sd,
 )
 from rankscope.stats.intervals import Interval, bootstrap_intervals, check_level, t_interval
@@ -48,10 +49,14 @@ from rankscope.stats.paired import (
     PairedTest,
     ZeroMethod,
     bootstrap_pvalues,
+    check_bootstrap_queries,
+    difference_interval,
     from_differences,
+    mean_difference,
     paired_t,
     randomization_pvalues,
     sign_test,
+    sum_difference,
     t_statistic,
     wilcoxon_test,
 )
@@ -323,8 +328,7 @@ def pairwise(
         return randomized_tukey_hsd(x, resamples=resamples, seed=seed, level=level)
     m, n = x.shape
     first, second = np.triu_indices(m, 1)
-    d = (x[first] - x[second]).T  # queries × pairs
-    tests = _paired_tests(d, test, resamples, seed, level, exact, zero_method)
+    tests = _paired_tests(x[first].T, x[second].T, test, resamples, seed, level, exact, zero_method)
     pairs = tuple(
         PairResult(
             int(i),
@@ -343,7 +347,8 @@ def pairwise(
 
 
 def _paired_tests(
-    d: NDArray[np.float64],
+    a: NDArray[np.float64],
+    b: NDArray[np.float64],
     test: str,
     resamples: int,
     seed: int,
@@ -351,36 +356,48 @@ def _paired_tests(
     exact: bool | None,
     zero_method: ZeroMethod,
 ) -> list[PairedTest]:
-    """One paired test per column of ``d`` (queries × pairs), ``d = a - b``."""
-    zeros = np.zeros(d.shape[0])
-    k = d.shape[1]
+    """One paired test of each column of ``a`` against the same column of ``b`` (queries ×
+    pairs); ``d = a - b``."""
+    k = a.shape[1]
     if test == "t":
-        return [paired_t(d[:, j], zeros, level=level) for j in range(k)]
+        return [paired_t(a[:, j], b[:, j], level=level) for j in range(k)]
     if test == "wilcoxon":
         return [
-            wilcoxon_test(d[:, j], zeros, zero_method=zero_method, level=level) for j in range(k)
+            wilcoxon_test(a[:, j], b[:, j], zero_method=zero_method, level=level) for j in range(k)
         ]
     if test == "sign":
-        return [sign_test(d[:, j], zeros, level=level) for j in range(k)]
+        return [sign_test(a[:, j], b[:, j], level=level) for j in range(k)]
+    d, tolerances = clean_differences(a, b)
     if test == "randomization":
-        p, exact_used = randomization_pvalues(d, resamples=resamples, seed=seed, exact=exact)
+        p, exact_used = randomization_pvalues(
+            d, tolerances=tolerances, resamples=resamples, seed=seed, exact=exact
+        )
         return [
             from_differences(
                 "randomization",
                 d[:, j],
-                float(d[:, j].sum()),
+                float(tolerances[j]),
+                sum_difference(d[:, j], float(tolerances[j])),
                 float(p[j]),
-                t_interval(d[:, j], level),
+                difference_interval(d[:, j], float(tolerances[j]), level),
                 None if exact_used else resamples,
                 exact_used,
             )
             for j in range(k)
         ]
     if test == "bootstrap":
-        p, intervals = bootstrap_pvalues(d, resamples=resamples, seed=seed, level=level)
+        p, intervals = bootstrap_pvalues(
+            d, tolerances=tolerances, resamples=resamples, seed=seed, level=level
+        )
         return [
             from_differences(
-                "bootstrap", d[:, j], t_statistic(d[:, j]), float(p[j]), intervals[j], resamples
+                "bootstrap",
+                d[:, j],
+                float(tolerances[j]),
+                t_statistic(d[:, j], float(tolerances[j])),
+                float(p[j]),
+                intervals[j],
+                resamples,
             )
             for j in range(k)
         ]
@@ -475,6 +492,8 @@ def compare(
             value=n,
             hint="evaluate on more queries (with fewer than 5 no test is reliable)",
         )
+    if test == "bootstrap":
+        check_bootstrap_queries(n)
     notes: list[str] = []
     _check_overlap(scores, notes)
     if n < MIN_RELIABLE_QUERIES:
@@ -486,9 +505,11 @@ def compare(
     others = [s for s in range(len(systems)) if s != b]
     measures: list[MeasureComparison] = []
     tests_by_measure: list[list[PairedTest | PairResult]] = []
+    cleaned: list[NDArray[np.float64]] = []  # per measure: queries × other systems
     for k, name in enumerate(scores.measures):
         x = scores.values[k]
-        constant = bool(np.ptp(x) == 0.0)
+        # equal up to rounding (100 eps of the scores' size) is constant
+        constant = bool(np.ptp(x) <= TOLERANCE * np.abs(x).max())
         if constant:
             notes.append(
                 f"{name}: every system scores {x.flat[0]:.4g} on every query; nothing to "
@@ -500,10 +521,12 @@ def compare(
             if mean_interval == "t"
             else bootstrap_intervals(x.T.copy(), level, resamples=resamples, seed=seed)
         )
-        d = (x[others] - x[b]).T  # queries × other systems
+        a_cols = x[others].T  # queries × other systems
+        b_cols = np.repeat(x[b][:, None], len(others), axis=1)
+        d, tolerances = clean_differences(a_cols, b_cols)
         for j, s in enumerate(others):
             column = d[:, j]
-            if sd(column) == 0.0 and np.abs(column).max() > TOLERANCE * np.abs(x).max():
+            if sd(column) == 0.0 and mean_difference(column, float(tolerances[j])) != 0.0:
                 notes.append(
                     f"{name}: {systems[s]} - {base} is {column[0]:+.4g} on every query (zero "
                     "variance): its t statistic and effect size are infinite"
@@ -513,7 +536,9 @@ def compare(
             pairs = pairwise(x, test=test, resamples=resamples, seed=seed, level=level)
             found: list[PairedTest | PairResult] = [pairs.pair(s, b) for s in others]
         else:
-            found = list(_paired_tests(d, test, resamples, seed, level, exact, zero_method))
+            found = list(
+                _paired_tests(a_cols, b_cols, test, resamples, seed, level, exact, zero_method)
+            )
             if all_pairs:
                 pairs = pairwise(
                     x,
@@ -531,17 +556,17 @@ def compare(
             for s in range(len(systems))
         ]
         measures.append(MeasureComparison(name, tuple(rows), anova_two_way(x), pairs, constant))
+        cleaned.append(d)
 
     applied, family_text, family_size, adjusted = _correct(
         tests_by_measure, test, correction, family, len(others), len(scores.measures), base
     )
     out_measures = []
     for k, mc in enumerate(measures):
-        x = scores.values[k]
         rows = list(mc.rows)
         for j, s in enumerate(others):
             t = tests_by_measure[k][j]
-            diffs = x[s] - x[b]
+            diffs = cleaned[k][:, j]  # ties and zeros up to rounding, as every test sees them
             p_adj = adjusted[k][j]
             significant = p_adj <= alpha and t.delta != 0.0
             direction: Literal["better", "worse"] | None = None
@@ -566,7 +591,12 @@ def compare(
                 losses=n - wins - ties,
                 significant=significant,
                 direction=direction,
-                plan=power_plan(diffs, delta=delta, alpha=alpha, power=power),
+                plan=power_plan(
+                    diffs,
+                    delta=abs(t.delta) if delta is None else delta,
+                    alpha=alpha,
+                    power=power,
+                ),
             )
         out_measures.append(
             MeasureComparison(mc.measure, tuple(rows), mc.anova, mc.pairs, mc.constant)

@@ -16,7 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.errors import InputError
-from rankscope.stats._checks import as_vector, check_resamples, sd
+from rankscope.stats._checks import TOLERANCE, as_vector, check_resamples, sd
 from rankscope.stats._resample import bootstrap_moments
 
 BootstrapMethod = Literal["percentile", "bca"]
@@ -113,13 +113,19 @@ def interval_from_bootstrap(
     distribution: NDArray[np.float64],
     level: float,
     method: BootstrapMethod,
+    *,
+    estimate: float | None = None,
 ) -> Interval:
     """The percentile or BCa interval of ``mean(values)`` from its bootstrap ``distribution``.
 
     Quantiles are linear interpolations (numpy's default, as scipy). For BCa the bias
-    correction uses the share of resampled means below the estimate (ties count half), clipped
-    to ``[1/(2B), 1 - 1/(2B)]`` so that a degenerate distribution gives a finite interval, and
-    the acceleration uses the jackknife of the mean (0 when all values are equal).
+    correction uses the share of resampled means below the estimate (``estimate``, default
+    ``mean(values)``), ties counting half, where a resampled mean within ``100 eps *
+    max|values|`` of the estimate is a tie (a resample that is a permutation of the queries
+    has the same mean in exact arithmetic, but its sum is added in another order); the share is
+    clipped to ``[1/(2B), 1 - 1/(2B)]`` so that a degenerate distribution gives a finite
+    interval, and the acceleration uses the jackknife of the mean (0 when all values are equal up to
+    rounding).
     """
     from scipy.special import ndtr, ndtri
 
@@ -127,19 +133,22 @@ def interval_from_bootstrap(
     if method == "percentile":
         quantiles = [alpha, 1.0 - alpha]
     else:
-        estimate = float(values.mean())
+        centre = float(values.mean()) if estimate is None else float(estimate)
+        tolerance = TOLERANCE * float(np.abs(values).max(initial=0.0))
         b = distribution.size
-        below = int(np.count_nonzero(distribution < estimate))
-        share = (below + int(np.count_nonzero(distribution <= estimate))) / (2.0 * b)
+        below = int(np.count_nonzero(distribution < centre - tolerance))
+        tied = int(np.count_nonzero(np.abs(distribution - centre) <= tolerance))
+        share = (below + tied / 2.0) / b
         share = min(max(share, 1.0 / (2.0 * b)), 1.0 - 1.0 / (2.0 * b))
         z0 = float(ndtri(share))
         n = values.size
         jackknife = (values.sum() - values) / (n - 1) if n > 1 else values.copy()
         u = (n - 1) * (jackknife.mean() - jackknife)
         denominator = float((u**2).sum()) / n**2
-        acceleration = (
-            0.0 if denominator == 0.0 else float((u**3).sum()) / n**3 / 6.0 / denominator**1.5
-        )
+        # values equal up to rounding have jackknife deviations of pure noise, whose skewness
+        # ratio could be anything: no spread, no acceleration
+        flat = denominator == 0.0 or sd(values) == 0.0
+        acceleration = 0.0 if flat else float((u**3).sum()) / n**3 / 6.0 / denominator**1.5
         quantiles = []
         for z in (float(ndtri(alpha)), -float(ndtri(alpha))):
             shifted = z0 + z

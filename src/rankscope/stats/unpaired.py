@@ -93,7 +93,11 @@ def welch_t(
         t = safe_ratio(delta, 0.0)
         half = 0.0
     else:
-        df = se2 * se2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+        # Welch-Satterthwaite, scaled by the larger variance share: squaring tiny variances
+        # (1e-321 for [0, 1e-160]) underflowed to 0 and divided by zero
+        top = max(va / na, vb / nb)
+        share_a, share_b = va / na / top, vb / nb / top
+        df = (share_a + share_b) ** 2 / (share_a**2 / (na - 1) + share_b**2 / (nb - 1))
         t = delta / se
         half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
     pooled = math.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
