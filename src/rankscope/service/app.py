@@ -173,6 +173,7 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
     app.include_router(me.router)
     install_dashboard(app)
     app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(errors.NulGuard)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

@@ -127,8 +127,10 @@ class Authenticator:
         except jwt.PyJWTError as exc:
             raise unauthorized(f"invalid JWT: {exc}") from None
         sub = claims.get("sub")
-        if not isinstance(sub, str) or not sub.strip() or len(sub) > 255:
-            raise unauthorized("the JWT's sub claim must name the user (1-255 characters)")
+        if not isinstance(sub, str) or not sub.strip() or len(sub) > 255 or "\x00" in sub:
+            raise unauthorized(
+                "the JWT's sub claim must name the user (1-255 characters, no U+0000)"
+            )
         if claims.get("role") in s.jwt_service_roles:
             return Principal(sub, "service")
         return Principal(sub, "user")

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
 from rankscope.service.errors import not_found, unprocessable
 from rankscope.service.ingest import check_documents, owner_of, parse_json
+from rankscope.service.nul import refuse_nul_model
 from rankscope.service.records import NewRecord, judgments_of
 from rankscope.service.schemas import (
     BatchCreate,
@@ -312,6 +313,7 @@ def feedback(
     principal: CurrentPrincipal,
     state: State,
 ) -> Envelope[MetricDetail]:
+    refuse_nul_model(body)
     judgments = judgments_of(body.judgments, body.relevant_document_ids)
     if judgments is None:
         raise unprocessable(
