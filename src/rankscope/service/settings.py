@@ -85,7 +85,8 @@ class ServiceSettings(BaseSettings):
     allow_privileged_role: bool = Field(
         False,
         description="start on PostgreSQL even when the role bypasses row-level security "
-        "(superuser or BYPASSRLS); for local experiments only",
+        "(superuser, BYPASSRLS, or inheriting rankscope_service's rights); for local "
+        "experiments only",
     )
 
     # -- measures
