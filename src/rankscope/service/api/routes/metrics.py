@@ -242,7 +242,9 @@ def breakdown(
     response_class=Response,
     responses={
         200: {
-            "description": "a zip file, or one text file with part=qrels|run",
+            "description": "a zip file, or one text file with part=qrels|run; trec and suite "
+            "leave out records with a document id holding whitespace and count them in "
+            "X-Rankscope-Skipped (skipped.jsonl in the zip lists them)",
             "content": {"application/zip": {}, "text/plain": {}, "application/x-ndjson": {}},
         }
     },
