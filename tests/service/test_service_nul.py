@@ -328,3 +328,19 @@ def test_a_jwt_naming_a_user_with_nul_is_refused(tmp_path: Path) -> None:
     with TestClient(create_app(settings)) as client:
         r = client.get(METRICS, headers=bearer(token))
     assert r.status_code == 401 and "U+0000" in r.json()["error"]["message"]
+
+
+def test_a_bulk_process_refuses_nul_the_same_way(tmp_path: Path) -> None:
+    # batches validated in a pool process: the 422 crosses the process boundary whole
+    settings = sqlite_settings(tmp_path / "m.sqlite", bulk_processes=1)
+    keys = make_keys(settings.database_url)
+    with TestClient(create_app(settings), raise_server_exceptions=False) as client:
+        body = {"records": [record("fine"), record("q", options={"arm": f"a{N}"})]}
+        r = client.post(BATCH, json=body, headers=bearer(keys.alice))
+        assert _paths(r) == ["body.records.1.options.arm"]
+        assert (
+            client.post(
+                BATCH, json={"records": [record("fine")]}, headers=bearer(keys.alice)
+            ).status_code
+            == 201
+        )
