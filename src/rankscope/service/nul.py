@@ -68,7 +68,10 @@ def nul_error(paths: list[str]) -> ApiError:
 def refuse_nul_json(raw: bytes, where: str = "body") -> None:
     """Raise the 422 when the JSON document ``raw`` holds U+0000 in a string or key. Malformed
     JSON is left to the body's validation (which answers its own 422)."""
-    if _JSON_ESCAPE not in raw:
+    # most bodies hold no backslash at all (a memchr); else rfind: CPython's reverse search
+    # skips on the needle's first byte (the backslash), the forward one on its last ("0",
+    # common in numbers), 2-3 times slower on a batch
+    if b"\\" not in raw or raw.rfind(_JSON_ESCAPE) < 0:
         return
     try:
         value = orjson.loads(raw)
