@@ -17,9 +17,17 @@ log = logging.getLogger("rankscope.collect")
 
 class Outcome(Enum):
     SENT = "sent"  # stored (or already stored: duplicates by collectId count as sent)
-    RETRY = "retry"  # server or network trouble: send the same records again later
+    RETRY = "retry"  # the server or network is away or busy: send the same records again later
+    FAULT = "fault"  # the server failed on these records (500): again, then in halves
     REJECT = "reject"  # the server refuses these records (4xx): sending again cannot help
     SPLIT = "split"  # too large: send in halves
+
+
+#: answers that say the server (or a proxy before it) is away or busy, not that it failed on
+#: the records sent: retried for as long as it takes
+TRANSIENT_STATUSES = frozenset({408, 425, 429, 502, 503, 504})
+#: default of ``max_server_errors``
+MAX_SERVER_ERRORS = 3
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,9 @@ class SendResult:
 @dataclass(frozen=True)
 class ClientStats:
     """Counters of a client. ``collected`` = ``sent + dropped + rejected + pending`` once
-    nothing is in flight; ``retried`` counts send attempts that had to be repeated."""
+    nothing is in flight; ``retried`` counts send attempts that had to be repeated;
+    ``rejected`` counts records the server refused (4xx) or failed on alone
+    ``max_server_errors`` times (500)."""
 
     collected: int
     sent: int
@@ -47,9 +57,10 @@ class Buffer:
     """The bounded queue: full means the oldest record is dropped (and counted). Not locked:
     the threaded client holds its lock around every call; the asyncio one runs in one loop."""
 
-    def __init__(self, max_queue: int) -> None:
+    def __init__(self, max_queue: int, max_server_errors: int = MAX_SERVER_ERRORS) -> None:
         self.queue: deque[dict[str, Any]] = deque()
         self.max_queue = max_queue
+        self.max_server_errors = max(1, max_server_errors)
         self.in_flight = 0
         self.collected = 0
         self.sent = 0
@@ -58,7 +69,12 @@ class Buffer:
         self.rejected = 0
         self.invalid = 0
         self.batch_limit: int | None = None
-        self.solo = 0  # records to send one at a time (to find the one the server refuses)
+        # sizes of the next batches, taken before batch_size: the parts of a batch sent again
+        # to find the record the server refuses (one by one) or fails on (halves)
+        self.plan: deque[int] = deque()
+        # batches given up on 500s (split or dropped) since the server last stored one: the
+        # backoff grows with it, so a server failing on everything is not hammered
+        self.fault_streak = 0
 
     def add(self, record: dict[str, Any]) -> None:
         if len(self.queue) >= self.max_queue:
@@ -68,23 +84,51 @@ class Buffer:
         self.collected += 1
 
     def take(self, n: int) -> list[dict[str, Any]]:
+        if self.plan:
+            n = self.plan.popleft()
         if self.batch_limit is not None:
             n = min(n, self.batch_limit)
-        if self.solo > 0:
-            n = 1
-            self.solo -= 1
         batch = [self.queue.popleft() for _ in range(min(n, len(self.queue)))]
         self.in_flight = len(batch)
         return batch
 
-    def finish(self, batch: list[dict[str, Any]], result: SendResult) -> bool:
-        """Book a send's result; True when the batch is done (not to be retried)."""
+    def finish(self, batch: list[dict[str, Any]], result: SendResult, faults: int = 0) -> bool:
+        """Book a send's result (``faults``: the FAULT answers this batch has had, this one
+        included); True when the batch is done (not to be sent again as it is)."""
         if result.outcome is Outcome.SENT:
             self.sent += len(batch)
+            self.fault_streak = 0
+        elif result.outcome is Outcome.FAULT:
+            if faults < self.max_server_errors:
+                self.retried += 1
+                return False
+            self.fault_streak += 1
+            if len(batch) > 1:
+                # one record the server cannot store fails the whole batch every time: send
+                # the halves apart (and theirs, as long as they fail) to keep the others
+                half = len(batch) // 2
+                self.plan.extendleft((len(batch) - half, half))
+                self.queue.extendleft(reversed(batch))
+                log.warning(
+                    "rankscope collect: the server failed %d times on a batch of %d records "
+                    "(%s); sending it in halves",
+                    faults,
+                    len(batch),
+                    result.message,
+                )
+            else:
+                self.rejected += 1
+                log.warning(
+                    "rankscope collect: the server failed %d times on one record alone (%s); "
+                    "dropped it (collectId %s)",
+                    faults,
+                    result.message,
+                    batch[0].get("collectId"),
+                )
         elif result.outcome is Outcome.REJECT:
             if len(batch) > 1:
                 # one bad record refuses the whole batch: send these one by one to keep the rest
-                self.solo += len(batch)
+                self.plan.extendleft([1] * len(batch))
                 self.queue.extendleft(reversed(batch))
             else:
                 self.rejected += 1
@@ -107,6 +151,7 @@ class Buffer:
         """Records given up (closing before they could be sent) count as dropped."""
         self.dropped += len(batch) + len(self.queue)
         self.queue.clear()
+        self.plan.clear()
         self.in_flight = 0
 
     @property
@@ -146,13 +191,14 @@ class BatchingClient:
         backoff_base: float,
         backoff_max: float,
         close_timeout: float,
+        max_server_errors: int = MAX_SERVER_ERRORS,
     ) -> None:
         self.batch_size = max(1, batch_size)
         self.flush_interval = flush_interval
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
         self.close_timeout = close_timeout
-        self._buffer = Buffer(max(1, max_queue))
+        self._buffer = Buffer(max(1, max_queue), max_server_errors)
         self._flushing = 0
         self._closing = False
 
@@ -164,7 +210,9 @@ class BatchingClient:
                 len(batch),
                 result.message,
             )
-        return backoff(attempt, self.backoff_base, self.backoff_max, result.retry_after)
+        # after batches given up on 500s, the first retries wait longer too
+        streak = self._buffer.fault_streak
+        return backoff(attempt + streak, self.backoff_base, self.backoff_max, result.retry_after)
 
 
 def build_record(query: str, documents: Any, options: dict[str, Any]) -> dict[str, Any] | None:
@@ -187,14 +235,18 @@ def classify(status: int, body: str, retry_after: str | None) -> SendResult:
             wait = float(retry_after)
         except ValueError:
             wait = None
-    if status in (408, 425, 429) or status >= 500:
+    if status in TRANSIENT_STATUSES:
         return SendResult(Outcome.RETRY, wait, f"HTTP {status}")
+    if status >= 500:
+        return SendResult(Outcome.FAULT, wait, f"HTTP {status}: {body[:500]}")
     if status == 413:
         return SendResult(Outcome.SPLIT, None, body[:500])
     return SendResult(Outcome.REJECT, None, f"HTTP {status}: {body[:500]}")
 
 
 __all__ = [
+    "MAX_SERVER_ERRORS",
+    "TRANSIENT_STATUSES",
     "BatchingClient",
     "Buffer",
     "ClientStats",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.collect._core import (
+    MAX_SERVER_ERRORS,
     BatchingClient,
     ClientStats,
     Outcome,
@@ -40,6 +41,7 @@ class AsyncMetricsClient(BatchingClient):
         backoff_base: float = 0.1,
         backoff_max: float = 10.0,
         close_timeout: float = 5.0,
+        max_server_errors: int = MAX_SERVER_ERRORS,
         local: LocalSender | None = None,
     ) -> None:
         self._http = None if local is not None else AsyncHttpSender(url, token, timeout)
@@ -51,6 +53,7 @@ class AsyncMetricsClient(BatchingClient):
             backoff_base=backoff_base,
             backoff_max=backoff_max,
             close_timeout=close_timeout,
+            max_server_errors=max_server_errors,
         )
         self._wake: asyncio.Event | None = None
         self._progress: asyncio.Condition | None = None
@@ -166,11 +169,12 @@ class AsyncMetricsClient(BatchingClient):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self.flush_interval)
             batch = self._buffer.take(self.batch_size)
-            attempt = 0
+            attempt = faults = 0
             try:
                 while True:
                     result = await self._send(batch)
-                    if self._buffer.finish(batch, result):
+                    faults += result.outcome is Outcome.FAULT
+                    if self._buffer.finish(batch, result, faults):
                         break
                     await asyncio.sleep(self._retry_delay(batch, result, attempt))
                     attempt += 1

@@ -3,10 +3,13 @@
 ``collect(...)`` builds the record and appends it to a bounded in-memory queue, then returns;
 it never blocks on the network and never raises (a record it cannot build is counted in
 ``stats().invalid`` and logged). A background thread sends the queue in batches to
-``POST /api/metrics/retrieval/collect/batch``; on a 5xx, 429, timeout or refused connection
-it retries the same batch with exponential backoff (and the server's Retry-After), forever,
-until ``close()``. Every record carries a ``collectId``, so a batch that reached the server
-before the connection broke is not stored twice. When the queue is full the oldest record is
+``POST /api/metrics/retrieval/collect/batch``; on a 502, 503, 504, 429, timeout or refused
+connection it retries the same batch with exponential backoff (and the server's Retry-After),
+for as long as it takes, until ``close()``. A batch answered 500 (or another 5xx)
+``max_server_errors`` times is sent again in halves, and a record answered so alone is dropped
+(``stats().rejected``), so that one record the server cannot store does not hold up the rest.
+Every record carries a ``collectId``, so a batch that reached the server before the connection
+broke is not stored twice. When the queue is full the oldest record is
 dropped and counted. ``flush()`` waits until everything collected so far is sent; ``close()``
 flushes (up to ``close_timeout``) and stops; both run at interpreter exit.
 
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from rankscope.collect._core import (
+    MAX_SERVER_ERRORS,
     BatchingClient,
     ClientStats,
     Outcome,
@@ -50,6 +54,7 @@ class MetricsClient(BatchingClient):
         backoff_base: float = 0.1,
         backoff_max: float = 10.0,
         close_timeout: float = 5.0,
+        max_server_errors: int = MAX_SERVER_ERRORS,
         sender: Sender | None = None,
     ) -> None:
         self._sender: Sender = sender or HttpSender(url, token, timeout)
@@ -60,6 +65,7 @@ class MetricsClient(BatchingClient):
             backoff_base=backoff_base,
             backoff_max=backoff_max,
             close_timeout=close_timeout,
+            max_server_errors=max_server_errors,
         )
         self._cond = threading.Condition()
         self._closed = False
@@ -180,14 +186,15 @@ class MetricsClient(BatchingClient):
                 self._deliver(batch)
 
     def _deliver(self, batch: list[dict[str, Any]]) -> None:
-        attempt = 0
+        attempt = faults = 0
         while True:
             try:
                 result = self._sender.send(batch)
             except Exception as exc:  # a sender must not kill the worker
                 result = SendResult(Outcome.RETRY, None, repr(exc))
+            faults += result.outcome is Outcome.FAULT
             with self._cond:
-                finished = self._buffer.finish(batch, result)
+                finished = self._buffer.finish(batch, result, faults)
                 self._cond.notify_all()
                 if finished:
                     return

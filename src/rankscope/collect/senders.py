@@ -86,6 +86,7 @@ class LocalSender:
         from sqlalchemy.exc import SQLAlchemyError
 
         from rankscope.service.batcher import write_items
+        from rankscope.service.nul import nul_error, nul_paths
         from rankscope.service.records import NewRecord
         from rankscope.service.schemas import MetricCreate
         from rankscope.service.store.db import Principal
@@ -93,7 +94,10 @@ class LocalSender:
         principal = Principal(self.user_id)
         try:
             items = []
-            for record in records:
+            for i, record in enumerate(records):
+                refused = nul_paths(record, f"records.{i}")
+                if refused:  # the service's rule (rankscope.service.nul), here too
+                    return SendResult(Outcome.REJECT, None, nul_error(refused).message)
                 parsed = MetricCreate.model_validate(record)
                 owner = parsed.user_id or self.user_id
                 items.append(

@@ -71,10 +71,10 @@ def build_state(settings: ServiceSettings) -> ServiceState:
     store.check_schema()
     problem = store.check_role()
     if problem is not None:
-        if not settings.allow_privileged_role:
+        if not (problem.bypasses_rls and settings.allow_privileged_role):
             store.close()
-            raise ServiceError(problem)
-        log.warning("%s (allowed by allow_privileged_role)", problem)
+            raise ServiceError(problem.message)
+        log.warning("%s (allowed by allow_privileged_role)", problem.message)
     writers = 4 if is_postgres(engine) else 1
     return ServiceState(
         settings=settings,
@@ -173,6 +173,7 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
     app.include_router(me.router)
     install_dashboard(app)
     app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(errors.NulGuard)
     app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     return app
 

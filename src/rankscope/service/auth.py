@@ -3,9 +3,10 @@
 - API keys (``rsk_<id>_<secret>``, made by ``rankscope serve create-key``) are looked up by
   their SHA-256; a key carries its user and role (``user`` or ``service``).
 - JWTs are verified with the HS256 secret, or with the RS256 public key / JWKS file of the
-  settings (never ``alg: none``); ``exp`` and ``sub`` are required, ``aud`` and ``iss`` checked
-  when configured. ``sub`` is the user; a ``role`` claim listed in ``jwt_service_roles``
-  (Supabase's ``service_role``) gives the service role.
+  settings (never ``alg: none``); ``exp`` (a number, at most ``jwt_max_lifetime_seconds``
+  ahead) and ``sub`` are required, ``aud`` and ``iss`` checked when configured; times allow
+  ``jwt_leeway_seconds`` of clock difference. ``sub`` is the user; a ``role`` claim listed in
+  ``jwt_service_roles`` (Supabase's ``service_role``) gives the service role.
 
 Anything missing, malformed, expired, revoked or badly signed is a 401.
 """
@@ -126,12 +127,33 @@ class Authenticator:
             )
         except jwt.PyJWTError as exc:
             raise unauthorized(f"invalid JWT: {exc}") from None
+        self._check_times(claims)
         sub = claims.get("sub")
-        if not isinstance(sub, str) or not sub.strip() or len(sub) > 255:
-            raise unauthorized("the JWT's sub claim must name the user (1-255 characters)")
+        if not isinstance(sub, str) or not sub.strip() or len(sub) > 255 or "\x00" in sub:
+            raise unauthorized(
+                "the JWT's sub claim must name the user (1-255 characters, no U+0000)"
+            )
         if claims.get("role") in s.jwt_service_roles:
             return Principal(sub, "service")
         return Principal(sub, "user")
+
+    def _check_times(self, claims: dict[str, Any]) -> None:
+        """Numeric times (PyJWT also takes "exp": "9999999999"), and an ``exp`` no further
+        than ``jwt_max_lifetime_seconds`` from now."""
+        for name in ("exp", "nbf", "iat"):
+            value = claims.get(name)
+            if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise unauthorized(
+                    f"the JWT's {name} claim must be a number (seconds since 1970-01-01 UTC), "
+                    f"not {type(value).__name__}"
+                )
+        s = self._settings
+        limit = s.jwt_max_lifetime_seconds
+        if limit > 0 and claims["exp"] > time.time() + limit + s.jwt_leeway_seconds:
+            raise unauthorized(
+                f"the JWT expires more than {limit:g} s from now (jwt_max_lifetime_seconds): "
+                "issue shorter-lived tokens, or use an API key for a long-lived service"
+            )
 
     def _jwks_key(self, kid: object) -> Any:
         assert self._jwks is not None

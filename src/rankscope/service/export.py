@@ -11,6 +11,12 @@ The files are written by :mod:`rankscope.data.writers`; a zip holds ``qrels``, `
 ``queries.jsonl`` (text and metadata of each record) and, for ``suite``, ``suite.yaml`` and a
 ``corpus.jsonl`` of the document ids and names (a ``run_file`` engine answers from ``run.trec``,
 so the corpus needs no text).
+
+TREC files separate their fields by whitespace, so a document id that is empty or holds
+whitespace cannot be written in one and read back. The ``trec`` and ``suite`` exports leave
+out the records with such an id in their run or qrels (the other records still evaluate to
+their stored values) and list them in ``skipped.jsonl`` and the ``X-Rankscope-Skipped``
+header; the ``jsonl`` export holds every record.
 """
 
 from __future__ import annotations
@@ -45,20 +51,49 @@ _SOURCES = {
 }
 
 
+#: what separates the fields of a TREC line for rankscope's reader and trec_eval (C isspace)
+_TREC_SPACE = frozenset(" \t\n\v\f\r")
+#: record ids named in the X-Rankscope-Skipped-Records header (skipped.jsonl has them all)
+HEADER_IDS = 50
+
+
+def trec_word(value: str) -> bool:
+    """True when ``value`` can be a field of a TREC line and be read back as itself."""
+    return bool(value) and _TREC_SPACE.isdisjoint(value)
+
+
 @dataclass
 class Exported:
+    """The records of an export. ``trec``: leave out (into ``skipped``) the records whose run
+    or qrels hold a document id a TREC file cannot."""
+
+    trec: bool = False
     qrels: dict[str, dict[str, int]] = field(default_factory=dict)
     run: dict[str, dict[str, float]] = field(default_factory=dict)
     queries: list[dict[str, Any]] = field(default_factory=list)
     documents: dict[str, str | None] = field(default_factory=dict)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
     def add(self, row: dict[str, Any], entry: dict[str, Any], qrels: dict[str, int]) -> None:
         """One record: its documents, its shown ranking as the run, ``qrels`` (when any) and
         its ``entry`` in the queries file."""
         qid = entry["id"]
+        ranking = measures.shown_ranking(_doc_ids(row), row["cutoff"])
+        if self.trec:
+            bad = sorted({d for d in (*ranking, *qrels) if not trec_word(d)})
+            if bad:
+                self.skipped.append(
+                    {
+                        "id": qid,
+                        "query_id": row["query_id"],
+                        "document_ids": bad,
+                        "reason": "a document id is empty or contains whitespace, which a "
+                        "TREC file cannot hold; format=jsonl exports this record",
+                    }
+                )
+                return
         for item in row["ranked_list"]:
             self.documents.setdefault(item["document_id"], item.get("document_name"))
-        ranking = measures.shown_ranking(_doc_ids(row), row["cutoff"])
         if qrels:
             self.qrels[qid] = qrels
         if ranking:
@@ -94,9 +129,11 @@ def _query_entry(
     return entry
 
 
-def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection) -> Exported:
+def collect_rows(
+    rows: Iterable[dict[str, Any]], selection: Selection, *, trec: bool = False
+) -> Exported:
     wanted = _SOURCES[selection]
-    out = Exported()
+    out = Exported(trec=trec)
     for row in rows:
         if row["judgment_source"] not in wanted:
             continue
@@ -108,13 +145,17 @@ def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection) -> Export
 
 
 def collect_click_rows(
-    rows: Iterable[dict[str, Any]], by_query: dict[str, dict[str, int]], source: str
+    rows: Iterable[dict[str, Any]],
+    by_query: dict[str, dict[str, int]],
+    source: str,
+    *,
+    trec: bool = False,
 ) -> Exported:
     """Every record whose normalised query has click grades, judged by them: the qrels hold
     the click grades of its query (documents without a grade stay unjudged, not 0)."""
     from rankscope.online.queries import normalise_query, query_key
 
-    out = Exported()
+    out = Exported(trec=trec)
     for row in rows:
         text = normalise_query(row["query"])
         grades = by_query.get(text)
@@ -138,6 +179,10 @@ def write_files(data: Exported, folder: Path, format: Format) -> list[Path]:
     queries_path = folder / "queries.jsonl"
     queries_path.write_text("".join(json.dumps(q) + "\n" for q in data.queries))
     files = [qrels_path, run_path, queries_path]
+    if data.skipped:
+        skipped = folder / "skipped.jsonl"
+        skipped.write_text("".join(json.dumps(q) + "\n" for q in data.skipped))
+        files.append(skipped)
     if format == "suite":
         corpus = folder / "corpus.jsonl"
         corpus.write_text(
@@ -173,14 +218,20 @@ def export_response(
 ) -> Response:
     """The export as a zip or one file; ``clicks`` (grades by normalised query, and their
     source such as ``clicks:dbn``) judges every selected record by clicks instead."""
+    trec = format != "jsonl"
     if clicks is not None:
-        data = collect_click_rows(store.rows(principal, filters), clicks[0], clicks[1])
+        data = collect_click_rows(store.rows(principal, filters), clicks[0], clicks[1], trec=trec)
     else:
-        data = collect_rows(store.rows(principal, filters), selection)
+        data = collect_rows(store.rows(principal, filters), selection, trec=trec)
     headers = {
         "X-Rankscope-Judgments": clicks[1] if clicks is not None else selection,
         "X-Rankscope-Queries": str(len(data.queries)),
+        "X-Rankscope-Skipped": str(len(data.skipped)),
     }
+    if data.skipped:
+        headers["X-Rankscope-Skipped-Records"] = ",".join(
+            q["id"] for q in data.skipped[:HEADER_IDS]
+        )
     with tempfile.TemporaryDirectory(prefix="rankscope-export-") as tmp:
         files = write_files(data, Path(tmp), format)
         if part is not None and format != "suite":
@@ -196,4 +247,12 @@ def export_response(
     return Response(buffer.getvalue(), media_type="application/zip", headers=headers)
 
 
-__all__ = ["Exported", "collect_click_rows", "collect_rows", "export_response", "write_files"]
+__all__ = [
+    "HEADER_IDS",
+    "Exported",
+    "collect_click_rows",
+    "collect_rows",
+    "export_response",
+    "trec_word",
+    "write_files",
+]

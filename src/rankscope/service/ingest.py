@@ -14,6 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from rankscope.service.batcher import write_items
 from rankscope.service.errors import forbidden, too_large, unprocessable
+from rankscope.service.nul import refuse_nul_json
 from rankscope.service.records import NewRecord
 from rankscope.service.schemas import BatchCreate, MetricCreate
 from rankscope.service.settings import ServiceSettings
@@ -25,7 +26,8 @@ M = TypeVar("M", bound=BaseModel)
 
 def parse_json(model: type[M], raw: bytes) -> M:
     """The body as ``model``, validated by pydantic-core straight from the bytes. Errors become
-    the usual 422 with ``body.``-prefixed field paths."""
+    the usual 422 with ``body.``-prefixed field paths; U+0000 in any string is a 422 too."""
+    refuse_nul_json(raw)
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:

@@ -28,6 +28,10 @@ CONFIG_ENV = ENV_PREFIX + "CONFIG"
 DEFAULT_DATABASE_URL = "sqlite:///rankscope-metrics.sqlite"
 DEFAULT_THRESHOLD = 0.7
 SEARCH_TYPES = ("semantic", "keyword", "hybrid", "web")
+#: the shortest HS256 secret accepted (256 bits, the size of the hash)
+MIN_JWT_SECRET_BYTES = 32
+#: settings whose values an error message must not repeat
+_SECRET_FIELDS = frozenset({"jwt_secret"})
 
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
@@ -85,7 +89,8 @@ class ServiceSettings(BaseSettings):
     allow_privileged_role: bool = Field(
         False,
         description="start on PostgreSQL even when the role bypasses row-level security "
-        "(superuser or BYPASSRLS); for local experiments only",
+        "(superuser, BYPASSRLS, or inheriting rankscope_service's rights); for local "
+        "experiments only",
     )
 
     # -- measures
@@ -154,7 +159,9 @@ class ServiceSettings(BaseSettings):
     )
 
     # -- auth
-    jwt_secret: SecretStr | None = Field(None, description="HS256 secret for JWTs")
+    jwt_secret: SecretStr | None = Field(
+        None, description=f"HS256 secret for JWTs (at least {MIN_JWT_SECRET_BYTES} bytes)"
+    )
     jwt_public_key_file: Path | None = Field(None, description="PEM public key for RS256 JWTs")
     jwks_file: Path | None = Field(None, description="JWKS file with RS256 public keys")
     jwt_audience: str | None = None
@@ -163,7 +170,14 @@ class ServiceSettings(BaseSettings):
         default_factory=lambda: ["service_role", "service"],
         description="values of the `role` claim that give the service role",
     )
-    jwt_leeway_seconds: Annotated[float, Field(ge=0)] = 30.0
+    jwt_leeway_seconds: Annotated[float, Field(ge=0)] = Field(
+        30.0, description="clock difference allowed when checking a JWT's exp, nbf and iat"
+    )
+    jwt_max_lifetime_seconds: Annotated[float, Field(ge=0)] = Field(
+        86_400.0,
+        description="a JWT whose exp is further than this from now (plus the leeway) is "
+        "refused, so a leaked token stops working within this time (0: no limit)",
+    )
     api_key_cache_seconds: Annotated[float, Field(ge=0)] = Field(
         5.0,
         description="how long a looked-up API key, or a user's own thresholds, are kept before "
@@ -184,6 +198,20 @@ class ServiceSettings(BaseSettings):
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
     config_file: Path | None = Field(None, description="TOML or YAML file read for settings")
+
+    @field_validator("jwt_secret")
+    @classmethod
+    def _strong_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            size = len(value.get_secret_value().encode())
+            if size < MIN_JWT_SECRET_BYTES:
+                raise ValueError(
+                    f"the HS256 secret is {size} bytes; it needs at least "
+                    f"{MIN_JWT_SECRET_BYTES} (a key as long as the SHA-256 hash, RFC 7518 "
+                    "section 3.2), or it can be guessed from one token: make one with python "
+                    "-c 'import secrets; print(secrets.token_urlsafe(32))'"
+                )
+        return value
 
     @field_validator("thresholds")
     @classmethod
@@ -259,7 +287,7 @@ def load_settings(**overrides: Any) -> ServiceSettings:
         field = ".".join(str(p) for p in first["loc"])
         raise ConfigError(
             f"invalid service setting {field}: {first['msg']}",
-            value=first.get("input"),
+            value=None if field in _SECRET_FIELDS else first.get("input"),
             hint=f"Fix it in the options, the environment ({ENV_PREFIX}{field.upper()}) or "
             "the settings file",
         ) from exc
@@ -269,6 +297,7 @@ __all__ = [
     "DEFAULT_DATABASE_URL",
     "DEFAULT_THRESHOLD",
     "ENV_PREFIX",
+    "MIN_JWT_SECRET_BYTES",
     "SEARCH_TYPES",
     "AlertRule",
     "ServiceSettings",

@@ -11,12 +11,13 @@ import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
-from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError, SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rankscope.errors import RankscopeError
 from rankscope.service.errors import ApiError
+from rankscope.service.nul import nul_error, query_nul_paths
 
 log = logging.getLogger("rankscope.service")
 
@@ -87,6 +88,17 @@ def install(app: FastAPI) -> None:
         return error_response(exc.status_code, code, str(exc.detail), None, exc.headers)
 
     async def database_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, DataError):
+            # a value the database cannot hold that no check caught: the request's fault, and
+            # sending it again cannot help (a 5xx would make clients retry it)
+            log.warning(
+                "database refused a value on %s %s: %s", request.method, request.url.path, exc
+            )
+            return error_response(
+                422,
+                "validation_error",
+                f"the database refused a value of this request: {_first_line(exc.orig)}",
+            )
         if isinstance(exc, OperationalError) or (
             isinstance(exc, DBAPIError) and exc.connection_invalidated
         ):
@@ -114,6 +126,29 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(SQLAlchemyError, database_error)
     app.add_exception_handler(RankscopeError, rankscope_error)
     app.add_exception_handler(Exception, unexpected)
+
+
+def _first_line(exc: BaseException | None) -> str:
+    text = str(exc or "").strip()
+    return text.splitlines()[0] if text else "no detail"
+
+
+class NulGuard:
+    """Refuses U+0000 in the query string or the path with 422 naming the parameter
+    (:mod:`rankscope.service.nul`; bodies are checked where they are parsed)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            paths = query_nul_paths(scope.get("query_string", b""), scope.get("path", ""))
+            if paths:
+                error = nul_error(paths)
+                response = error_response(error.status, error.code, error.message, error.details)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 class _TooLarge(StarletteHTTPException):
@@ -207,4 +242,4 @@ class BodyLimit:
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]
 
-__all__ = ["BodyLimit", "error_response", "install", "validation_details"]
+__all__ = ["BodyLimit", "NulGuard", "error_response", "install", "validation_details"]

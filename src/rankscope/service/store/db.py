@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -109,8 +110,10 @@ def make_engine(
     url, connect_args = to_url(database)
     if url.get_backend_name() == "sqlite":
         path = url.database
-        if path and path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        if path and path != ":memory:" and not url.query.get("uri"):
+            file = Path(path).expanduser()
+            file.parent.mkdir(parents=True, exist_ok=True)
+            create_private(file)
         engine = create_engine(
             url,
             json_serializer=_json,
@@ -129,6 +132,17 @@ def make_engine(
         max_overflow=pool_size,
         pool_pre_ping=True,
     )
+
+
+def create_private(file: Path) -> None:
+    """Create ``file`` empty with mode 0600 unless it exists. The database holds every user's
+    queries; SQLite gives its -wal, -shm and journal files the database file's mode, so they
+    are private too (otherwise all four would be 0644 under the usual umask 022)."""
+    try:
+        fd = os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 def _json(value: Any) -> str:
@@ -234,6 +248,7 @@ __all__ = [
     "Principal",
     "SqliteSynchronous",
     "act_as",
+    "create_private",
     "current_revision",
     "describe",
     "head_revision",

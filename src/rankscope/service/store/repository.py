@@ -45,6 +45,8 @@ from rankscope.service.records import (
     with_user_thresholds,
 )
 from rankscope.service.store.db import (
+    APP_ROLE,
+    SERVICE_ROLE,
     Principal,
     act_as,
     current_revision,
@@ -500,26 +502,100 @@ class MetricsStore:
                 "(admin_database_url) first"
             )
 
-    def check_role(self) -> str | None:
-        """On PostgreSQL, the problem when the role bypasses row-level security, else None."""
+    def check_role(self) -> RoleProblem | None:
+        """On PostgreSQL, what is wrong with the role the service connects as, else None.
+
+        Row-level security protects the users from each other only when the service runs as
+        ``rankscope_app`` (or a role that inherits its rights and nothing more): a superuser,
+        a BYPASSRLS role or one that holds ``rankscope_service``'s rights without ``SET ROLE``
+        sees every user's rows; the tables' owner, or a role without ``rankscope_app``'s
+        rights, matches no policy, so it reads nothing and every write is refused."""
         if not self.postgres:
             return None
         with self.engine.connect() as conn:
             row = conn.execute(
                 text(
-                    "SELECT current_user, rolsuper, rolbypassrls FROM pg_roles "
-                    "WHERE rolname = current_user"
+                    "SELECT current_user, rolsuper, rolbypassrls, "
+                    f"pg_has_role(current_user, '{SERVICE_ROLE}', 'USAGE'), "
+                    f"pg_has_role(current_user, '{APP_ROLE}', 'USAGE'), "
+                    f"pg_has_role(current_user, '{SERVICE_ROLE}', 'MEMBER') "
+                    "FROM pg_roles WHERE rolname = current_user"
                 )
             ).one()
-        if row[1] or row[2]:
-            what = "a superuser" if row[1] else "a BYPASSRLS role"
-            return (
-                f"the service connects as {row[0]!r}, {what}: row-level security would not "
-                "apply. Connect as rankscope_app (created by `rankscope serve migrate`; "
-                "give it a password with ALTER ROLE rankscope_app PASSWORD '...') and keep the "
-                "owner's URL in admin_database_url"
+            owned = [
+                r[0]
+                for r in conn.execute(
+                    text(
+                        "SELECT c.relname FROM pg_class c WHERE c.oid IN ("
+                        + ", ".join(f"to_regclass('{t}')" for t in _PROTECTED_TABLES)
+                        + ") AND pg_has_role(current_user, c.relowner, 'USAGE') "
+                        "ORDER BY c.relname"
+                    )
+                )
+            ]
+        name, superuser, bypassrls, holds_service, holds_app, service_member = row
+        fix = (
+            f"Connect as {APP_ROLE} (created by `rankscope serve migrate`; give it a password "
+            f"with ALTER ROLE {APP_ROLE} PASSWORD '...') and keep the owner's URL in "
+            "admin_database_url"
+        )
+        if superuser or bypassrls:
+            what = "a superuser" if superuser else "a BYPASSRLS role"
+            return RoleProblem(
+                f"the service connects as {name!r}, {what}: row-level security would not "
+                f"apply. {fix}",
+                bypasses_rls=True,
+            )
+        if owned:
+            return RoleProblem(
+                f"the service connects as {name!r}, the owner of {', '.join(owned)}: "
+                "row-level security is forced on the owner too and no policy admits it, so "
+                f"every read would come back empty and every write be refused. {fix}",
+                bypasses_rls=False,
+            )
+        if holds_service:
+            return RoleProblem(
+                f"the service connects as {name!r}, which holds the rights of {SERVICE_ROLE} "
+                "without SET ROLE (it is that role, or a member with INHERIT): every request "
+                f"would read and change every user's rows. {fix} ({APP_ROLE} is a NOINHERIT "
+                f"member of {SERVICE_ROLE}; a role of your own must not inherit it)",
+                bypasses_rls=True,
+            )
+        if not holds_app or not service_member:
+            lacks = (
+                f"does not hold the rights of {APP_ROLE}, so no row-level security policy "
+                "admits it: every read would come back empty and every write be refused"
+                if not holds_app
+                else f"is not a member of {SERVICE_ROLE}, so requests with a service-role "
+                "token would fail"
+            )
+            return RoleProblem(
+                f"the service connects as {name!r}, which {lacks}. {fix} (or a role granted "
+                f"{APP_ROLE} with INHERIT)",
+                bypasses_rls=False,
             )
         return None
+
+
+@dataclass(frozen=True)
+class RoleProblem:
+    """Why the service must not run as its PostgreSQL role. ``bypasses_rls``: the role would
+    see other users' rows (``allow_privileged_role`` may accept that for experiments); else the
+    service could not work at all."""
+
+    message: str
+    bypasses_rls: bool
+
+
+#: the tables under row-level security, and the keys (owned by the migrating role too)
+_PROTECTED_TABLES = (
+    "retrieval_metrics",
+    "user_thresholds",
+    "search_events",
+    "alerts",
+    "user_settings",
+    "api_keys",
+)
 
 
 _JSON_COLUMNS = frozenset({"search_types", "document_ids", "ranked_list", "judgments"})
@@ -735,6 +811,7 @@ __all__ = [
     "GroupRow",
     "KeyInfo",
     "MetricsStore",
+    "RoleProblem",
     "WriteGroup",
     "WriteOutcome",
     "create_key",

@@ -33,7 +33,7 @@ class WriteLock:
         if fcntl is not None and database and database != ":memory:":
             path = os.path.expanduser(database) + SUFFIX
             try:
-                self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             except OSError:
                 self._fd = None  # e.g. a read-only directory: SQLite's own locking remains
 

@@ -20,6 +20,7 @@ from rankscope.service.api.routes.metrics import ERRORS, body_of
 from rankscope.service.errors import too_large, unprocessable
 from rankscope.service.events import event_rows
 from rankscope.service.ingest import owner_of
+from rankscope.service.nul import refuse_nul_json
 from rankscope.service.online_schemas import (
     DateRange,
     EventCreate,
@@ -41,6 +42,7 @@ _LIST = TypeAdapter(list[EventCreate])
 
 def parse_events(raw: bytes) -> list[EventCreate]:
     """``{"events": [...]}`` or a bare JSON list of events; errors name each field path."""
+    refuse_nul_json(raw)
     try:
         if raw.lstrip()[:1] == b"[":
             return _LIST.validate_json(raw)

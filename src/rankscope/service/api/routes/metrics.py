@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
 from rankscope.service.errors import not_found, unprocessable
 from rankscope.service.ingest import check_documents, owner_of, parse_json
+from rankscope.service.nul import refuse_nul_model
 from rankscope.service.records import NewRecord, judgments_of
 from rankscope.service.schemas import (
     BatchCreate,
@@ -241,7 +242,9 @@ def breakdown(
     response_class=Response,
     responses={
         200: {
-            "description": "a zip file, or one text file with part=qrels|run",
+            "description": "a zip file, or one text file with part=qrels|run; trec and suite "
+            "leave out records with a document id holding whitespace and count them in "
+            "X-Rankscope-Skipped (skipped.jsonl in the zip lists them)",
             "content": {"application/zip": {}, "text/plain": {}, "application/x-ndjson": {}},
         }
     },
@@ -312,6 +315,7 @@ def feedback(
     principal: CurrentPrincipal,
     state: State,
 ) -> Envelope[MetricDetail]:
+    refuse_nul_model(body)
     judgments = judgments_of(body.judgments, body.relevant_document_ids)
     if judgments is None:
         raise unprocessable(

@@ -14,6 +14,7 @@ from fastapi import APIRouter
 from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
 from rankscope.service.api.routes.metrics import ERRORS
 from rankscope.service.errors import unprocessable
+from rankscope.service.nul import refuse_nul_model
 from rankscope.service.schemas import Envelope, Thresholds, ThresholdsUpdate
 from rankscope.service.settings import SEARCH_TYPES, search_type_key
 from rankscope.service.store.db import Principal
@@ -65,6 +66,7 @@ def put_thresholds(
     user_id: OtherUserQuery = None,
 ) -> Envelope[Thresholds]:
     user = _user(principal, user_id)
+    refuse_nul_model(body)
     values = {_label(k): v for k, v in body.thresholds.items()}
     own = state.store.set_thresholds(principal, user, values)
     s = state.settings
