@@ -169,3 +169,9 @@ def test_writer_refuses_what_trec_cannot_hold(tmp_path: Path) -> None:
     assert same.query_ids == ("q 1",)
     with pytest.raises(InputError, match="run name"):
         write_run(Run.from_dict({"q": {"d": 1.0}}, name="two words"), tmp_path / "r2.txt")
+    # every byte the readers split on, the vertical tab too; a no-break space is not one
+    for space in " \t\n\v\f\r":
+        with pytest.raises(InputError, match="whitespace"):
+            write_run(Run.from_dict({"q": {f"a{space}b": 1.0}}), tmp_path / "r3.txt")
+    nbsp = Run.from_dict({"q": {"a\xa0b": 1.0}})
+    assert read_run(write_run(nbsp, tmp_path / "r4.txt")).doc_ids.to_pylist() == ["a\xa0b"]

@@ -527,9 +527,13 @@ def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Colu
 # --------------------------------------------------------------------------- writers
 
 
+# what the readers split fields on: C isspace (RE2's \s leaves out the vertical tab)
+_SPLITS = r"[ \t\n\v\f\r]|^$"
+
+
 def _check_words(values: pa.Array, what: str) -> None:
-    if len(values) and pc.any(pc.match_substring_regex(values, r"[\s]|^$")).as_py():
-        bad = values.filter(pc.match_substring_regex(values, r"[\s]|^$"))[0].as_py()
+    if len(values) and pc.any(pc.match_substring_regex(values, _SPLITS)).as_py():
+        bad = values.filter(pc.match_substring_regex(values, _SPLITS))[0].as_py()
         raise InputError(
             f"cannot write a TREC file: {what} is empty or contains whitespace",
             value=bad,
