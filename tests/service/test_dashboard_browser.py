@@ -6,6 +6,8 @@ user's page never shows another's queries."""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import os
 import re
 import shutil
@@ -309,6 +311,10 @@ def test_drilldown_shows_the_ranked_list(tab: Tab) -> None:
     tab.page.wait_for_selector("#drilldown[data-state='ready']")
     record = tab.live.api("alice", f"{METRICS}/{first}")
     assert tab.page.text_content("#dd-body .dd-query") == record["query"]
+    # the design's timestamp is whole seconds since 1970; the page shows timestampIso's minute
+    moment = dt.datetime.fromisoformat(record["timestampIso"])
+    assert record["timestamp"] == math.floor(moment.timestamp())
+    assert f"{moment:%Y-%m-%d %H:%M} UTC" in (tab.page.text_content("#dd-body dl.meta") or "")
     rows = tab.attrs(
         "#dd-body table.ranked tr[data-doc]", "data-doc", "data-position", "data-score"
     )
