@@ -149,7 +149,30 @@ def test_dashboard_shell_is_served_with_a_strict_policy(service: Service) -> Non
     policy = response.headers["content-security-policy"]
     assert "default-src 'none'" in policy and "connect-src 'self'" in policy
     assert "unsafe-inline" not in policy
+    assert "frame-ancestors 'none'" in policy
+    assert response.headers["x-frame-options"] == "DENY"
     assert service.client.get("/dashboard/", follow_redirects=False).status_code == 308
+
+
+def test_docs_are_served_with_a_strict_policy(service: Service) -> None:
+    """/docs had neither a policy nor X-Frame-Options: any site could frame it. Its one inline
+    script (Swagger UI's start) is allowed by its hash, nothing else inline."""
+    import base64
+    import hashlib
+
+    response = service.client.get("/docs")
+    assert response.status_code == 200
+    assert response.headers["x-frame-options"] == "DENY"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    policy = response.headers["content-security-policy"]
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["default-src"] == "'none'"
+    assert directives["frame-ancestors"] == "'none'"
+    assert directives["connect-src"] == "'self'" and directives["style-src"] == "'self'"
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy
+    (inline,) = re.findall(r"<script>(.*?)</script>", response.text, re.DOTALL)
+    digest = base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+    assert directives["script-src"] == f"'self' 'sha256-{digest}'"
 
 
 def _local_references(text: str) -> set[str]:

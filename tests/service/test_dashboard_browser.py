@@ -6,6 +6,8 @@ user's page never shows another's queries."""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import os
 import re
 import shutil
@@ -309,6 +311,10 @@ def test_drilldown_shows_the_ranked_list(tab: Tab) -> None:
     tab.page.wait_for_selector("#drilldown[data-state='ready']")
     record = tab.live.api("alice", f"{METRICS}/{first}")
     assert tab.page.text_content("#dd-body .dd-query") == record["query"]
+    # the design's timestamp is whole seconds since 1970; the page shows timestampIso's minute
+    moment = dt.datetime.fromisoformat(record["timestampIso"])
+    assert record["timestamp"] == math.floor(moment.timestamp())
+    assert f"{moment:%Y-%m-%d %H:%M} UTC" in (tab.page.text_content("#dd-body dl.meta") or "")
     rows = tab.attrs(
         "#dd-body table.ranked tr[data-doc]", "data-doc", "data-position", "data-score"
     )
@@ -703,9 +709,18 @@ def test_token_survives_a_reload_in_the_tab_only(tab: Tab) -> None:
 
 
 def test_api_docs_work_offline(tab: Tab) -> None:
+    console: list[str] = []
+    tab.page.on("console", lambda message: console.append(message.text))
     tab.page.goto(tab.live.url + "/docs")
     tab.page.wait_for_selector(".opblock", timeout=30_000)
     assert tab.page.locator(".opblock").count() > 10
+    # under its Content-Security-Policy: an operation opens, "Try it out" and the token dialog
+    # work, and the browser refuses nothing
+    tab.page.locator(".opblock-summary").first.click()
+    tab.page.locator(".try-out__btn").first.click()
+    tab.page.locator(".authorize").first.click()
+    tab.page.wait_for_selector(".auth-container", timeout=10_000)
+    assert [m for m in console if "Content Security Policy" in m] == []
     paths = tab.page.eval_on_selector_all(
         ".opblock-summary-path", "els => els.map(e => e.getAttribute('data-path'))"
     )

@@ -31,7 +31,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from rankscope.service.errors import ApiError
-from rankscope.service.ingest import store_batch
+from rankscope.service.ingest import BatchReply, store_batch
 from rankscope.service.records import settings_thresholds
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
@@ -74,8 +74,8 @@ class BulkWriter:
             started = [loop.run_in_executor(self._executor, _ready) for _ in range(self.processes)]
             await asyncio.gather(*started)
 
-    async def store_batch(self, principal: Principal, raw: bytes) -> bytes:
-        """The response body of a batch request (errors raise as they would in the route)."""
+    async def store_batch(self, principal: Principal, raw: bytes) -> BatchReply:
+        """The response of a batch request (errors raise as they would in the route)."""
         loop = asyncio.get_running_loop()
         if not self.processes:
             return await loop.run_in_executor(
@@ -143,7 +143,7 @@ def _ready() -> int:
     return os.getpid()
 
 
-def _store_in_process(principal: Principal, raw: bytes) -> bytes:
+def _store_in_process(principal: Principal, raw: bytes) -> BatchReply:
     assert _PROCESS is not None, "the bulk process was not started by BulkWriter"
     settings, store = _PROCESS
     return store_batch(settings, store, principal, raw)

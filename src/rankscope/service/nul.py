@@ -20,12 +20,10 @@ from urllib.parse import parse_qsl
 import orjson
 from pydantic import BaseModel
 
-from rankscope.service.errors import ApiError, unprocessable
+from rankscope.service.errors import MAX_ERROR_DETAILS, ApiError
 
 NUL = "\x00"
 _JSON_ESCAPE = b"\\u0000"
-#: the fields listed in an error's details (the message names the first)
-MAX_LISTED = 100
 
 
 def nul_paths(value: Any, path: str) -> list[str]:
@@ -52,16 +50,20 @@ def _walk(value: Any, path: str, found: list[str]) -> None:
 
 
 def nul_error(paths: list[str]) -> ApiError:
-    """422 naming the fields that hold U+0000, and the fix."""
+    """422 naming the fields that hold U+0000 (the first ``MAX_ERROR_DETAILS``, and their
+    count, as every validation error), and the fix."""
     shown = paths[0].replace(NUL, "\\u0000")
     more = f" (and {len(paths) - 1} more fields)" if len(paths) > 1 else ""
-    return unprocessable(
+    return ApiError(
+        422,
+        "validation_error",
         f"{shown} contains the NUL character (U+0000){more}, which the service does not "
         "accept in any field: remove it or replace it (e.g. by U+FFFD) before sending",
         [
             {"path": p, "message": "contains the NUL character (U+0000)", "type": "string_nul"}
-            for p in paths[:MAX_LISTED]
+            for p in paths[:MAX_ERROR_DETAILS]
         ],
+        error_count=len(paths),
     )
 
 

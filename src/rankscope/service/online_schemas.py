@@ -11,12 +11,13 @@ Event fields map one to one onto OpenSearch's User Behavior Insights (UBI) event
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, TypeAdapter, model_validator
 
-from rankscope.service.schemas import Camel, Finite, Id, Interval, Text
+from rankscope.service.schemas import Camel, Count, Finite, Id, Interval, Text
 
 #: actions the service gives a meaning to; any other name (UBI allows custom ones such as
 #: ``add_to_cart``) is stored and counted, not interpreted
@@ -47,13 +48,13 @@ class EventCreate(Camel):
     document_id: Id | None = Field(
         None, description="the result acted on (UBI object_id); required for document actions"
     )
-    position: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+    position: Annotated[Count, Field(ge=1, le=1_000_000)] | None = Field(
         None, description="1-based rank on the page; required for impressions"
     )
     dwell_time_seconds: Annotated[Finite, Field(ge=0, le=1e7)] | None = Field(
         None, description="seconds spent on the document (dwell events, or on a click)"
     )
-    result_count: Annotated[int, Field(ge=0, le=1_000_000_000)] | None = Field(
+    result_count: Annotated[Count, Field(ge=0, le=1_000_000_000)] | None = Field(
         None, description="results the search returned (search events; 0 = zero results)"
     )
     topic_id: Id | None = None
@@ -67,7 +68,11 @@ class EventCreate(Camel):
     client_id: Id | None = None
     application: Id | None = None
     attributes: dict[str, Any] | None = Field(None, description="anything else (kept as is)")
-    timestamp: dt.datetime | None = Field(None, description="default: when the request arrived")
+    timestamp: dt.datetime | None = Field(
+        None,
+        description="default: when the request arrived; from 1970-01-01 to a day past the "
+        "server's clock",
+    )
     user_id: Id | None = Field(None, description="service role only: the event's user")
 
     @model_validator(mode="after")
@@ -84,9 +89,24 @@ class EventCreate(Camel):
 
 
 class EventsCreate(Camel):
-    """``POST /api/events``: ``{"events": [...]}`` (a bare JSON list is accepted too)."""
+    """``POST /api/events``: ``{"events": [...]}`` (a bare JSON list is accepted too).
+    Validation stops at the first invalid event."""
 
-    events: list[EventCreate]
+    events: list[EventCreate] = Field(fail_fast=True)
+
+
+@functools.cache
+def events_models(max_events: int) -> tuple[type[EventsCreate], TypeAdapter[list[EventCreate]]]:
+    """``{"events": [...]}`` and the bare list, with ``max_batch_events`` as the lists' length:
+    pydantic checks it as it goes, so the event past the limit ends validation."""
+
+    class LimitedEvents(EventsCreate):
+        events: list[EventCreate] = Field(max_length=max_events, fail_fast=True)
+
+    bare: TypeAdapter[list[EventCreate]] = TypeAdapter(
+        Annotated[list[EventCreate], Field(max_length=max_events, fail_fast=True)]
+    )
+    return LimitedEvents, bare
 
 
 class EventItem(Camel):
@@ -334,7 +354,7 @@ class AlertCheck(Camel):
 
 
 class RetentionUpdate(Camel):
-    retention_days: Annotated[int, Field(ge=1, le=100_000)] | None = Field(
+    retention_days: Annotated[Count, Field(ge=1, le=100_000)] | None = Field(
         description="days to keep records, events and alerts; null: the service default"
     )
 
@@ -373,4 +393,5 @@ __all__ = [
     "RetentionPublic",
     "RetentionUpdate",
     "Thresholds3",
+    "events_models",
 ]

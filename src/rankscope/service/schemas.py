@@ -10,22 +10,68 @@ compatibility.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import uuid
 from typing import Annotated, Any, Generic, Literal, NotRequired, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, with_config
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    with_config,
+)
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 from typing_extensions import TypedDict
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=255)]
 Text = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
 JudgmentSource = Literal["provided", "heuristic", "feedback"]
 
-
-Finite = Annotated[float, Field(allow_inf_nan=False)]
+# Numbers and flags are strict: "0.9" or true is refused, not read as 0.9 or 1 (a JSON integer
+# is still a valid float).
+Finite = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Count = Annotated[int, Field(strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
 # trec_eval's nDCG builds a gain table with one entry per grade up to the largest: bounded so a
 # request cannot make that table (and its cost) huge
-Grade = Annotated[int, Field(ge=-100, le=100)]
+Grade = Annotated[int, Field(strict=True, ge=-100, le=100)]
+
+#: the most judgments one record or feedback may carry, as relevantDocumentIds or as judgments
+MAX_JUDGMENTS = 100_000
+#: the most documents a search may have been limited to (options.documentIds)
+MAX_DOCUMENT_IDS = 10_000
+#: entries of a dict validated at a time: a dict of bad entries stops at the first bad slice
+_DICT_SLICE = 256
+
+
+def bounded_dict(limit: int) -> WrapValidator:
+    """A dict's size checked before its entries, which are then validated a slice at a time,
+    stopping at the first slice with an error: a huge dict of bad entries costs no more than
+    a small one (pydantic checks a dict's max_length only after every entry, and lists every
+    bad entry)."""
+
+    def check(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if not isinstance(value, dict):
+            return handler(value)
+        if len(value) > limit:
+            raise PydanticCustomError(
+                "too_long",
+                "Dictionary should have at most {max_length} items, not {actual_length}",
+                {"max_length": limit, "actual_length": len(value)},
+            )
+        if len(value) <= _DICT_SLICE:
+            return handler(value)
+        items = list(value.items())
+        out: dict[Any, Any] = {}
+        for start in range(0, len(items), _DICT_SLICE):
+            out.update(handler(dict(items[start : start + _DICT_SLICE])))
+        return out
+
+    return WrapValidator(check)
 
 
 class Camel(BaseModel):
@@ -44,16 +90,16 @@ class RetrievedDocumentCreate(TypedDict):
 
     documentId: Id
     documentName: NotRequired[Annotated[str, StringConstraints(max_length=1000)] | None]
-    chunkIndex: NotRequired[Annotated[int, Field(ge=0, le=2**31 - 1)] | None]
+    chunkIndex: NotRequired[Annotated[int, Field(strict=True, ge=0, le=2**31 - 1)] | None]
     content: NotRequired[Annotated[str | None, Field(description="accepted; not stored")]]
     score: Finite
 
 
 class SearchTypes(Camel):
-    semantic: bool = False
-    keyword: bool = False
-    hybrid: bool = False
-    web: bool = False
+    semantic: Flag = False
+    keyword: Flag = False
+    hybrid: Flag = False
+    web: Flag = False
 
     def names(self) -> list[str]:
         flags = (
@@ -76,11 +122,14 @@ class SearchTypes(Camel):
 class CollectOptions(Camel):
     topic_id: Id | None = None
     search_types: SearchTypes | None = None
-    web_results_count: Annotated[int, Field(ge=0, le=1_000_000)] | None = None
+    web_results_count: Annotated[Count, Field(ge=0, le=1_000_000)] | None = None
     document_ids: list[Id] | None = Field(
-        None, max_length=10_000, description="documents the search was limited to"
+        None,
+        max_length=MAX_DOCUMENT_IDS,
+        fail_fast=True,
+        description="documents the search was limited to",
     )
-    cutoff: Annotated[int, Field(ge=1, le=1_000_000)] | None = Field(
+    cutoff: Annotated[Count, Field(ge=1, le=1_000_000)] | None = Field(
         None, description="evaluate the first N distinct documents (default: all)"
     )
     arm: Id | None = Field(
@@ -88,19 +137,31 @@ class CollectOptions(Camel):
     )
 
 
+Judgments = Annotated[dict[Id, Grade], bounded_dict(MAX_JUDGMENTS)]
+
+
 class MetricCreate(Camel):
-    """``POST /api/metrics/retrieval/collect``: one retrieval."""
+    """``POST /api/metrics/retrieval/collect``: one retrieval.
+
+    Lists stop at their first bad item (``fail_fast``), so that a huge list of bad items costs
+    no more than one; the service checks each list's length before its items
+    (:func:`collect_models`)."""
 
     query: Text
     query_id: Id | None = None
     retrieved_documents: list[RetrievedDocumentCreate] = Field(
-        description="in the order shown (at most max_documents_per_record)"
+        fail_fast=True, description="in the order shown (at most max_documents_per_record)"
     )
     relevant_document_ids: list[Id] | None = Field(
-        None, max_length=100_000, description="ground truth: every relevant document"
+        None,
+        max_length=MAX_JUDGMENTS,
+        fail_fast=True,
+        description="ground truth: every relevant document (at most 100,000)",
     )
-    judgments: dict[Id, Grade] | None = Field(
-        None, description="graded ground truth {documentId: grade}; wins over relevantDocumentIds"
+    judgments: Judgments | None = Field(
+        None,
+        description="graded ground truth {documentId: grade}, at most 100,000; wins over "
+        "relevantDocumentIds",
     )
     options: CollectOptions | None = None
     collect_id: Id | None = Field(
@@ -109,7 +170,9 @@ class MetricCreate(Camel):
         "same collectId stores nothing and returns the first record",
     )
     timestamp: dt.datetime | None = Field(
-        None, description="when the retrieval happened (default: when the request arrived)"
+        None,
+        description="when the retrieval happened (default: when the request arrived); ISO 8601 "
+        "or seconds since the Unix epoch, from 1970-01-01 to a day past the server's clock",
     )
     user_id: Id | None = Field(
         None, description="the user the record belongs to (service role only; default: caller)"
@@ -117,9 +180,29 @@ class MetricCreate(Camel):
 
 
 class BatchCreate(Camel):
-    """``POST /api/metrics/retrieval/collect/batch``: many records, one transaction."""
+    """``POST /api/metrics/retrieval/collect/batch``: many records, one transaction.
+    Validation stops at the first invalid record."""
 
-    records: list[MetricCreate]
+    records: list[MetricCreate] = Field(fail_fast=True)
+
+
+@functools.cache
+def collect_models(
+    max_documents: int, max_records: int
+) -> tuple[type[MetricCreate], type[BatchCreate]]:
+    """The collect bodies with the service's limits as list lengths, which pydantic checks as
+    it goes: the 1,001st document (or record) ends validation, so an oversized list is refused
+    before the rest of its items are read. One pair of classes per pair of limits."""
+
+    class LimitedMetric(MetricCreate):
+        retrieved_documents: list[RetrievedDocumentCreate] = Field(
+            max_length=max_documents, fail_fast=True
+        )
+
+    class LimitedBatch(BatchCreate):
+        records: list[LimitedMetric] = Field(max_length=max_records, fail_fast=True)  # type: ignore[assignment]
+
+    return LimitedMetric, LimitedBatch
 
 
 class FeedbackCreate(Camel):
@@ -129,17 +212,20 @@ class FeedbackCreate(Camel):
     replace the record's judgments, every other retrieved document counts as not relevant.
     """
 
-    relevant_document_ids: list[Id] | None = Field(None, max_length=100_000)
-    judgments: dict[Id, Grade] | None = None
+    relevant_document_ids: list[Id] | None = Field(None, max_length=MAX_JUDGMENTS, fail_fast=True)
+    judgments: Judgments | None = None
 
 
 class ThresholdsUpdate(Camel):
     """A user's thresholds for heuristic rows: ``*`` (any type) or a search type label."""
 
-    thresholds: dict[
-        Annotated[str, StringConstraints(min_length=1, max_length=64)],
-        Annotated[float, Field(ge=0.0, le=1.0)] | None,
-    ] = Field(description="null removes a threshold")
+    thresholds: Annotated[
+        dict[
+            Annotated[str, StringConstraints(min_length=1, max_length=64)],
+            Annotated[float, Field(strict=True, ge=0.0, le=1.0)] | None,
+        ],
+        bounded_dict(64),
+    ] = Field(description="null removes a threshold (at most 64 entries)")
 
 
 # -- out -------------------------------------------------------------------------------------
@@ -160,7 +246,11 @@ class MetricPublic(Camel):
     query: str
     query_id: str | None
     user_id: str
-    timestamp: dt.datetime
+    timestamp: int = Field(
+        description="when the retrieval happened: whole seconds since the Unix epoch (UTC), "
+        "as in the design (1234567890)"
+    )
+    timestamp_iso: dt.datetime = Field(description="the same moment to the microsecond (UTC)")
     total_retrieved: int
     total_relevant: int
     relevant_retrieved: int
@@ -222,7 +312,10 @@ class Averages(Camel):
     """The design's summary fields. ``averagePrecision``: mean precision; ``averageAP``: mean
     average precision (MAP)."""
 
-    total_queries: int
+    total_queries: int = Field(
+        description="records in the selection, judged and heuristic (the averages cover the "
+        "rows judgmentSource names; byJudgmentSource counts each kind)"
+    )
     average_precision: float
     average_recall: float
     average_f1_score: float
@@ -253,12 +346,25 @@ class MetricsList(MetricsSummary):
 
 
 class DateRange(Camel):
+    """The design's range: UTC to the millisecond, ``2026-01-31T23:59:59.999Z``."""
+
+    start: str
+    end: str
+
+
+class RecordRange(Camel):
+    """The first and last record of the selection, to the microsecond (null when none)."""
+
     start: dt.datetime | None
     end: dt.datetime | None
 
 
 class SummaryPublic(MetricsSummary):
-    date_range: DateRange
+    date_range: DateRange = Field(
+        description="the filter's dates; where a filter leaves a side open, the selection's "
+        "first or last record (the time of the request when it has none)"
+    )
+    record_range: RecordRange
 
 
 class TimeseriesPoint(Camel):
@@ -332,6 +438,11 @@ class ErrorBody(Camel):
     code: str
     message: str
     details: Any = None
+    error_count: int | None = Field(
+        None,
+        description="validation_error only: the errors found (details lists the first 20; "
+        "validation stops at the first bad item of a list)",
+    )
 
 
 class ErrorEnvelope(Camel):
@@ -340,6 +451,8 @@ class ErrorEnvelope(Camel):
 
 
 __all__ = [
+    "MAX_DOCUMENT_IDS",
+    "MAX_JUDGMENTS",
     "Averages",
     "BatchCreate",
     "BatchItem",
@@ -363,6 +476,7 @@ __all__ = [
     "MetricsSummary",
     "RankedDocumentPublic",
     "Ready",
+    "RecordRange",
     "RetrievedDocumentCreate",
     "SearchTypes",
     "SourceGroups",
@@ -371,4 +485,6 @@ __all__ = [
     "ThresholdsUpdate",
     "Timeseries",
     "TimeseriesPoint",
+    "bounded_dict",
+    "collect_models",
 ]

@@ -151,6 +151,12 @@ class ServiceSettings(BaseSettings):
     rate_limit_per_second: Annotated[float, Field(ge=0)] = Field(
         0.0, description="requests per second per user (0: no limit); a burst of 2 s is allowed"
     )
+    unknown_fields: Literal["ignore", "reject"] = Field(
+        "ignore",
+        description="fields of a collect body the service does not know (a document's "
+        "metadata, say): ignore them (named in the X-Rankscope-Ignored-Fields response "
+        "header) or reject the body with 422",
+    )
     write_batch_size: Annotated[int, Field(ge=1)] = 512
     write_gather_ms: Annotated[float, Field(ge=0, le=100)] = Field(
         2.0,

@@ -32,6 +32,8 @@ def summary(
     """The design's averages for one kind of rows, and both kinds apart.
 
     ``auto`` picks the judged rows when the selection has any, else the heuristic rows.
+    ``totalQueries`` counts the selection, both kinds: a client pages through the list while
+    ``offset < totalQueries``.
     """
     by_kind = {r.kind: r for r in rows}
     judged = group_stats(by_kind.get("judged"))
@@ -41,7 +43,7 @@ def summary(
     top = judged if kind == "judged" else heuristic
     return MetricsSummary.model_validate(
         {
-            "total_queries": top.count,
+            "total_queries": judged.count + heuristic.count,
             "average_precision": top.precision.mean,
             "average_recall": top.recall.mean,
             "average_f1_score": top.f1_score.mean,

@@ -101,7 +101,19 @@ def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None
         ) from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=dt.UTC)
-    return parsed.astimezone(dt.UTC)
+    try:
+        return parsed.astimezone(dt.UTC)
+    except OverflowError:  # 0001-01-01T00:00+01:00 is before the first datetime in UTC
+        raise unprocessable(
+            f"{name} is outside the years 1 to 9999 in UTC",
+            [
+                {
+                    "path": f"query.{name}",
+                    "message": f"out of range: {value!r}",
+                    "type": "date_range",
+                }
+            ],
+        ) from None
 
 
 StartDateQuery = Annotated[

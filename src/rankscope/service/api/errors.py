@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from rankscope.errors import RankscopeError
-from rankscope.service.errors import ApiError
+from rankscope.service.errors import ApiError, invalid_fields, validation_details
 from rankscope.service.nul import nul_error, query_nul_paths
 
 log = logging.getLogger("rankscope.service")
@@ -43,44 +43,27 @@ def error_response(
     message: str,
     details: Any = None,
     headers: Mapping[str, str] | None = None,
+    error_count: int | None = None,
 ) -> Response:
-    body = {"success": False, "error": {"code": code, "message": message, "details": details}}
+    error: dict[str, Any] = {"code": code, "message": message, "details": details}
+    if error_count is not None:
+        error["errorCount"] = error_count
+    body = {"success": False, "error": error}
     return Response(
         orjson.dumps(body), status_code=status, media_type="application/json", headers=headers
     )
 
 
-def _path(loc: tuple[Any, ...] | list[Any]) -> str:
-    return ".".join(str(p) for p in loc)
-
-
-def validation_details(errors: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for err in errors:
-        out.append(
-            {
-                "path": _path(err.get("loc", ())),
-                "message": err.get("msg", ""),
-                "type": err.get("type"),
-            }
-        )
-    return out
-
-
 def install(app: FastAPI) -> None:
     async def api_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, ApiError)
-        return error_response(exc.status, exc.code, exc.message, exc.details, exc.headers)
+        return error_response(
+            exc.status, exc.code, exc.message, exc.details, exc.headers, exc.error_count
+        )
 
-    async def invalid(_: Request, exc: Exception) -> Response:
+    async def invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        details = validation_details(list(exc.errors()))
-        if any(d["type"] == "json_invalid" for d in details):
-            message = "the body is not valid JSON"
-        else:
-            first = details[0] if details else {"path": "", "message": ""}
-            message = f"invalid request: {first['path']}: {first['message']}"
-        return error_response(422, "validation_error", message, details)
+        return await api_error(request, invalid_fields(validation_details(exc.errors())))
 
     async def http_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
@@ -145,7 +128,13 @@ class NulGuard:
             paths = query_nul_paths(scope.get("query_string", b""), scope.get("path", ""))
             if paths:
                 error = nul_error(paths)
-                response = error_response(error.status, error.code, error.message, error.details)
+                response = error_response(
+                    error.status,
+                    error.code,
+                    error.message,
+                    error.details,
+                    error_count=error.error_count,
+                )
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -155,28 +144,39 @@ class _TooLarge(StarletteHTTPException):
     """Raised while reading a body past the limit (an HTTPException, so FastAPI's body reader
     passes it through unchanged and the handler answers 413)."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(413, _too_large_message(limit))
+    def __init__(self, message: str) -> None:
+        super().__init__(413, message)
 
 
-def _too_large_message(limit: int) -> str:
-    return (
-        f"the request body is over the limit of {limit} bytes (max_request_bytes); "
-        "send fewer records per batch"
-    )
+#: bodies of a few fields, whose routes take at most this many bytes (a 8 MiB body of bad
+#: entries would cost them far more to parse than they ever need)
+SMALL_BODY_BYTES = 64 * 1024
+SMALL_BODY_PATHS = frozenset(("/api/metrics/retrieval/thresholds", "/api/retention"))
 
 
 class BodyLimit:
-    """Refuses request bodies over ``limit`` bytes with 413, by Content-Length or while reading."""
+    """Refuses request bodies over ``limit`` bytes with 413, by Content-Length or while
+    reading; the routes of ``SMALL_BODY_PATHS`` take at most ``SMALL_BODY_BYTES``."""
 
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app = app
         self.limit = limit
 
+    def _message(self, limit: int) -> str:
+        if limit < self.limit:
+            return f"the request body is over this endpoint's limit of {limit} bytes"
+        return (
+            f"the request body is over the limit of {limit} bytes (max_request_bytes); "
+            "send fewer records per batch"
+        )
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit
+        if scope["path"] in SMALL_BODY_PATHS:
+            limit = min(limit, SMALL_BODY_BYTES)
         for name, value in scope["headers"]:
             if name == b"content-length":
                 try:
@@ -184,8 +184,8 @@ class BodyLimit:
                 except ValueError:
                     await self._refuse(send, 400, "bad_request", "invalid Content-Length header")
                     return
-                if length > self.limit:
-                    await self._too_large(send)
+                if length > limit:
+                    await self._too_large(send, limit)
                     return
         seen = 0
         started = False
@@ -195,8 +195,8 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _TooLarge(self.limit)
+                if seen > limit:
+                    raise _TooLarge(self._message(limit))
             return message
 
         async def tracked(message: Message) -> None:
@@ -209,15 +209,11 @@ class BodyLimit:
             await self.app(scope, counted, tracked)
         except _TooLarge:
             if not started:
-                await self._too_large(send)
+                await self._too_large(send, limit)
 
-    async def _too_large(self, send: Send) -> None:
+    async def _too_large(self, send: Send, limit: int) -> None:
         await self._refuse(
-            send,
-            413,
-            "payload_too_large",
-            _too_large_message(self.limit),
-            {"limitBytes": self.limit},
+            send, 413, "payload_too_large", self._message(limit), {"limitBytes": limit}
         )
 
     async def _refuse(
@@ -242,4 +238,12 @@ class BodyLimit:
 
 Handler = Callable[[Request, Exception], Awaitable[Response]]
 
-__all__ = ["BodyLimit", "NulGuard", "error_response", "install", "validation_details"]
+__all__ = [
+    "SMALL_BODY_BYTES",
+    "SMALL_BODY_PATHS",
+    "BodyLimit",
+    "NulGuard",
+    "error_response",
+    "install",
+    "validation_details",
+]

@@ -2,8 +2,8 @@
 
 Everything a browser loads comes from ``static/``: the dashboard's HTML shell, scripts and styles,
 and vendored uPlot and Swagger UI (``static/vendor/README.md`` names their versions). Nothing is
-fetched from another host, so both pages work offline; the dashboard's Content-Security-Policy
-lets the browser load and connect to this origin only.
+fetched from another host, so both pages work offline; their Content-Security-Policy lets the
+browser load and connect to this origin only, and neither may be framed by another site.
 
 The page holds no data: it asks for a token (an API key or a JWT, kept in the tab's
 sessionStorage) and reads the JSON API with it, so a user sees exactly what the API gives them.
@@ -11,6 +11,9 @@ sessionStorage) and reads the JSON API with it, so a user sees exactly what the 
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,32 @@ DASHBOARD_CSP = (
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
     "frame-ancestors 'none'"
 )
+
+
+#: headers of both pages: no framing by another site (clickjacking), no sniffing, no referrer
+PAGE_HEADERS = {
+    "Cache-Control": "no-cache",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+
+_INLINE_SCRIPT = re.compile(r"<script>(.*?)</script>", re.DOTALL)
+
+
+def docs_csp(html: str) -> str:
+    """The Content-Security-Policy of ``/docs``: the dashboard's (this origin only), plus the
+    one inline script of FastAPI's Swagger UI page (which starts Swagger UI), allowed by its
+    SHA-256."""
+    hashes = " ".join(
+        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
+        for s in _INLINE_SCRIPT.findall(html)
+    )
+    return (
+        f"default-src 'none'; script-src 'self' {hashes}; style-src 'self'; "
+        "img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; "
+        "form-action 'none'; frame-ancestors 'none'"
+    )
 
 
 class PackageFiles(StaticFiles):
@@ -51,12 +80,7 @@ def install(app: FastAPI) -> None:
         return FileResponse(
             STATIC / "dashboard" / "index.html",
             media_type="text/html",
-            headers={
-                "Content-Security-Policy": DASHBOARD_CSP,
-                "Cache-Control": "no-cache",
-                "Referrer-Policy": "no-referrer",
-                "X-Content-Type-Options": "nosniff",
-            },
+            headers={"Content-Security-Policy": DASHBOARD_CSP, **PAGE_HEADERS},
         )
 
     @app.get("/dashboard/", include_in_schema=False)
@@ -65,7 +89,7 @@ def install(app: FastAPI) -> None:
 
     @app.get("/docs", include_in_schema=False)
     def docs() -> HTMLResponse:
-        return get_swagger_ui_html(
+        page = get_swagger_ui_html(
             openapi_url=app.openapi_url or "/openapi.json",
             title=f"{app.title} - API docs",
             swagger_js_url=f"{STATIC_URL}/vendor/swagger-ui/swagger-ui-bundle.js",
@@ -74,6 +98,9 @@ def install(app: FastAPI) -> None:
             # the validator badge would send the document to validator.swagger.io
             swagger_ui_parameters={"validatorUrl": None},
         )
+        html = bytes(page.body).decode()
+        headers = {"Content-Security-Policy": docs_csp(html), **PAGE_HEADERS}
+        return HTMLResponse(html, headers=headers)
 
 
-__all__ = ["DASHBOARD_CSP", "STATIC", "install"]
+__all__ = ["DASHBOARD_CSP", "PAGE_HEADERS", "STATIC", "docs_csp", "install"]

@@ -10,16 +10,15 @@ from typing import Annotated, Any
 import orjson
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.exceptions import RequestValidationError
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from rankscope.online.interleaving import summarise
 from rankscope.service.api.deps import CurrentPrincipal, State
 from rankscope.service.api.online_deps import EventRowFilters
-from rankscope.service.api.routes.metrics import ERRORS, body_of
-from rankscope.service.errors import too_large, unprocessable
+from rankscope.service.api.routes.metrics import ERRORS, body_of, parse_body
+from rankscope.service.errors import ApiError, invalid_fields, too_large, unprocessable
 from rankscope.service.events import event_rows
-from rankscope.service.ingest import owner_of
+from rankscope.service.ingest import SHAPE_CHECK_BYTES, body_details, check_timestamp, owner_of
 from rankscope.service.nul import refuse_nul_json
 from rankscope.service.online_schemas import (
     DateRange,
@@ -31,25 +30,49 @@ from rankscope.service.online_schemas import (
     EventsSummary,
     InterleavingPublic,
     Rate,
+    events_models,
 )
 from rankscope.service.schemas import Envelope, Id
 from rankscope.service.store.online import EventFilters
 
 router = APIRouter(prefix="/api/events", tags=["events"], responses=ERRORS)
 
-_LIST = TypeAdapter(list[EventCreate])
+
+def _too_many(limit: int) -> ApiError:
+    return too_large(
+        f"more than {limit} events in one request (max_batch_events)", {"limitEvents": limit}
+    )
 
 
-def parse_events(raw: bytes) -> list[EventCreate]:
-    """``{"events": [...]}`` or a bare JSON list of events; errors name each field path."""
+def parse_events(raw: bytes, limit: int) -> list[EventCreate]:
+    """``{"events": [...]}`` or a bare JSON list of at most ``limit`` events (413 past it);
+    errors name each field path; U+0000 in any string is a 422. Timestamps lie from 1970 to a
+    day past the server's clock."""
     refuse_nul_json(raw)
+    wrapped, bare = events_models(limit)
+    if len(raw) > SHAPE_CHECK_BYTES:  # the list's length before pydantic builds it (ingest)
+        try:
+            body = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            body = None
+        given = body.get("events") if isinstance(body, dict) else body
+        if isinstance(given, list) and len(given) > limit:
+            raise _too_many(limit)
     try:
         if raw.lstrip()[:1] == b"[":
-            return _LIST.validate_json(raw)
-        return EventsCreate.model_validate_json(raw).events
+            events = bare.validate_json(raw)
+        else:
+            events = wrapped.model_validate_json(raw).events
     except ValidationError as exc:
-        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
-        raise RequestValidationError(errors) from None
+        details = body_details(exc)
+        if any(d["type"] == "too_long" and d["path"] in ("body", "body.events") for d in details):
+            raise _too_many(limit) from None
+        raise invalid_fields(details, exc.error_count()) from None
+    now = dt.datetime.now(dt.UTC)
+    prefix = "body" if raw.lstrip()[:1] == b"[" else "body.events"
+    for i, event in enumerate(events):
+        check_timestamp(event.timestamp, f"{prefix}.{i}.timestamp", now)
+    return events
 
 
 @router.post(
@@ -60,13 +83,8 @@ def parse_events(raw: bytes) -> list[EventCreate]:
     openapi_extra=body_of(EventsCreate),
 )
 async def post_events(request: Request, principal: CurrentPrincipal, state: State) -> Response:
-    events = parse_events(await request.body())
     limit = state.settings.max_batch_events
-    if len(events) > limit:
-        raise too_large(
-            f"{len(events)} events in one request, over the limit of {limit} (max_batch_events)",
-            {"limitEvents": limit},
-        )
+    events = await parse_body(request, lambda raw: parse_events(raw, limit))
     rows = event_rows(events, lambda user: owner_of(principal, user), dt.datetime.now(dt.UTC))
     outcomes = await run_in_threadpool(state.online.write_events, principal, rows)
     items = [
@@ -169,7 +187,9 @@ def interleaving(
         Query(max_length=600, description="the two teams, a,b (default: in name order)"),
     ] = None,
     alpha: Annotated[float, Query(gt=0, lt=1)] = 0.05,
-    min_impressions: Annotated[int | None, Query(alias="minImpressions", ge=1)] = None,
+    min_impressions: Annotated[
+        int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
+    ] = None,
 ) -> Envelope[InterleavingPublic]:
     chosen = dataclasses.replace(filters, experiment=experiment)
     shown = state.online.event_rows(principal, chosen, ["impression"])

@@ -39,10 +39,12 @@ def clicks(
     state: State,
     filters: EventRowFilters,
     model: ClickModel = None,
-    min_impressions: Annotated[int | None, Query(alias="minImpressions", ge=1)] = None,
+    min_impressions: Annotated[
+        int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
+    ] = None,
     graded_only: Annotated[bool, Query(alias="gradedOnly")] = False,
-    limit: Annotated[int, Query(ge=1, le=100_000)] = 10_000,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000, description="page size (at most 1,000)")] = 100,
+    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
 ) -> Envelope[ClickJudgmentsPublic]:
     graded = click_qrels(
         state.online,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import uuid
+from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
@@ -12,7 +14,7 @@ from pydantic import BaseModel
 
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
 from rankscope.service.errors import not_found, unprocessable
-from rankscope.service.ingest import check_documents, owner_of, parse_json
+from rankscope.service.ingest import owner_of, read_record
 from rankscope.service.nul import refuse_nul_model
 from rankscope.service.records import NewRecord, judgments_of
 from rankscope.service.schemas import (
@@ -29,6 +31,7 @@ from rankscope.service.schemas import (
     MetricPublic,
     MetricsList,
     RankedDocumentPublic,
+    RecordRange,
     SummaryPublic,
     Timeseries,
     TimeseriesPoint,
@@ -75,31 +78,54 @@ SortChoice = Literal[
     "-ndcg",
 ]
 
-_PUBLIC_FIELDS = tuple(MetricPublic.model_fields)
+_ROW_FIELDS = tuple(f for f in MetricPublic.model_fields if f != "timestamp_iso")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_SECOND = dt.timedelta(seconds=1)
+
+
+def utc(moment: dt.datetime) -> dt.datetime:
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment.astimezone(dt.UTC)
+
+
+def epoch_seconds(moment: dt.datetime) -> int:
+    """Whole seconds since 1970-01-01 UTC (rounded down), the design's ``timestamp``."""
+    return (utc(moment) - _EPOCH) // _SECOND
+
+
+def milliseconds(moment: dt.datetime) -> str:
+    """The design's date form: UTC to the millisecond (truncated), ``2026-01-31T23:59:59.999Z``."""
+    return utc(moment).replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
+def _fields(row: dict[str, Any]) -> dict[str, Any]:
+    data = {k: row[k] for k in _ROW_FIELDS}
+    data["timestamp_iso"] = moment = row["timestamp"]
+    data["timestamp"] = epoch_seconds(moment)
+    return data
 
 
 def public(row: dict[str, Any]) -> MetricPublic:
-    return MetricPublic.model_validate({k: row[k] for k in _PUBLIC_FIELDS})
+    return MetricPublic.model_validate(_fields(row))
 
 
 def detail(row: dict[str, Any]) -> MetricDetail:
-    data = {k: row[k] for k in _PUBLIC_FIELDS}
+    data = _fields(row)
     data["ranked_list"] = [RankedDocumentPublic.model_validate(d) for d in row["ranked_list"]]
     data["judgments"] = row["judgments"]
     return MetricDetail.model_validate(data)
 
 
-M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
-async def parse_body(request: Request, model: type[M]) -> M:
-    """The JSON body as ``model``, validated by pydantic-core straight from the bytes (FastAPI's
-    own body parameter decodes to Python objects first and costs several times more on the
-    collect routes). Errors become the usual 422 with ``body.``-prefixed field paths."""
+async def parse_body(request: Request, parse: Callable[[bytes], T]) -> T:
+    """``parse`` of the raw body: pydantic-core validates straight from the bytes (FastAPI's own
+    body parameter decodes to Python objects first and costs several times more on the collect
+    routes). A large body is parsed on a worker thread."""
     raw = await request.body()
     if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
-        return parse_json(model, raw)
-    return await run_in_threadpool(parse_json, model, raw)
+        return parse(raw)
+    return await run_in_threadpool(parse, raw)
 
 
 def body_of(model: type[BaseModel]) -> dict[str, Any]:
@@ -123,8 +149,8 @@ def body_of(model: type[BaseModel]) -> dict[str, Any]:
     openapi_extra=body_of(MetricCreate),
 )
 async def collect(request: Request, principal: CurrentPrincipal, state: State) -> Response:
-    record = await parse_body(request, MetricCreate)
-    check_documents(record, state.settings.max_documents_per_record, "body")
+    settings = state.settings
+    record, unknown = await parse_body(request, lambda raw: read_record(settings, raw))
     owner = owner_of(principal, record.user_id)
     outcome = await state.batcher.submit(principal, NewRecord(record, owner))
     status, row = 201, outcome.row
@@ -139,6 +165,7 @@ async def collect(request: Request, principal: CurrentPrincipal, state: State) -
         orjson.dumps({"success": True, "data": data}),
         status_code=status,
         media_type="application/json",
+        headers=unknown.headers(),
     )
 
 
@@ -150,8 +177,10 @@ async def collect(request: Request, principal: CurrentPrincipal, state: State) -
     openapi_extra=body_of(BatchCreate),
 )
 async def collect_batch(request: Request, principal: CurrentPrincipal, state: State) -> Response:
-    data = await state.bulk.store_batch(principal, await request.body())
-    return Response(data, status_code=201, media_type="application/json")
+    reply = await state.bulk.store_batch(principal, await request.body())
+    return Response(
+        reply.body, status_code=201, media_type="application/json", headers=reply.headers()
+    )
 
 
 @router.get(
@@ -193,8 +222,14 @@ def summary_route(
 ) -> Envelope[SummaryPublic]:
     head = summary(state.store.aggregate(principal, filters), judgments)
     first, last = state.store.date_range(principal, filters)
-    dates = DateRange(start=filters.start or first, end=filters.end or last)
-    return Envelope(data=SummaryPublic(**head.model_dump(), date_range=dates))
+    start = filters.start or first or dt.datetime.now(dt.UTC)
+    end = max(filters.end or last or dt.datetime.now(dt.UTC), start)
+    dates = DateRange(start=milliseconds(start), end=milliseconds(end))
+    return Envelope(
+        data=SummaryPublic(
+            **head.model_dump(), date_range=dates, record_range=RecordRange(start=first, end=last)
+        )
+    )
 
 
 @router.get(

@@ -59,7 +59,7 @@ export function renderRecord(r) {
       { class: "meta" },
       meta("judgments", [h("span", { class: `badge ${source}` }, source), " ", SOURCE_NOTE[source] || "", r.threshold !== null ? ` (threshold ${fmt(r.threshold, 2)})` : ""]),
       meta("retrieved", `${plural(r.totalRetrieved, "document")} (${plural(r.documentChunksRetrieved, "chunk")}), ${fmtCount(r.relevantRetrieved)} of ${fmtCount(r.totalRelevant)} relevant; evaluated to depth ${r.cutoff}`),
-      meta("time", fmtTime(r.timestamp)),
+      meta("time", fmtTime(r.timestampIso)),
       meta("user", r.userId),
       meta("topic", r.topicId),
       meta("search type", r.searchType),

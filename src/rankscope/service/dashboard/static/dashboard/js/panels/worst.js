@@ -105,7 +105,7 @@ export class WorstQueriesPanel extends Panel {
         h("td", {}, r.searchType),
         h("td", {}, h("span", { class: `badge ${r.judgmentSource}` }, r.judgmentSource)),
         service ? h("td", {}, r.userId) : null,
-        h("td", { class: "nowrap" }, fmtTime(r.timestamp)),
+        h("td", { class: "nowrap" }, fmtTime(r.timestampIso)),
       ),
     );
     const more = f.page.totalQueries > rows.length ? h("p", { class: "hint" }, `The ${rows.length} lowest of ${fmtCount(f.page.totalQueries)} ${f.kind} rows.`) : null;
