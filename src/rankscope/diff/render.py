@@ -29,15 +29,30 @@ SORT_TEXT = {
 
 
 # ----------------------------------------------------------------------------- text helpers
+#: format characters that join letters (emoji sequences, Indic and Arabic scripts): kept
+_JOINERS = frozenset("\u200c\u200d")
+
+
 def plain(text: str) -> str:
-    """``text`` on one line with every character that is not printable (control, format,
-    surrogate, line breaks) written as an escape; runs of spaces kept."""
+    """``text`` with every character that is not printable (control, format, surrogate, line
+    breaks; but the zero-width joiners) written as an escape: nothing in it can move the
+    cursor, colour the terminal or reverse the text around it."""
     if text.isprintable():
         return text
     return "".join(
-        c if c.isprintable() else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}"
+        c
+        if c.isprintable() or c in _JOINERS
+        else f"\\x{ord(c):02x}"
+        if ord(c) < 0x100
+        else f"\\u{ord(c):04x}"
         for c in text
     )
+
+
+def line(text: str) -> str:
+    """A text (a query, a title) on one line: runs of whitespace, line breaks included, as one
+    space; then :func:`plain`."""
+    return plain(" ".join(text.split()))
 
 
 def fmt(value: float, signed: bool = False) -> str:
@@ -119,7 +134,7 @@ def _doc_cell(row: DiffRow) -> Text:
     cell = Text(plain(row.doc_id))
     label = row.title or row.snippet
     if label:
-        cell.append(" " + plain(label), style="dim")
+        cell.append(" " + line(label), style="dim")
     return cell
 
 
@@ -184,7 +199,7 @@ def render_table(diff: RunDiff) -> RenderableType:
         head.append("  " + query_line(diff, q))
         parts += [Text(""), head]
         if q.query:
-            parts.append(Text(plain(q.query), style="italic", overflow="ellipsis", no_wrap=True))
+            parts.append(Text(line(q.query), style="italic", overflow="ellipsis", no_wrap=True))
         note = side_note(diff, q)
         if note:
             parts.append(Text(note, style="yellow"))
@@ -249,7 +264,7 @@ def _md_doc(row: DiffRow | None) -> list[str]:
     label = row.title or row.snippet
     if len(label) > 80:
         label = label[:79].rstrip() + "…"
-    doc = md(row.doc_id) + (f" {md(label)}" if label else "")
+    doc = md(row.doc_id) + (f" {md(line(label))}" if label else "")
     return [doc, grade_text(row), row.moved]
 
 
@@ -269,7 +284,7 @@ def to_markdown(diff: RunDiff) -> str:
         category = f" [{md(q.category)}]" if q.category else ""
         out += ["", f"### {MARKS[q.outcome]} {md(q.query_id)}{category}", ""]
         if q.query:
-            out += [f"> {md(q.query)}", ""]
+            out += [f"> {md(line(q.query))}", ""]
         out.append(md(query_line(diff, q)))
         note = side_note(diff, q)
         if note:
@@ -302,6 +317,7 @@ __all__ = [
     "MARKS",
     "fmt",
     "grade_text",
+    "line",
     "md",
     "plain",
     "print_table",
