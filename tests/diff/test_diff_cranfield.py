@@ -99,3 +99,13 @@ def test_texts_from_the_beir_copy() -> None:
     assert len(diff.documents) == len(
         {r.doc_id for q in diff.queries for r in (*q.a.rows, *q.b.rows)}
     )
+
+
+def test_judged_counts_against_trec_eval_p5() -> None:
+    # in the runs' own qrels every judged pair is relevant, so judged@5 is P@5: trec_eval
+    # 9.0.7's P_5 in the data's metrics files is 0.4338 (bm25) and 0.4284 (classic)
+    diff = diff_runs(LUCENE_QRELS, BM25, CLASSIC, "P@5")
+    assert (round(diff.a.judged_at_k, 4), round(diff.b.judged_at_k, 4)) == (0.4338, 0.4284)
+    assert diff.a.judged_at_k == diff.a.mean and diff.b.judged_at_k == diff.b.mean
+    assert (diff.a.unjudged, diff.b.unjudged) == (637, 643)  # of 225 x 5 rows
+    assert 225 * 5 - diff.a.unjudged == sum(q.a.judged for q in diff.queries)

@@ -182,11 +182,11 @@ def _side_table(diff: RunDiff, q: QueryDiff) -> Table:
 
 def render_table(diff: RunDiff) -> RenderableType:
     """The summary, then per query shown: its line, its text, both lists, the missed."""
-    parts: list[RenderableType] = [Text(line) for line in summary_lines(diff)]
+    parts: list[RenderableType] = [Text(plain(text)) for text in summary_lines(diff)]
     parts.append(
         Text(
-            f"g: grade (unj: unjudged); move: from {plain(diff.a.name)} to "
-            f"{plain(diff.b.name)} (↑ higher, ↓ lower, new, gone)",
+            f"g: grade, unj: unjudged; move from {plain(diff.a.name)} to {plain(diff.b.name)}: "
+            "↑ up, ↓ down, new, gone",
             style="dim",
         )
     )
@@ -279,7 +279,7 @@ def _md_side(diff: RunDiff, q: QueryDiff) -> list[str]:
 def to_markdown(diff: RunDiff) -> str:
     out = [f"## {md(diff.b.name)} vs {md(diff.a.name)}: {diff.measure}", ""]
     out += [f"- {md(line)}" for line in summary_lines(diff)]
-    out += [f"- move: from {md(diff.a.name)} to {md(diff.b.name)} (↑ higher, ↓ lower, new, gone)"]
+    out += [f"- move from {md(diff.a.name)} to {md(diff.b.name)}: ↑ up, ↓ down, new, gone"]
     for q in diff.shown:
         category = f" [{md(q.category)}]" if q.category else ""
         out += ["", f"### {MARKS[q.outcome]} {md(q.query_id)}{category}", ""]
