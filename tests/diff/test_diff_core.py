@@ -230,3 +230,10 @@ def test_bad_input() -> None:
         diff_runs(QRELS, BM25, {"nope": {"d": 1.0}})
     with pytest.raises(InputError, match="at least 1"):
         diff_runs(QRELS, BM25, DENSE, depth=0)
+
+
+def test_counts_sum_as_trec_eval_sums_them() -> None:
+    diff = diff_runs(QRELS, BM25, DENSE, "num_rel_ret")
+    assert diff.aggregate == "sum" and (diff.a.mean, diff.b.mean) == (85.0, 89.0)
+    assert diff.a.mean == sum(q.a.value for q in diff.queries)
+    assert diff_runs(QRELS, BM25, DENSE).aggregate == "mean"

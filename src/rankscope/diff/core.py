@@ -237,6 +237,9 @@ class RunDiff:
     source: str | None = None
     view: str | None = None
     documents: Mapping[str, Document] = field(default_factory=dict, repr=False)
+    #: how the runs' values over all queries (``RunSummary.mean``) aggregate the per-query
+    #: ones: ``mean``, or ``sum`` for counts (num_rel_ret...), as trec_eval's ``all`` line
+    aggregate: str = "mean"
 
     @property
     def judged_measure(self) -> str:
@@ -523,6 +526,7 @@ def diff_runs(
         unjudged_queries=tuple(unjudged_q),
         sort=sort,
         notes=tuple(notes),
+        aggregate=kernel_for(m).aggregate,
     )
     if queries is None and categories is None and corpus is None:
         return diff

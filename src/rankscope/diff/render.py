@@ -81,7 +81,8 @@ def summary_lines(diff: RunDiff) -> list[str]:
     cut = "" if diff.eval_depth is None else f", rankings cut at {diff.eval_depth} (-M)"
     lines = [
         f"{b.name} vs {a.name}: {diff.measure}, {c.total} queries{where}, top {k} shown{cut}",
-        f"mean: {a.name} {fmt(a.mean)}, {b.name} {fmt(b.mean)}; Δ = {b.name} - {a.name} = "
+        f"{diff.aggregate}: {a.name} {fmt(a.mean)}, {b.name} {fmt(b.mean)}; Δ = {b.name} - "
+        f"{a.name} = "
         f"{fmt(b.mean - a.mean, signed=True)}",
         f"{b.name}: {c.wins} wins, {c.losses} losses, {c.ties} ties (equal values; "
         f"{c.identical} with identical top {k})",
