@@ -222,11 +222,12 @@ def test_headings_and_recommendations_are_there(
 ) -> None:
     result, _ = report
     headings = page.eval_on_selector_all("h2", "hs => hs.map(h => h.textContent)")
-    assert headings[:5] == [
+    assert headings[:6] == [
         "Recommendations",
         "Comparison",
         "Difference from the best",
         "Per-query differences",
+        "Queries that moved",
         "Quality and latency",
     ]
     picks = page.locator("#recommendations").inner_text()

@@ -45,8 +45,9 @@ def report_command(
     ),
 ) -> None:
     """Write a benchmark report: comparison table with confidence intervals, forest plot of the
-    differences from the best, per-query differences, quality against latency with the Pareto
-    front, per-category results (one HTML file, no network needed to view it)."""
+    differences from the best, per-query differences, the queries that moved (both ranked lists,
+    click to open), quality against latency with the Pareto front, per-category results (one
+    HTML file, no network needed to view it)."""
     from rankscope.report.write import write_report
 
     written = write_report(

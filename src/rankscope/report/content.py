@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +21,9 @@ from rankscope.bench.evaluation import measure_label
 from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 from rankscope.bench.statistics import ConfigStatistics, ConfigurationComparison, ViewStatistics
 from rankscope.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.diff.core import RunDiff
 
 RECOMMENDATION_TITLES = {
     "best_quality": "Best quality",
@@ -89,6 +93,10 @@ class ReportContent:
     recommendations: list[tuple[str, str, str]]
     failures: list[tuple[str, str]]
     measures: list[str] = field(default_factory=list)
+    #: per configuration, its per-query diff from the best (from the run files: set by
+    #: :func:`rankscope.report.write.write_report` when it reads an output folder)
+    query_diffs: list[RunDiff] = field(default_factory=list)
+    query_diff_notes: list[str] = field(default_factory=list)
 
     @property
     def quality(self) -> ConfigurationComparison | None:

@@ -4,8 +4,10 @@ no font, no network.
 Sections: the recommendations; the comparison table (headline mean with its 95% interval,
 difference from the best with its simultaneous interval and p-value, ▼ for significantly worse;
 p50 latency and the per-query latency difference from the fastest); a forest plot of the
-differences; the sorted per-query differences; quality against latency with the Pareto front;
-per-category results; every measure; notes, failures and how everything was computed.
+differences; the sorted per-query differences; the queries that moved, each opening both ranked
+lists side by side (``<details>``, :mod:`rankscope.report.diffs`); quality against latency with
+the Pareto front; per-category results; every measure; notes, failures and how everything was
+computed.
 
 Every number cell carries ``data-key`` and ``data-value`` (the exact float from
 ``results.json``) beside its rounded text.
@@ -17,6 +19,8 @@ import html
 import math
 
 from rankscope.report.content import ReportContent
+from rankscope.report.diffs import STYLE as DIFF_STYLE
+from rankscope.report.diffs import diffs_html
 from rankscope.report.figures import (
     MAX_DIFFERENCE_PANELS,
     differences_svg,
@@ -108,7 +112,7 @@ def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{_e(suite.name)}: benchmark report</title>",
-        f"<style>{STYLE}</style></head><body>",
+        f"<style>{STYLE}{DIFF_STYLE if content.query_diffs else ''}</style></head><body>",
         f"<h1>{_e(suite.name)}: benchmark report</h1>",
         f'<p class="meta">{_e(suite.description) + " · " if suite.description else ""}'
         f"rankscope {_e(result.rankscope_version)} · {_e(result.timestamp)} · view "
@@ -157,6 +161,7 @@ def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
             + (f" The {more} configurations furthest from the best are not drawn." if more else ""),
         )
     )
+    parts.append(diffs_html(content.query_diffs, content.label, content.query_diff_notes))
     parts.append(
         _figure(
             scatter_svg(content),

@@ -5,9 +5,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rankscope.bench.results import BenchmarkResult, ViewName
 from rankscope.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.report.content import ReportContent
+
+#: configurations whose per-query diffs the HTML report shows (as many as its figure's panels)
+MAX_DIFF_CONFIGURATIONS = 12
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ def write_report(
             raise InputError("name a file to write: html, markdown or latex")
         html = folder / "report.html"
     content = build(result, view)
+    if folder is not None and html is not None:
+        content = with_query_diffs(content, folder)
     shown = str(folder) if folder is not None else "<output folder>"
     text: dict[str, str] = {}
     paths: dict[str, Path | None] = {"html": None, "markdown": None, "latex": None}
@@ -63,6 +72,26 @@ def write_report(
         out.write_text(rendered, encoding="utf-8")
         paths[kind] = out
     return Written(paths["html"], paths["markdown"], paths["latex"], text)
+
+
+def with_query_diffs(content: ReportContent, folder: Path) -> ReportContent:
+    """``content`` with each configuration's per-query diff from the best (the closest to the
+    best first, at most :data:`MAX_DIFF_CONFIGURATIONS`), read from the run files in
+    ``folder``."""
+    from dataclasses import replace
+
+    from rankscope.report.diffs import report_diffs
+
+    quality = content.quality
+    if quality is None or not quality.compared or content.baseline is None:
+        return content
+    order = {r.config: -(r.delta or 0.0) for r in quality.configurations}
+    others = sorted(
+        (r.name for r in content.rows if r.name != content.baseline),
+        key=lambda name: order.get(name, 0.0),
+    )[:MAX_DIFF_CONFIGURATIONS]
+    diffs, notes = report_diffs(content.result, folder, content.baseline, others, content.view)
+    return replace(content, query_diffs=diffs, query_diff_notes=notes)
 
 
 def _render(kind: str, content: object, folder: str) -> str:
