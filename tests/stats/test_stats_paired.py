@@ -604,3 +604,12 @@ def test_bootstrap_test_refuses_two_queries_and_warns_below_five() -> None:
         bootstrap_test([0.5, 0.3], [0.2, 0.4])  # p was 1/(B + 1) whatever the data
     with pytest.warns(StatsWarning, match="unreliable below 5"):
         bootstrap_test([0.5, 0.3, 0.4], [0.2, 0.4, 0.1], resamples=99)
+
+
+def test_equal_up_to_rounding_is_the_tie_rule_of_w_t_l() -> None:
+    from rankscope.stats import equal_up_to_rounding
+
+    assert equal_up_to_rounding(0.1 + 0.2, 0.3)
+    assert equal_up_to_rounding(0.3 - 0.2, 0.1)
+    assert not equal_up_to_rounding(0.3, 0.3 + 1e-12)
+    assert equal_up_to_rounding(0.0, 0.0) and not equal_up_to_rounding(0.0, 1e-300)

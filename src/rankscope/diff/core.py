@@ -22,6 +22,7 @@ from typing import Any, Literal, TypeAlias
 
 from rankscope.engines.base import Document
 from rankscope.errors import InputError, MeasureError
+from rankscope.stats import equal_up_to_rounding
 
 Outcome = Literal["win", "loss", "tie"]
 OUTCOMES: tuple[Outcome, ...] = ("loss", "win", "tie")
@@ -137,7 +138,7 @@ class Side:
 @dataclass(frozen=True, slots=True)
 class QueryDiff:
     """One query: both sides, ``delta`` = B's value minus A's, and its outcome for B (a tie is
-    exactly equal values). ``same_top`` is true when both lists shown are identical;
+    equal values up to rounding, as ``stats`` counts ties). ``same_top`` is true when both lists shown are identical;
     ``missed`` lists the relevant documents in neither list shown."""
 
     query_id: str
@@ -490,7 +491,13 @@ def diff_runs(
                 a=a_side,
                 b=b_side,
                 delta=delta,
-                outcome="tie" if b_side.value == a_side.value else "win" if delta > 0 else "loss",
+                outcome=(
+                    "tie"
+                    if equal_up_to_rounding(b_side.value, a_side.value)
+                    else "win"
+                    if delta > 0
+                    else "loss"
+                ),
                 same_top=[r.doc_id for r in a_side.rows] == [r.doc_id for r in b_side.rows],
                 num_relevant=len(relevant),
                 missed=missed,

@@ -20,7 +20,7 @@ conventions.
   (:class:`TwoSampleTest`).
 """
 
-from rankscope.stats._checks import StatsWarning
+from rankscope.stats._checks import StatsWarning, equal_up_to_rounding
 from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau_b
 from rankscope.stats.compare import (
     TESTS,
@@ -95,6 +95,7 @@ __all__ = [
     "compare",
     "compare_runs",
     "confusion_matrix",
+    "equal_up_to_rounding",
     "interval_from_bootstrap",
     "kendall_tau_b",
     "min_detectable_delta",

@@ -101,6 +101,12 @@ def sd(values: NDArray[np.float64]) -> float:
     return 0.0 if spread <= TOLERANCE * scale else spread
 
 
+def equal_up_to_rounding(x: float, y: float) -> bool:
+    """Whether two per-query scores are a tie: equal within ``TOLERANCE * (|x| + |y|)``, the
+    rule every test, interval and W/T/L count applies (:func:`clean_differences`)."""
+    return abs(x - y) <= TOLERANCE * (abs(x) + abs(y))
+
+
 def clean_differences(
     x: NDArray[np.float64], y: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
