@@ -769,6 +769,16 @@ def test_agree_on_qrels_sharing_no_query_is_one_clear_error(
     assert "queries judged by both: 1 (only in a.txt: 1, only in b.txt: 1;" in out
     assert "shared judged pairs: 1 (only in a.txt: 1, only in b.txt: 1)" in out
     assert "compared pairs: 3 (a pair judged by one side only counts as grade 0" in out
+    # two files of the same name are told apart by their paths
+    (tmp_path / "h").mkdir()
+    (tmp_path / "l").mkdir()
+    (tmp_path / "h" / "qrels.txt").write_text(a.read_text())
+    (tmp_path / "l" / "qrels.txt").write_text(b.read_text())
+    human, llm = str(tmp_path / "h" / "qrels.txt"), str(tmp_path / "l" / "qrels.txt")
+    assert main(["agree", human, llm, "--unjudged-as", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"queries judged by both: 1 (only in {human}: 1, only in {llm}: 1;" in out
+    assert f"confusion (rows: {human}, columns: {llm}):" in out
 
 
 def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(

@@ -670,13 +670,15 @@ def agree_command(
         )
         return
     a = agreement
+    # files are named by their name, or by their path where both have the same name
+    name_a, name_b = (human.name, llm.name) if human.name != llm.name else (str(human), str(llm))
     typer.echo(
-        f"queries judged by both: {a.queries} (only in {human.name}: {a.queries_only_a}, only "
-        f"in {llm.name}: {a.queries_only_b}; those are left out)"
+        f"queries judged by both: {a.queries} (only in {name_a}: {a.queries_only_a}, only "
+        f"in {name_b}: {a.queries_only_b}; those are left out)"
     )
     typer.echo(
-        f"shared judged pairs: {a.shared} (only in {human.name}: {a.only_a}, only in "
-        f"{llm.name}: {a.only_b})"
+        f"shared judged pairs: {a.shared} (only in {name_a}: {a.only_a}, only in "
+        f"{name_b}: {a.only_b})"
     )
     if a.missing_as is not None:
         typer.echo(
@@ -687,7 +689,7 @@ def agree_command(
     typer.echo(f"Cohen's kappa, binary (grade >= {a.threshold}): {fmt(a.kappa_binary)}")
     typer.echo(f"Cohen's kappa, linear weighted:    {fmt(a.kappa_linear)}")
     typer.echo(f"Cohen's kappa, quadratic weighted: {fmt(a.kappa_quadratic)}")
-    typer.echo(f"confusion (rows: {human.name}, columns: {llm.name}):")
+    typer.echo(f"confusion (rows: {name_a}, columns: {name_b}):")
     width = max(6, *(len(str(v)) + 1 for row in a.confusion for v in row)) if a.labels else 6
     typer.echo(" " * 6 + "".join(f"{lab:>{width}}" for lab in a.labels))
     for lab, row in zip(a.labels, a.confusion, strict=True):

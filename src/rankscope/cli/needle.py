@@ -28,7 +28,7 @@ def needle_command(
     questions: Path = typer.Argument(
         ...,
         metavar="QUESTIONS",
-        help="Questions (YAML or JSONL; see docs/judging.md#needle-benchmark).",
+        help="Questions (YAML or JSONL; see docs/judging.md, rankscope needle).",
     ),
     engine: str = typer.Option(
         "sqlite", "--engine", metavar="NAME", help="Engine name, e.g. sqlite, tantivy, vector."
