@@ -88,7 +88,7 @@ def run_judge(
     cmd = [
         sys.executable, "-m", "rankscope", "judge", str(pool), "--provider", fmt,
         "--model", "bench-model", "--base-url", base_url, "--concurrency", str(concurrency),
-        "--cache", str(out / "cache.sqlite"), "--out", str(out),
+        "--cache-path", str(out / "cache.sqlite"), "--out", str(out),
     ]  # fmt: skip
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()

@@ -7,9 +7,9 @@ each in a fresh Python process whose peak resident set size comes from ``wait4``
   in-memory FTS5 table with rankscope's columns and tokenizer (sqlite), or into an in-RAM tantivy
   index with rankscope's schema and analyzer (tantivy), then the index committed. Its time is
   reading plus indexing, and its peak is the engine's own footprint (plus the interpreter);
-- **rankscope**: ``rankscope bench suite.yaml -c <engine> --fresh`` on the same corpus (200
-  queries, no warm-up, one timed pass), its index time read from ``results.json`` (which, the
-  corpus being streamed into the engine, also includes reading it);
+- **rankscope**: ``rankscope bench suite.yaml --configuration <engine> --fresh`` on the same
+  corpus (200 queries, no warm-up, one timed pass), its index time read from ``results.json``
+  (which, the corpus being streamed into the engine, also includes reading it);
 - **both**: one ``rankscope bench`` running both configurations, one after the other, to show
   that the second does not stack on the first.
 
@@ -109,7 +109,8 @@ def rankscope_run(
     env = {**os.environ, "PYTHONPATH": str(src)}
     with tempfile.TemporaryDirectory(prefix="rankscope-mem-") as out:
         cmd = [python, "-m", "rankscope", "bench", str(folder / "suite.yaml"), "--out", out]
-        cmd += [a for c in configs for a in ("-c", c)] + ["--fresh", "--quiet", "-f", "json"]
+        cmd += [a for c in configs for a in ("--configuration", c)]
+        cmd += ["--fresh", "--quiet", "-f", "json"]
         peak, _ = run_child(cmd, env)
         results = json.loads((Path(out) / "results.json").read_text())
     times = {c["name"]: float(c["index_time_s"]) for c in results["configurations"]}

@@ -97,7 +97,7 @@ def start_server(
             "-m",
             "rankscope.cli.app",
             "serve",
-            "-d",
+            "--database-url",
             database_url,
             "--port",
             str(port),

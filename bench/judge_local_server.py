@@ -61,7 +61,7 @@ def main() -> None:
                     [sys.executable, "-m", "rankscope", "judge", str(pool), "--provider",
                      "openai", "--model", "local", "--base-url", server.openai_base_url,
                      "--config", str(config), "--concurrency", str(concurrency),
-                     "--cache", str(out / "cache.sqlite"), "--out", str(out)],
+                     "--cache-path", str(out / "cache.sqlite"), "--out", str(out)],
                     env={**os.environ, "OPENAI_API_KEY": "x"}, capture_output=True, check=False,
                 )  # fmt: skip
                 wall = time.perf_counter() - started

@@ -9,7 +9,7 @@ from the score (rows marked ``heuristic``).
     python examples/collect_rag.py                         # local mode: writes metrics.sqlite
     python examples/collect_rag.py --url http://127.0.0.1:8000 --token rsk_...
 
-then ``rankscope serve -d sqlite:///metrics.sqlite`` shows the local file's records.
+then ``rankscope serve --database-url sqlite:///metrics.sqlite`` shows the local file's records.
 """
 
 from __future__ import annotations

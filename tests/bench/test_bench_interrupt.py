@@ -72,7 +72,7 @@ def test_interrupt_hint_never_repeats_fresh(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], fresh: bool, hint: str
 ) -> None:
     suite = make_suite(tmp_path, ENGINES)
-    args = ["bench", str(suite), "-o", str(tmp_path / "out"), "-q"]
+    args = ["bench", str(suite), "-o", str(tmp_path / "out"), "--quiet"]
     Interrupting.armed = True
     try:
         assert main([*args, "--fresh"] if fresh else args) == 130

@@ -93,7 +93,7 @@ def test_default_comparison_is_over_the_queries_every_configuration_answered(
     assert "dense: 1 query skipped, left out of the comparison" in text
     assert "all 5 judged queries" in to_markdown(result, view="all")
 
-    code = main(["bench", str(suite_path), "-o", str(out), "-q", "--all-queries"])
+    code = main(["bench", str(suite_path), "-o", str(out), "--quiet", "--view", "all"])
     assert code == 0
     printed = capsys.readouterr().out
     assert "all 5 judged queries; a skipped query scores 0" in printed

@@ -299,7 +299,7 @@ def test_the_cli_runs_on_the_connected_cluster(
 ) -> None:
     suite = write_suite(tmp_path, ENGINES)
     out = tmp_path / "out"
-    args = ["bench", str(suite), "--ray", "-o", str(out), "-q", "-f", "json"]
+    args = ["bench", str(suite), "--ray", "-o", str(out), "--quiet", "-f", "json"]
     assert main(args) == 3  # a configuration failed; the others are reported
     data = json.loads(capsys.readouterr().out)
     assert [c["status"] for c in data["configurations"]] == ["ok", "ok", "failed"]

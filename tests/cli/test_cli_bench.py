@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import subprocess
 import sys
@@ -55,13 +57,28 @@ def test_bench_prints_table_and_writes_output(
     assert {p.name for p in (out / "runs").iterdir()} == {"lite.trec", "lite-chunks.trec"}
     assert (out / "results.json").is_file() and (out / "suite.resolved.yaml").is_file()
 
-    # the second run resumes; --config picks one; JSON goes to stdout
-    assert main(["bench", str(suite), "-o", str(out), "-q", "-c", "lite", "--format", "json"]) == 0
+    # the second run resumes; --configuration picks one; JSON goes to stdout
+    assert (
+        main(
+            [
+                "bench",
+                str(suite),
+                "-o",
+                str(out),
+                "--quiet",
+                "--configuration",
+                "lite",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     data = json.loads(capsys.readouterr().out)
     assert [c["name"] for c in data["configurations"]] == ["lite"]
     assert data["configurations"][0]["resumed"] is True
 
-    assert main(["bench", str(suite), "-o", str(out), "-q", "--fresh", "-f", "markdown"]) == 0
+    assert main(["bench", str(suite), "-o", str(out), "--quiet", "--fresh", "-f", "markdown"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.startswith("## tiny") and "| lite |" in markdown
 
@@ -87,7 +104,7 @@ def test_bench_unknown_config_and_missing_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     suite = tiny_suite(tmp_path)
-    assert main(["bench", str(suite), "-o", str(tmp_path / "o"), "-c", "nope"]) == 2
+    assert main(["bench", str(suite), "-o", str(tmp_path / "o"), "--configuration", "nope"]) == 2
     err = capsys.readouterr().err
     assert "no configuration named 'nope'" in err and "lite-chunks" in err
     assert main(["bench", str(tmp_path / "missing.yaml")]) == 2
@@ -99,7 +116,17 @@ def test_bench_preset_runs_its_configurations(
 ) -> None:
     suite = tiny_suite(tmp_path)
     code = main(
-        ["bench", str(suite), "-o", str(tmp_path / "o"), "-q", "--preset", "quick", "-f", "json"]
+        [
+            "bench",
+            str(suite),
+            "-o",
+            str(tmp_path / "o"),
+            "--quiet",
+            "--preset",
+            "quick",
+            "-f",
+            "json",
+        ]
     )
     assert code == 0
     data = json.loads(capsys.readouterr().out)
@@ -112,7 +139,8 @@ def test_demo_lexical_only_when_embeddings_are_missing(
     import rankscope.suite
 
     monkeypatch.setattr(rankscope.suite, "embeddings_available", lambda: False)
-    assert main(["demo", "--out", str(tmp_path / "demo"), "--quiet", "-f", "json"]) == 0
+    args = ["demo", "--out", str(tmp_path / "demo"), "--quiet", "-f", "json"]
+    assert main(args) == 0
     captured = capsys.readouterr()
     assert "lexical engines only" in captured.err
     data = json.loads(captured.out)
@@ -123,6 +151,11 @@ def test_demo_lexical_only_when_embeddings_are_missing(
     chunkings = {json.dumps(c["config"]["chunking"]) for c in data["configurations"]}
     assert len(chunkings) >= 2  # whole documents and chunks
     assert data["suite"]["num_judged_queries"] >= 50
+    assert not any(c["resumed"] for c in data["configurations"])
+    # like bench, the demo resumes by default (--fresh redoes everything, as in bench)
+    assert main(args) == 0
+    again = json.loads(capsys.readouterr().out)["configurations"]
+    assert [c["name"] for c in again] == names and all(c["resumed"] for c in again)
 
 
 def test_bench_exits_3_when_a_configuration_failed(
@@ -143,6 +176,34 @@ def test_bench_exits_3_when_a_configuration_failed(
     assert json.loads((out / "results.json").read_text())["failures"][0]["name"] == "broken"
 
 
+def test_bench_csv_has_the_table_columns_at_full_precision(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    out = tmp_path / "out"
+    assert main(["bench", str(suite), "-o", str(out), "--quiet", "-f", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    data = json.loads((out / "results.json").read_text())
+    assert [r["configuration"] for r in rows] == ["lite", "lite-chunks"]
+    assert list(rows[0])[:6] == [
+        "configuration", "nDCG@10 lin", "95% CI low", "95% CI high", "Δ best", "p"
+    ]  # fmt: skip
+    assert list(rows[0])[-4:] == ["p50 ms", "p50 IQR", "p95 ms", "index s"]
+    for row, config in zip(rows, data["configurations"], strict=True):
+        view = config["views"]["answered"]
+        assert float(row["MAP"]) == view["summary"]["map"]  # the value itself, not rounded
+        assert float(row["p50 ms"]) == view["latency"]["p50_ms"]
+        assert float(row["index s"]) == config["index_time_s"]
+    quality = data["statistics"]["answered"]["quality"]
+    for row in rows:  # the best has no difference from itself; the other its p-value
+        (stats,) = [c for c in quality["configurations"] if c["config"] == row["configuration"]]
+        if row["configuration"] == quality["baseline"]:
+            assert row["Δ best"] == "" and row["p"] == ""
+        else:
+            assert float(row["Δ best"]) == stats["delta"]
+            assert float(row["p"]) == stats["p_value"]
+
+
 def test_bench_help_shows_the_out_default(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -156,10 +217,10 @@ def test_columns_sets_the_table_width_even_in_a_pipe(
 ) -> None:
     suite = tiny_suite(tmp_path)
     monkeypatch.setenv("COLUMNS", "80")
-    assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "-q"]) == 0
+    assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert max(len(line) for line in printed.splitlines()) <= 80
     assert "left out at 80 columns: " in printed
     monkeypatch.delenv("COLUMNS")
-    assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "-q"]) == 0
+    assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     assert "left out at" not in capsys.readouterr().out  # a pipe gets every column

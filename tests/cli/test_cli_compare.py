@@ -133,8 +133,8 @@ def test_disjoint_runs_and_few_queries(capsys: pytest.CaptureFixture[str], tmp_p
 
 def test_readme_example_is_the_real_output(capsys: pytest.CaptureFixture[str]) -> None:
     readme = (EXAMPLES.parent / "README.md").read_text(encoding="utf-8")
-    command = "rankscope compare examples/qrels.txt examples/bm25.run examples/dense.run\n```"
-    block = readme.split(command, 1)[1].split("```\n", 1)[1].split("```", 1)[0]
+    command = "$ rankscope compare examples/qrels.txt examples/bm25.run examples/dense.run\n"
+    block = readme.split(command, 1)[1].split("```", 1)[0]
     code, out, _ = run_cli(capsys, QRELS, BM25, DENSE)
     assert code == 0
     shown = [line.rstrip() for line in block.splitlines()]

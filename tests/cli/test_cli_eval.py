@@ -66,6 +66,29 @@ def test_json_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(per_query) == 10 and all(set(v) == {"hit@1"} for v in per_query.values())
 
 
+def test_markdown_table_and_per_query_table(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run_cli(
+        capsys, QRELS, BM25, DENSE, "-m", "P@5", "-m", "num_rel_ret", "-f", "markdown"
+    )
+    assert code == 0, err
+    expected = evaluate(QRELS, [BM25, DENSE], ["P@5", "num_rel_ret"])
+    p5 = {run: f"{expected.mean(run)['P@5']:.4f}" for run in ("bm25", "dense")}
+    rel = {run: str(round(expected.mean(run)["num_rel_ret"])) for run in ("bm25", "dense")}
+    assert out == (
+        "| run | P@5 | num_rel_ret |\n"
+        "|---|---:|---:|\n"
+        f"| bm25 | {p5['bm25']} | {rel['bm25']} |\n"
+        f"| dense | {p5['dense']} | {rel['dense']} |\n"
+        "\n10 queries\n"
+    )
+    code, out, _ = run_cli(capsys, QRELS, BM25, "-m", "P@5", "-q", "-f", "markdown")
+    lines = out.splitlines()
+    assert lines[:2] == ["| run | query | P@5 |", "|---|---|---:|"]
+    value = expected.per_query("bm25")["101"]["P@5"]
+    assert lines[2] == f"| bm25 | 101 | {value:.4f} |"
+    assert lines[12:15] == ["", "| run | P@5 |", "|---|---:|"]
+
+
 def test_csv_with_per_query_rows(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli(
         capsys, QRELS, BM25, DENSE, "-m", "hit@5", "-m", "judged@20", "-q", "--format", "csv"

@@ -136,7 +136,7 @@ def test_dry_run_prints_calls_tokens_cost_and_sends_nothing(
     with ScriptedLLMServer(lambda r: Reply("1"), api_key="test-key") as server:
         code = main([
             "judge", str(pool), "--provider", "openai", "--model", "gpt-4o-mini",
-            "--base-url", server.openai_base_url, "--cache", str(tmp_path / "c.sqlite"),
+            "--base-url", server.openai_base_url, "--cache-path", str(tmp_path / "c.sqlite"),
             "--out", str(tmp_path / "out"), "--dry-run",
         ])  # fmt: skip
         assert server.request_count == 0
@@ -156,7 +156,15 @@ def test_dry_run_needs_neither_an_output_folder_nor_a_key(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
     for extra in ([], ["--batch"]):
-        args = ["judge", str(pool), "--model", "claude-haiku", "--cache", "c.sqlite", "--dry-run"]
+        args = [
+            "judge",
+            str(pool),
+            "--model",
+            "claude-haiku",
+            "--cache-path",
+            "c.sqlite",
+            "--dry-run",
+        ]
         assert main([*args, *extra]) == 0
         out = capsys.readouterr().out
         assert "6 pairs: 0 cached" in out and "to anthropic claude-haiku" in out
@@ -181,7 +189,7 @@ def test_judge_with_a_user_template_and_nulls(
     with ScriptedLLMServer(lambda r: Reply(next(answers)), api_key="test-key") as server:
         code = main([
             "judge", str(pool), "--base-url", server.base_url, "--template", str(tmpl),
-            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+            "--cache-path", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
             "--concurrency", "1",
         ])  # fmt: skip
         assert server.requests[0].prompt.startswith("Rate passage 0 body for query number 1.")
@@ -483,7 +491,7 @@ def test_cranfield_pool_judge_import_evaluate_agree(
     with ScriptedLLMServer(answer, api_key="test-key") as server:
         code = main([
             "judge", str(pool), "--model", "claude-haiku", "--base-url", server.base_url,
-            "--cache", str(tmp_path / "cache.sqlite"), "--out", str(llm_dir),
+            "--cache-path", str(tmp_path / "cache.sqlite"), "--out", str(llm_dir),
         ])  # fmt: skip
         n_calls = server.answered_count
     out = capsys.readouterr().out
@@ -524,7 +532,7 @@ def test_cranfield_pool_judge_import_evaluate_agree(
             "--measure", "ndcg@10", "--measure", "P@5"]  # fmt: skip
     for r in runs:
         args += ["--runs", str(r)]
-    code = main([*args, "--json"])
+    code = main([*args, "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     labels = report["labels"]
@@ -582,7 +590,7 @@ def test_judge_retries_a_200_that_is_an_error_or_lacks_content_or_usage(
     with ScriptedLLMServer(lambda r: Reply("##final score: 2"), script=script) as server:
         code = main([
             "judge", str(pool), "--base-url", server.base_url, "--concurrency", "1",
-            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+            "--cache-path", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
         ])  # fmt: skip
         outcomes = [r.outcome for r in server.requests]
     captured = capsys.readouterr()
@@ -611,7 +619,7 @@ def test_a_server_answering_one_at_a_time_gets_fewer_calls_in_flight(
         code = main([
             "judge", str(pool), "--provider", "openai", "--model", "local",
             "--base-url", server.openai_base_url, "--config", str(config), "--concurrency", "4",
-            "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
+            "--cache-path", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "out"),
         ])  # fmt: skip
         timed_out = sum(1 for r in server.requests if r.outcome != "answered")
     captured = capsys.readouterr()
@@ -636,7 +644,7 @@ def test_a_server_from_openai_base_url_gets_the_same_request_as_from_base_url(
         with ScriptedLLMServer(lambda r: Reply("##final score: 1")) as server:
             args = ["judge", str(pool), "--provider", "openai", "--model", "qwen",
                     "--fresh", "--out", str(tmp_path / how),
-                    "--cache", str(tmp_path / "c.sqlite")]  # fmt: skip
+                    "--cache-path", str(tmp_path / "c.sqlite")]  # fmt: skip
             if how == "env":
                 monkeypatch.setenv("OPENAI_BASE_URL", server.openai_base_url)
             else:
@@ -665,7 +673,7 @@ def test_retry_nulls_asks_again_only_where_there_was_no_label(
     _write_pool(pool, 4)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     out = tmp_path / "out"
-    args = ["judge", str(pool), "--concurrency", "1", "--cache", str(tmp_path / "c.sqlite"),
+    args = ["judge", str(pool), "--concurrency", "1", "--cache-path", str(tmp_path / "c.sqlite"),
             "--out", str(out)]  # fmt: skip
     first = iter(["##final score: 2", "eight", "##final score: 3", "no idea"])
     with ScriptedLLMServer(lambda r: Reply(next(first))) as server:
@@ -750,7 +758,7 @@ def test_agree_on_qrels_sharing_no_query_is_one_clear_error(
     r1, r2 = tmp_path / "r1.run", tmp_path / "r2.run"
     r1.write_text("1 Q0 d1 1 2 r1\n")
     r2.write_text("1 Q0 d2 1 2 r2\n")
-    for flags in ([], ["--unjudged-as", "0"], ["--runs", str(r1), str(r2)], ["--json"]):
+    for flags in ([], ["--unjudged-as", "0"], ["--runs", str(r1), str(r2)], ["--format", "json"]):
         code = main(["agree", str(a), str(b), *flags])
         captured = capsys.readouterr()
         assert code == 2 and "shared judged pairs" not in captured.out
@@ -761,6 +769,16 @@ def test_agree_on_qrels_sharing_no_query_is_one_clear_error(
     assert "queries judged by both: 1 (only in a.txt: 1, only in b.txt: 1;" in out
     assert "shared judged pairs: 1 (only in a.txt: 1, only in b.txt: 1)" in out
     assert "compared pairs: 3 (a pair judged by one side only counts as grade 0" in out
+    # two files of the same name are told apart by their paths
+    (tmp_path / "h").mkdir()
+    (tmp_path / "l").mkdir()
+    (tmp_path / "h" / "qrels.txt").write_text(a.read_text())
+    (tmp_path / "l" / "qrels.txt").write_text(b.read_text())
+    human, llm = str(tmp_path / "h" / "qrels.txt"), str(tmp_path / "l" / "qrels.txt")
+    assert main(["agree", human, llm, "--unjudged-as", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"queries judged by both: 1 (only in {human}: 1, only in {llm}: 1;" in out
+    assert f"confusion (rows: {human}, columns: {llm}):" in out
 
 
 def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(
@@ -774,7 +792,14 @@ def test_judge_cuts_a_long_passage_to_the_token_budget_and_says_so(
     ]
     pool.write_text("".join(json.dumps(r) + "\n" for r in rows))
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    args = ["judge", str(pool), "--cache", str(tmp_path / "c.sqlite"), "--out", str(tmp_path / "o")]
+    args = [
+        "judge",
+        str(pool),
+        "--cache-path",
+        str(tmp_path / "c.sqlite"),
+        "--out",
+        str(tmp_path / "o"),
+    ]
     with ScriptedLLMServer(lambda r: Reply("##final score: 2")) as server:
         assert main([*args, "--base-url", server.base_url]) == 0
         prompts = {r.prompt.split("Passage: ")[1][:5]: r.prompt for r in server.requests}

@@ -22,22 +22,25 @@ pytestmark = pytest.mark.service
 
 def test_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = f"sqlite:///{tmp_path / 'm.sqlite'}"
-    assert main(["serve", "migrate", "-d", db]) == 0
+    assert main(["serve", "migrate", "--database-url", db]) == 0
     assert f"schema empty -> {head_revision()}" in capsys.readouterr().out
-    assert main(["serve", "migrate", "-d", db]) == 0
+    assert main(["serve", "migrate", "--database-url", db]) == 0
     assert "already current" in capsys.readouterr().out
-    assert main(["serve", "create-key", "--user", "alice", "--role", "service", "-d", db]) == 0
+    assert (
+        main(["serve", "create-key", "--user", "alice", "--role", "service", "--database-url", db])
+        == 0
+    )
     out = capsys.readouterr()
     key = out.out.strip()
     assert key.startswith("rsk_") and "role service" in out.err
-    assert main(["serve", "list-keys", "-d", db]) == 0
+    assert main(["serve", "list-keys", "--database-url", db]) == 0
     listed = capsys.readouterr().out
     assert "alice\tservice\tactive" in listed and key not in listed
-    assert main(["serve", "revoke-key", key, "-d", db]) == 0
+    assert main(["serve", "revoke-key", key, "--database-url", db]) == 0
     assert "revoked key" in capsys.readouterr().out
-    assert main(["serve", "revoke-key", "nope", "-d", db]) == 2
+    assert main(["serve", "revoke-key", "nope", "--database-url", db]) == 2
     assert "no API key with id 'nope'" in capsys.readouterr().err
-    assert main(["serve", "migrate", "-d", "mysql://x/y"]) == 2
+    assert main(["serve", "migrate", "--database-url", "mysql://x/y"]) == 2
     assert "unsupported database" in capsys.readouterr().err
 
 
@@ -45,13 +48,32 @@ def test_serve_starts_on_sqlite_with_one_command(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'm.sqlite'}"
     port = free_port()
     key = subprocess.run(
-        [sys.executable, "-m", "rankscope.cli.app", "serve", "create-key", "-u", "bob", "-d", db],
+        [
+            sys.executable,
+            "-m",
+            "rankscope.cli.app",
+            "serve",
+            "create-key",
+            "-u",
+            "bob",
+            "--database-url",
+            db,
+        ],
         capture_output=True,
         text=True,
         check=True,
     ).stdout.strip()
     server = subprocess.Popen(
-        [sys.executable, "-m", "rankscope.cli.app", "serve", "-d", db, "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "rankscope.cli.app",
+            "serve",
+            "--database-url",
+            db,
+            "--port",
+            str(port),
+        ],
         env={**os.environ},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -75,12 +97,12 @@ def test_serve_on_a_busy_port_says_so_before_claiming_to_serve(
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        assert main(["serve", "-d", db, "--port", str(port)]) == 2
+        assert main(["serve", "--database-url", db, "--port", str(port)]) == 2
     err = capsys.readouterr().err
     assert f"cannot listen on http://127.0.0.1:{port}: the port is in use" in err
     assert "choose a free one with --port, e.g. --port " in err
     assert "rankscope serve: sqlite" not in err and "Traceback" not in err
     suggested = int(err.rsplit("--port ", 1)[1].split()[0])
     assert suggested != port
-    assert main(["serve", "-d", db, "--host", "192.0.2.1"]) == 2
+    assert main(["serve", "--database-url", db, "--host", "192.0.2.1"]) == 2
     assert "192.0.2.1 is not an address of this machine" in capsys.readouterr().err

@@ -225,7 +225,16 @@ def test_local_mode_writes_sqlite(tmp_path: Path) -> None:
 def _start_server(db_url: str, port: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "RANKSCOPE_SERVE_LOG_LEVEL": "warning"}
     return subprocess.Popen(
-        [sys.executable, "-m", "rankscope.cli.app", "serve", "-d", db_url, "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "rankscope.cli.app",
+            "serve",
+            "--database-url",
+            db_url,
+            "--port",
+            str(port),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -250,7 +250,7 @@ def fire_alerts(database_url: str, folder: Path) -> str:
             "rankscope.cli.app",
             "serve",
             "check-alerts",
-            "-d",
+            "--database-url",
             database_url,
             "--config",
             str(config),

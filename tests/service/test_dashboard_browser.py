@@ -70,7 +70,16 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "RANKSCOPE_SERVE_LOG_LEVEL": "warning"}
     server = subprocess.Popen(
-        [sys.executable, "-m", "rankscope.cli.app", "serve", "-d", db_url, "--port", str(port)],
+        [
+            sys.executable,
+            "-m",
+            "rankscope.cli.app",
+            "serve",
+            "--database-url",
+            db_url,
+            "--port",
+            str(port),
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

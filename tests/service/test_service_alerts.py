@@ -99,7 +99,7 @@ def test_alert_fires_on_an_injected_regression_once(
         args = [
             "serve",
             "check-alerts",
-            "-d",
+            "--database-url",
             settings.database_url,
             "--config",
             str(config),
@@ -154,7 +154,7 @@ def test_noise_fires_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str])
                 [
                     "serve",
                     "check-alerts",
-                    "-d",
+                    "--database-url",
                     settings.database_url,
                     "--config",
                     str(config),
@@ -298,11 +298,11 @@ def test_retention_and_purge(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         )
         n_old_events = len([e for e in old.events])
     url = settings.database_url
-    assert main(["serve", "purge", "-d", url, "--dry-run"]) == 0
+    assert main(["serve", "purge", "--database-url", url, "--dry-run"]) == 0
     assert f"alice: would delete 10 records, {n_old_events} events, 0 alerts" in (
         capsys.readouterr().out
     )
-    assert main(["serve", "purge", "-d", url]) == 0
+    assert main(["serve", "purge", "--database-url", url]) == 0
     out = capsys.readouterr().out
     assert f"alice: deleted 10 records, {n_old_events} events" in out and "bob" not in out
     with TestClient(create_app(settings)) as client:
@@ -314,6 +314,8 @@ def test_retention_and_purge(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         assert bob["byJudgmentSource"]["heuristic"]["count"] == 15
     # a service-wide default covers bob too
     (tmp_path / "r.toml").write_text("retention_days = 7\n")
-    assert main(["serve", "purge", "-d", url, "--config", str(tmp_path / "r.toml")]) == 0
+    assert (
+        main(["serve", "purge", "--database-url", url, "--config", str(tmp_path / "r.toml")]) == 0
+    )
     assert "bob: deleted 10 records" in capsys.readouterr().out
     time.sleep(0)  # nothing left running

@@ -459,7 +459,7 @@ def test_export_formats(
     assert loaded.qrels().to_dict() == {str(query_id(get(service, METRICS))): {"a": 1, "b": 0}}
     # rankscope bench runs it (from the unpacked folder: run_file paths are relative to it)
     monkeypatch.chdir(folder)
-    assert main(["bench", "suite.yaml", "--out", str(tmp_path / "bench-out"), "-q"]) == 0
+    assert main(["bench", "suite.yaml", "--out", str(tmp_path / "bench-out"), "--quiet"]) == 0
     assert "collected" in capsys.readouterr().out
     # and rankscope eval reads the JSONL export
     jsonl = get(service, f"{METRICS}/export", format="jsonl")

@@ -158,7 +158,7 @@ def test_bulk_processes_end_with_a_killed_server(tmp_path: Path) -> None:
     port = free_port()
     server = subprocess.Popen(
         [
-            *(sys.executable, "-m", "rankscope.cli.app", "serve", "-d", url),
+            *(sys.executable, "-m", "rankscope.cli.app", "serve", "--database-url", url),
             *("--port", str(port), "--bulk-processes", "2"),
         ],
         env={**os.environ, "RANKSCOPE_SERVE_LOG_LEVEL": "warning"},

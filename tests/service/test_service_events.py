@@ -325,19 +325,48 @@ def test_import_ubi_command_is_idempotent(
 ) -> None:
     url = service.settings.database_url
     for name in ("ubi_queries.jsonl", "ubi_events.jsonl"):
-        assert main(["serve", "import-ubi", str(DATA / name), "--user", "alice", "-d", url]) == 0
+        assert (
+            main(
+                ["serve", "import-ubi", str(DATA / name), "--user", "alice", "--database-url", url]
+            )
+            == 0
+        )
     out = capsys.readouterr()
     assert "2 UBI queries and 0 UBI events -> 5 events: 5 stored, 0 already stored" in out.out
     assert "skipped 1: invalid click event" in out.err and "(line 6)" in out.err
     assert (
-        main(["serve", "import-ubi", str(DATA / "ubi_events.jsonl"), "-u", "alice", "-d", url]) == 0
+        main(
+            [
+                "serve",
+                "import-ubi",
+                str(DATA / "ubi_events.jsonl"),
+                "-u",
+                "alice",
+                "--database-url",
+                url,
+            ]
+        )
+        == 0
     )
     assert "0 stored, 4 already stored" in capsys.readouterr().out
     s = get(service, f"{EVENTS}/summary").json()["data"]
     assert (s["searches"], s["impressions"], s["clicks"]) == (2, 4, 2)
     assert s["zeroResultRate"]["value"] == 0.5 and s["meanClickPosition"] == 2.5
     assert s["meanDwellSeconds"] == 45.5 and s["otherActions"] == {"add_to_cart": 1}
-    assert main(["serve", "import-ubi", str(tmp_path / "missing.jsonl"), "-u", "a", "-d", url]) == 2
+    assert (
+        main(
+            [
+                "serve",
+                "import-ubi",
+                str(tmp_path / "missing.jsonl"),
+                "-u",
+                "a",
+                "--database-url",
+                url,
+            ]
+        )
+        == 2
+    )
     assert "cannot read the UBI file" in capsys.readouterr().err
 
 

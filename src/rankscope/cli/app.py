@@ -14,7 +14,10 @@ from typing import Any
 import typer
 
 from rankscope import __version__
+from rankscope.cli import help as _help
 from rankscope.errors import RankscopeError
+
+_help.install()  # value names, not Python types, in --help (see rankscope.cli.help)
 
 app = typer.Typer(
     name="rankscope",
@@ -43,7 +46,7 @@ def _root(
 def _register_commands() -> None:
     package = importlib.import_module("rankscope.cli")
     for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name in {"app", "common"} or info.name.startswith("_"):
+        if info.name in {"app", "common", "help", "options"} or info.name.startswith("_"):
             continue
         module = importlib.import_module(f"rankscope.cli.{info.name}")
         register = getattr(module, "register", None)

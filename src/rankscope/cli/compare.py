@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from rankscope.cli.options import DepthOption, JudgedOnlyOption, RelLevelOption
+from rankscope.cli.options import DepthOption, Format, JudgedOnlyOption, RelLevelOption, View
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,36 +54,29 @@ class FamilyChoice(StrEnum):
     all = "all"
 
 
-class ViewChoice(StrEnum):
-    answered = "answered"
-    all = "all"
-
-
-class CompareFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
-    markdown = "markdown"
-    latex = "latex"
-
-
 def compare_command(
     qrels: Path = typer.Argument(
         ...,
+        metavar="QRELS|OUT_DIR",
         help="Relevance judgments (TREC qrels, BEIR TSV, ...), or a benchmark's output folder "
         "or results.json (then no run files).",
         show_default=False,
     ),
-    runs: list[Path] = typer.Argument(None, help="Two or more run files (TREC, JSONL, CSV, ...)."),
-    measure: list[str] = typer.Option([], "--measure", "-m", help=_MEASURE_HELP),
+    runs: list[Path] = typer.Argument(
+        None, metavar="RUN", help="Two or more run files (TREC, JSONL, CSV, ...)."
+    ),
+    measure: list[str] = typer.Option(
+        [], "--measure", "-m", metavar="MEASURE", help=_MEASURE_HELP, show_default=False
+    ),
     baseline: str | None = typer.Option(
         None,
         "--baseline",
         "-b",
+        metavar="NAME",
         help="The run the others are compared with: its name, file name or path "
         "(default: the first run); for a benchmark, a configuration name.",
     ),
-    view: ViewChoice | None = typer.Option(
+    view: View | None = typer.Option(
         None,
         "--view",
         help="Benchmark only: compare over the judged queries every configuration answered "
@@ -95,6 +88,7 @@ def compare_command(
         TestChoice.t,
         "--test",
         "-t",
+        metavar="TEST",
         help="t: paired t-test; randomization: Fisher's sign-flip test (exact for n <= 30); "
         "bootstrap: studentized paired bootstrap; wilcoxon: signed-rank; sign: sign test; "
         "tukey: Tukey HSD with queries as blocks; rtukey: randomised Tukey HSD.",
@@ -112,11 +106,17 @@ def compare_command(
         "or every system × measure (all).",
     ),
     alpha: float = typer.Option(
-        0.05, "--alpha", help="Significance level; intervals are at 1 - alpha."
+        0.05, "--alpha", metavar="ALPHA", help="Significance level; intervals are at 1 - alpha."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the randomization/bootstrap draws."),
+    seed: int = typer.Option(
+        0, "--seed", metavar="N", help="Seed of the randomization/bootstrap draws."
+    ),
     resamples: int = typer.Option(
-        10_000, "--resamples", "-B", help="Draws for randomization, bootstrap and rtukey."
+        10_000,
+        "--resamples",
+        "-B",
+        metavar="N",
+        help="Draws for randomization, bootstrap and rtukey.",
     ),
     all_pairs: bool = typer.Option(
         False, "--all-pairs", help="Also test every pair of runs (always shown for tukey/rtukey)."
@@ -128,19 +128,25 @@ def compare_command(
         "and the smallest difference detectable with the queries you have.",
     ),
     delta: float | None = typer.Option(
-        None, "--delta", help="Difference to plan for with --queries-needed (default: observed)."
+        None,
+        "--delta",
+        metavar="DELTA",
+        help="Difference to plan for with --queries-needed (default: observed).",
     ),
-    power: float = typer.Option(0.8, "--power", help="Power to plan for (--queries-needed)."),
+    power: float = typer.Option(
+        0.8, "--power", metavar="POWER", help="Power to plan for (--queries-needed)."
+    ),
     depth: DepthOption = None,
     rel_level: RelLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
-    output_format: CompareFormat = typer.Option(
-        CompareFormat.table, "--format", "-f", help="table, json, csv, markdown or latex."
+    output_format: Format = typer.Option(
+        Format.table, "--format", "-f", help="table, json, csv, markdown or latex."
     ),
 ) -> None:
-    """Compare runs on the qrels' queries: means with confidence intervals, differences from a
-    baseline with intervals, effect sizes, corrected p-values, wins/ties/losses.
+    """Is a difference between runs real? Intervals, paired tests, corrected p-values.
 
+    Compares runs on the qrels' queries: means with confidence intervals, differences from a
+    baseline with intervals, effect sizes, corrected p-values, wins/ties/losses.
     `rankscope compare OUT_DIR` compares a benchmark's configurations the same way, from its
     results.json (default measures: the headline and MAP; `-m latency` for per-query latency).
     """
@@ -175,13 +181,13 @@ def compare_command(
         comparison = _compare_runs(
             qrels, runs, measure, baseline, depth, rel_level, judged_only, options
         )
-    if output_format is CompareFormat.json:
+    if output_format is Format.json:
         sys.stdout.write(render.to_json(comparison) + "\n")
-    elif output_format is CompareFormat.csv:
+    elif output_format is Format.csv:
         sys.stdout.write(render.to_csv(comparison))
-    elif output_format is CompareFormat.markdown:
+    elif output_format is Format.markdown:
         sys.stdout.write(render.to_markdown(comparison, plan=queries_needed, delta=delta))
-    elif output_format is CompareFormat.latex:
+    elif output_format is Format.latex:
         sys.stdout.write(render.to_latex(comparison))
     else:
         render.print_table(comparison, plan=queries_needed, delta=delta)
@@ -197,7 +203,7 @@ def _is_benchmark(path: Path, runs: list[Path]) -> bool:
 def _compare_benchmark(
     path: Path,
     measure: list[str],
-    view: ViewChoice | None,
+    view: View | None,
     baseline: str | None,
     options: dict[str, Any],
 ) -> Comparison:

@@ -7,6 +7,8 @@ Output formats (stable):
 - ``csv``: header ``run,query_id,measure,value``; the aggregate rows have an empty ``query_id``
   (trec_eval's ``all`` could be a query's id; no query id is empty); with ``-q`` the per-query
   rows come first for each run.  Values are printed with full precision (``repr`` of the float).
+- ``markdown``: the table as a Markdown table (values as in the table); with ``-q`` a per-query
+  table first.
 """
 
 from __future__ import annotations
@@ -14,13 +16,12 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
-from rankscope.cli.options import DepthOption, JudgedOnlyOption, RelLevelOption
+from rankscope.cli.options import DepthOption, Format, JudgedOnlyOption, RelLevelOption
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:
@@ -35,16 +36,20 @@ _MEASURE_HELP = (
 )
 
 
-class OutputFormat(StrEnum):
-    table = "table"
-    json = "json"
-    csv = "csv"
+#: what ``eval --format`` writes
+EvalFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown]
 
 
 def eval_command(
-    qrels: Path = typer.Argument(..., help="Relevance judgments (TREC qrels, BEIR TSV, ...)."),
-    runs: list[Path] = typer.Argument(..., help="One or more run files (TREC, JSONL, CSV, ...)."),
-    measure: list[str] = typer.Option([], "--measure", "-m", help=_MEASURE_HELP),
+    qrels: Path = typer.Argument(
+        ..., metavar="QRELS", help="Relevance judgments (TREC qrels, BEIR TSV, ...)."
+    ),
+    runs: list[Path] = typer.Argument(
+        ..., metavar="RUN", help="One or more run files (TREC, JSONL, CSV, ...)."
+    ),
+    measure: list[str] = typer.Option(
+        [], "--measure", "-m", metavar="MEASURE", help=_MEASURE_HELP, show_default=False
+    ),
     per_query: bool = typer.Option(False, "--per-query", "-q", help="Also show every query."),
     average_over_qrels: bool = typer.Option(
         False,
@@ -55,8 +60,11 @@ def eval_command(
     depth: DepthOption = None,
     rel_level: RelLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
-    output_format: OutputFormat = typer.Option(
-        OutputFormat.table, "--format", "-f", help="table for people; json or csv for scripts."
+    output_format: EvalFormat = typer.Option(
+        Format.table,
+        "--format",
+        "-f",
+        help="table or markdown for people; json or csv for scripts.",
     ),
 ) -> None:
     """Score runs against qrels: trec_eval's measures and more, several runs side by side."""
@@ -78,10 +86,12 @@ def eval_command(
         judged_only=judged_only,
         average_over_qrels=average_over_qrels,
     )
-    if output_format is OutputFormat.json:
+    if output_format is Format.json:
         sys.stdout.write(results.to_json(per_query=per_query) + "\n")
-    elif output_format is OutputFormat.csv:
+    elif output_format is Format.csv:
         sys.stdout.write(_csv(results, per_query))
+    elif output_format is Format.markdown:
+        sys.stdout.write(_markdown(results, per_query))
     else:
         _print_tables(results, per_query)
 
@@ -98,6 +108,36 @@ def _csv(results: Results, per_query: bool) -> str:
         for name, value in results.mean(run).items():
             writer.writerow([run, "", name, repr(value)])
     return out.getvalue()
+
+
+def _markdown(results: Results, per_query: bool) -> str:
+    from rankscope.metrics.results import count, format_value
+
+    def table(header: list[str], rows: list[list[str]], left: int) -> str:
+        def line(cells: list[str]) -> str:
+            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
+
+        rule = "|" + "|".join("---" if i < left else "---:" for i in range(len(header))) + "|\n"
+        return line(header) + rule + "".join(line(r) for r in rows)
+
+    out = []
+    if per_query:
+        named = list(zip(results.measure_objects, results.measures, strict=True))
+        rows = [
+            [run, query, *(format_value(m, values[name]) for m, name in named)]
+            for run in results.run_names
+            for query, values in results.per_query(run).items()
+        ]
+        out.append(table(["run", "query", *results.measures], rows, 2) + "\n")
+    header, rows = results.table_rows()
+    out.append(table(header, rows, 1))
+    counts = {len(results.query_ids(r)) for r in results.run_names}
+    if len(counts) == 1:
+        out.append(f"\n{count(counts.pop(), 'query', 'queries')}\n")
+    else:
+        shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
+        out.append(f"\nqueries per run differ ({shown})\n")
+    return "".join(out)
 
 
 def _print_tables(results: Results, per_query: bool) -> None:

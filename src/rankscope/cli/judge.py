@@ -10,7 +10,7 @@ import atexit
 import gc
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
@@ -21,12 +21,15 @@ if TYPE_CHECKING:
     from rankscope.judge.pool import Pool
 
 from rankscope.cli.options import (
+    Alias,
     ApiKeyEnvOption,
     BaseUrlOption,
     DryRunOption,
+    Format,
     JudgeConfigOption,
     ModelOption,
     VerboseOption,
+    aliases,
     echo_err,
     fmt,
     money,
@@ -35,20 +38,38 @@ from rankscope.cli.options import (
 from rankscope.errors import InputError, JudgeError
 
 
+@aliases(Alias("-d", "depth", "-M/--depth"))
 def pool_command(
-    runs: list[Path] = typer.Argument(..., help="Run files (TREC or any format rankscope reads)."),
-    depth: int = typer.Option(20, "--depth", "-d", help="Top documents taken from each run."),
-    queries: Path | None = typer.Option(None, help="BEIR queries.jsonl (query text)."),
-    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl (title and text)."),
+    runs: list[Path] = typer.Argument(
+        ..., metavar="RUN", help="Run files (TREC or any format rankscope reads)."
+    ),
+    depth: int = typer.Option(
+        20, "--depth", "-M", metavar="N", help="Top N documents taken from each run."
+    ),
+    queries: Path | None = typer.Option(
+        None,
+        "--queries",
+        metavar="FILE",
+        help="Query texts: BEIR queries.jsonl, or a TSV of id<TAB>text.",
+    ),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", metavar="FILE", help="BEIR corpus.jsonl (title and text)."
+    ),
     query_ids: str | None = typer.Option(
-        None, "--query-ids", help="Comma-separated query ids to pool (default: all)."
+        None,
+        "--query-ids",
+        metavar="IDS",
+        help="Comma-separated query ids to pool (default: all).",
     ),
     max_queries: int | None = typer.Option(
         None,
         "--max-queries",
+        metavar="N",
         help="Pool only the first N query ids (numeric ids in numeric order).",
     ),
-    out: Path = typer.Option(..., "--out", "-o", help="Pool file: .jsonl, .csv or .yaml."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", metavar="FILE", help="Pool file: .jsonl, .csv or .yaml."
+    ),
     ids_only: bool = typer.Option(
         False,
         "--ids-only",
@@ -93,6 +114,11 @@ def pool_command(
     typer.echo(f"wrote {fmt_name} pool to {out}")
 
 
+@aliases(
+    Alias("--min-label", "min_grade", "--min-grade"),
+    Alias("--max-label", "max_grade", "--max-grade"),
+    Alias("--cache", "cache_path", "--cache-path"),
+)
 def judge_command(
     pool_file: Path | None = typer.Argument(
         None,
@@ -103,20 +129,38 @@ def judge_command(
     provider: str | None = typer.Option(
         None,
         "--provider",
+        metavar="NAME",
         help="anthropic (default), openai, or one from the config; with --batch on a folder "
         "that has batches, theirs.",
     ),
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
-    template: Path | None = typer.Option(None, help="Prompt template with {query}, {passage}."),
-    min_label: int = typer.Option(0, help="Lowest label of the template's scale."),
-    max_label: int = typer.Option(3, help="Highest label of the template's scale."),
+    template: Path | None = typer.Option(
+        None, "--template", metavar="FILE", help="Prompt template with {query}, {passage}."
+    ),
+    min_grade: int = typer.Option(
+        0, "--min-grade", metavar="N", help="Lowest grade of the template's scale."
+    ),
+    max_grade: int = typer.Option(
+        3, "--max-grade", metavar="N", help="Highest grade of the template's scale."
+    ),
     config: JudgeConfigOption = None,
-    cache: Path | None = typer.Option(None, help="Judgment cache (SQLite)."),
-    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl for texts not in the pool."),
+    cache_path: Path | None = typer.Option(
+        None,
+        "--cache-path",
+        metavar="FILE",
+        help="The judgment cache (SQLite; judge always caches).",
+        show_default="$RANKSCOPE_CACHE_DIR/judgments.sqlite",
+    ),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", metavar="FILE", help="BEIR corpus.jsonl for texts not in the pool."
+    ),
     concurrency: int | None = typer.Option(
-        None, help="Calls in flight at most (default from config; halved on timeouts)."
+        None,
+        "--concurrency",
+        metavar="N",
+        help="Calls in flight at most (default from config; halved on timeouts).",
     ),
     dry_run: DryRunOption = False,
     fresh: bool = typer.Option(False, "--fresh", help="Ignore the cache and earlier output."),
@@ -128,11 +172,12 @@ def judge_command(
     max_passage_tokens: int | None = typer.Option(
         None,
         "--max-passage-tokens",
+        metavar="N",
         help="Cut longer passages to N tokens (4 characters each; default 2000, from the "
         "config; 0 sends them whole).",
     ),
     out: Path | None = typer.Option(
-        None, "--out", "-o", help="Output folder (required, except with --dry-run)."
+        None, "--out", "-o", metavar="DIR", help="Output folder (required, except with --dry-run)."
     ),
     batch: bool = typer.Option(
         False,
@@ -157,12 +202,17 @@ def judge_command(
     poll_interval: float | None = typer.Option(
         None,
         "--poll-interval",
+        metavar="SECONDS",
         min=0.0,
         help="Seconds between polls (default: batch_poll_interval_s, 60).",
     ),
     verbose: VerboseOption = 0,
 ) -> None:
-    """Label a pool 0–3 with an LLM; writes judgments.jsonl, qrels.txt and summary.json."""
+    """Label a pool 0–3 with an LLM; writes judgments.jsonl, qrels.txt and summary.json.
+
+    A rerun resumes: pairs already in the output folder are kept and answers in the judgment
+    cache are not paid again (--fresh asks every pair again).
+    """
     from rankscope.judge.cache import JudgmentCache, default_cache_path
     from rankscope.judge.config import load_settings
     from rankscope.judge.io import read_corpus
@@ -187,7 +237,7 @@ def judge_command(
             base_url=base_url,
             api_key_env=api_key_env,
             settings=settings,
-            cache=cache,
+            cache=cache_path,
             wait=wait,
             poll_interval=poll_interval,
         )
@@ -211,9 +261,9 @@ def judge_command(
     provider = provider or "anthropic"
     pool = read_pool(pool_file, read_corpus(corpus) if corpus else None)
     if template is not None:
-        tmpl = PromptTemplate.from_file(template, min_label, max_label)
+        tmpl = PromptTemplate.from_file(template, min_grade, max_grade)
     else:
-        tmpl = PromptTemplate(DEFAULT_TEMPLATE, min_label, max_label)
+        tmpl = PromptTemplate(DEFAULT_TEMPLATE, min_grade, max_grade)
     if fresh and retry_nulls:
         raise InputError(
             "--fresh asks every pair again; --retry-nulls only those without a label",
@@ -223,7 +273,7 @@ def judge_command(
         provider, model, settings, base_url=base_url, api_key_env=api_key_env, dry_run=dry_run
     )
     _skip_collection_at_exit()
-    cache_path = cache or default_cache_path()
+    cache_path = cache_path or default_cache_path()
     with JudgmentCache(cache_path) as store:
         judge = RelevanceJudge(
             prov,
@@ -479,15 +529,28 @@ def _skip_collection_at_exit() -> None:
 
 
 def qrels_import_command(
-    annotations: Path = typer.Argument(..., help="Annotated pool file (JSONL, CSV or YAML)."),
-    pool_file: Path | None = typer.Option(None, "--pool", help="Pool the annotations came from."),
-    merge: Path | None = typer.Option(None, "--merge", help="Existing qrels to merge into."),
-    policy: str = typer.Option(
-        "prefer-human", help="On conflict: prefer-human, prefer-existing or error."
+    annotations: Path = typer.Argument(
+        ...,
+        metavar="ANNOTATIONS",
+        help="Annotated pool file (CSV, JSONL or YAML; see docs/judging.md).",
     ),
-    min_grade: int = typer.Option(0, help="Lowest valid grade."),
-    max_grade: int = typer.Option(3, help="Highest valid grade."),
-    out: Path = typer.Option(..., "--out", "-o", help="Qrels file to write (TREC)."),
+    pool_file: Path | None = typer.Option(
+        None, "--pool", metavar="FILE", help="Pool the annotations came from."
+    ),
+    merge: Path | None = typer.Option(
+        None, "--merge", metavar="QRELS", help="Existing qrels to merge into."
+    ),
+    policy: str = typer.Option(
+        "prefer-human",
+        "--policy",
+        metavar="POLICY",
+        help="On conflict: prefer-human, prefer-existing or error.",
+    ),
+    min_grade: int = typer.Option(0, "--min-grade", metavar="N", help="Lowest valid grade."),
+    max_grade: int = typer.Option(3, "--max-grade", metavar="N", help="Highest valid grade."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", metavar="FILE", help="Qrels file to write (TREC)."
+    ),
 ) -> None:
     """Import reviewed annotations as qrels, validated against the pool, merged by policy."""
     from rankscope.judge.annotations import POLICIES, import_annotations
@@ -523,21 +586,56 @@ def qrels_import_command(
     )
 
 
+#: what ``agree --format`` writes
+AgreeFormat = Literal[Format.table, Format.json]
+
+
+@aliases(
+    Alias("--json", "output_format", "--format json", value=Format.json),
+    Alias("--threshold", "threshold", "-l/--rel-level"),
+)
 def agree_command(
-    human: Path = typer.Argument(..., help="Reference qrels (e.g. human judgments)."),
-    llm: Path = typer.Argument(..., help="Qrels to compare (e.g. LLM judgments)."),
-    runs: list[Path] = typer.Option([], "--runs", help="Runs to rank under both qrels."),
+    human: Path = typer.Argument(
+        ..., metavar="HUMAN_QRELS", help="Reference qrels (e.g. human judgments)."
+    ),
+    llm: Path = typer.Argument(
+        ..., metavar="LLM_QRELS", help="Qrels to compare (e.g. LLM judgments)."
+    ),
+    runs: list[Path] = typer.Option(
+        [],
+        "--runs",
+        metavar="RUN",
+        help="Runs to rank under both qrels (`--runs a b c` takes all three).",
+        show_default=False,
+    ),
     more_runs: list[Path] | None = typer.Argument(
         None, hidden=True, metavar="RUN", help="Further runs, so that `--runs a b c` works."
     ),
-    threshold: int = typer.Option(1, help="Binary relevance: grade >= threshold."),
-    measures: list[str] = typer.Option(["ndcg@10"], "--measure", help="Measures for tau."),
-    human_map: str | None = typer.Option(None, help="Rewrite human grades, e.g. '4=3,1=0'."),
-    llm_map: str | None = typer.Option(None, help="Rewrite LLM grades."),
-    unjudged_as: int | None = typer.Option(
-        None, help="Count pairs judged by one side only as this grade (default: leave out)."
+    threshold: int = typer.Option(
+        1,
+        "--rel-level",
+        "-l",
+        metavar="N",
+        help="Lowest grade counted relevant (kappa on binary labels; the measures for tau).",
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    measures: list[str] = typer.Option(
+        ["ndcg@10"], "--measure", "-m", metavar="MEASURE", help="Measures for tau."
+    ),
+    human_map: str | None = typer.Option(
+        None, "--human-map", metavar="MAP", help="Rewrite human grades, e.g. '4=3,1=0'."
+    ),
+    llm_map: str | None = typer.Option(
+        None, "--llm-map", metavar="MAP", help="Rewrite LLM grades."
+    ),
+    unjudged_as: int | None = typer.Option(
+        None,
+        "--unjudged-as",
+        metavar="GRADE",
+        help="Count pairs judged by one side only as this grade (default: leave out).",
+    ),
+    output_format: AgreeFormat = typer.Option(
+        Format.table, "--format", "-f", help="table for people; json for scripts."
+    ),
 ) -> None:
     """Cohen's kappa and confusion between two qrels; Kendall's tau of system rankings."""
     from dataclasses import asdict
@@ -564,7 +662,7 @@ def agree_command(
                 "ranking agreement needs at least two runs", value=[str(p) for p in runs]
             )
         rankings = ranking_agreement(qa, qb, loaded, measures, rel_level=threshold)
-    if as_json:
+    if output_format is Format.json:
         typer.echo(
             json.dumps(
                 {"labels": asdict(agreement), "rankings": [asdict(r) for r in rankings]}, indent=2
@@ -572,13 +670,15 @@ def agree_command(
         )
         return
     a = agreement
+    # files are named by their name, or by their path where both have the same name
+    name_a, name_b = (human.name, llm.name) if human.name != llm.name else (str(human), str(llm))
     typer.echo(
-        f"queries judged by both: {a.queries} (only in {human.name}: {a.queries_only_a}, only "
-        f"in {llm.name}: {a.queries_only_b}; those are left out)"
+        f"queries judged by both: {a.queries} (only in {name_a}: {a.queries_only_a}, only "
+        f"in {name_b}: {a.queries_only_b}; those are left out)"
     )
     typer.echo(
-        f"shared judged pairs: {a.shared} (only in {human.name}: {a.only_a}, only in "
-        f"{llm.name}: {a.only_b})"
+        f"shared judged pairs: {a.shared} (only in {name_a}: {a.only_a}, only in "
+        f"{name_b}: {a.only_b})"
     )
     if a.missing_as is not None:
         typer.echo(
@@ -589,7 +689,7 @@ def agree_command(
     typer.echo(f"Cohen's kappa, binary (grade >= {a.threshold}): {fmt(a.kappa_binary)}")
     typer.echo(f"Cohen's kappa, linear weighted:    {fmt(a.kappa_linear)}")
     typer.echo(f"Cohen's kappa, quadratic weighted: {fmt(a.kappa_quadratic)}")
-    typer.echo(f"confusion (rows: {human.name}, columns: {llm.name}):")
+    typer.echo(f"confusion (rows: {name_a}, columns: {name_b}):")
     width = max(6, *(len(str(v)) + 1 for row in a.confusion for v in row)) if a.labels else 6
     typer.echo(" " * 6 + "".join(f"{lab:>{width}}" for lab in a.labels))
     for lab, row in zip(a.labels, a.confusion, strict=True):

@@ -25,27 +25,44 @@ from rankscope.errors import InputError
 
 
 def needle_command(
-    questions: Path = typer.Argument(..., help="Questions (YAML or JSONL)."),
-    engine: str = typer.Option("sqlite", help="Engine name, e.g. sqlite, tantivy, vector."),
+    questions: Path = typer.Argument(
+        ...,
+        metavar="QUESTIONS",
+        help="Questions (YAML or JSONL; see docs/judging.md, rankscope needle).",
+    ),
+    engine: str = typer.Option(
+        "sqlite", "--engine", metavar="NAME", help="Engine name, e.g. sqlite, tantivy, vector."
+    ),
     engine_option: EngineOptionOption = [],  # noqa: B006 - typer copies it
-    corpus: Path | None = typer.Option(None, help="BEIR corpus.jsonl to index."),
+    corpus: Path | None = typer.Option(
+        None, "--corpus", metavar="FILE", help="BEIR corpus.jsonl to index."
+    ),
     pipeline: str | None = typer.Option(
         None,
+        "--pipeline",
+        metavar="MODULE:FUNCTION",
         help="Your retriever as module:function(question, k) (the current folder is searched).",
     ),
-    chunk_size: int | None = typer.Option(None, help="Chunk documents to N tokens first."),
-    chunk_overlap: int = typer.Option(0, help="Token overlap between chunks."),
-    k: int = typer.Option(5, "-k", help="Chunks retrieved per question."),
+    chunk_size: int | None = typer.Option(
+        None, "--chunk-size", metavar="N", help="Chunk documents to N tokens first."
+    ),
+    chunk_overlap: int = typer.Option(
+        0, "--chunk-overlap", metavar="N", help="Token overlap between chunks."
+    ),
+    k: int = typer.Option(5, "-k", metavar="N", help="Chunks retrieved per question."),
     provider: ProviderOption = "anthropic",
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
     config: JudgeConfigOption = None,
-    weights: str = typer.Option("default", help="Position weights: default or steep."),
+    weights: str = typer.Option(
+        "default", "--weights", metavar="PRESET", help="Position weights: default or steep."
+    ),
     out: Path | None = typer.Option(
         None,
         "--out",
         "-o",
+        metavar="PATH",
         help="Output folder (results.jsonl, summary.json, run.json), or a .jsonl results file.",
     ),
     dry_run: DryRunOption = False,
@@ -56,7 +73,11 @@ def needle_command(
         False, "--cache", help="Reuse grades from earlier runs (same prompt and chunks)."
     ),
     cache_path: Path | None = typer.Option(
-        None, "--cache-path", help="The cache file for --cache (SQLite; implies --cache)."
+        None,
+        "--cache-path",
+        metavar="FILE",
+        help="The cache file for --cache (SQLite; implies --cache).",
+        show_default="$RANKSCOPE_CACHE_DIR/judgments.sqlite",
     ),
     verbose: VerboseOption = 0,
 ) -> None:

@@ -7,25 +7,60 @@ Commands declare a shared option with its type alias and their own default, e.g.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 import sys
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 
 from rankscope.errors import InputError
+
+# -- output formats and views (every command) ---------------------------------------------------
+
+
+class Format(StrEnum):
+    """Every ``--format``; a command accepts the subset it can write (a ``Literal`` of these)."""
+
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+    latex = "latex"
+
+
+class View(StrEnum):
+    """The queries a benchmark's configurations are compared over (bench, demo, compare,
+    report): those every configuration answered, or every judged query (a skipped one scores
+    0)."""
+
+    answered = "answered"
+    all = "all"
+
 
 # -- evaluation, as trec_eval's flags (eval, compare) -----------------------------------------
 
 DepthOption = Annotated[
     int | None,
     typer.Option(
-        "--depth", "-M", help="Keep only the top N documents of each query (trec_eval -M)."
+        "--depth",
+        "-M",
+        metavar="N",
+        help="Keep only the top N documents of each query (trec_eval -M).",
     ),
 ]
 RelLevelOption = Annotated[
-    int, typer.Option("--rel-level", "-l", help="Lowest grade counted relevant (trec_eval -l).")
+    int,
+    typer.Option(
+        "--rel-level", "-l", metavar="N", help="Lowest grade counted relevant (trec_eval -l)."
+    ),
 ]
 JudgedOnlyOption = Annotated[
     bool,
@@ -35,27 +70,43 @@ JudgedOnlyOption = Annotated[
 # -- LLM providers (judge, needle) ------------------------------------------------------------
 
 ProviderOption = Annotated[
-    str, typer.Option("--provider", help="anthropic, openai, or one from the config.")
+    str,
+    typer.Option("--provider", metavar="NAME", help="anthropic, openai, or one from the config."),
 ]
 ModelOption = Annotated[
-    str | None, typer.Option("--model", help="Model id or alias (default: the provider's).")
+    str | None,
+    typer.Option("--model", metavar="NAME", help="Model id or alias (default: the provider's)."),
 ]
 BaseUrlOption = Annotated[
     str | None,
     typer.Option(
         "--base-url",
+        metavar="URL",
         help="Server URL, e.g. a local OpenAI-compatible server ($OPENAI_BASE_URL / "
         "$ANTHROPIC_BASE_URL are read the same way).",
     ),
 ]
 ApiKeyEnvOption = Annotated[
-    str | None, typer.Option("--api-key-env", help="Environment variable holding the key.")
+    str | None,
+    typer.Option("--api-key-env", metavar="VAR", help="Environment variable holding the key."),
 ]
 JudgeConfigOption = Annotated[
-    Path | None, typer.Option("--config", help="Judge config (YAML or TOML).")
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="Judge settings file (YAML or TOML; else $RANKSCOPE_JUDGE_CONFIG).",
+    ),
 ]
 VerboseOption = Annotated[
-    int, typer.Option("--verbose", "-v", count=True, help="-v info, -vv debug (each exchange).")
+    int,
+    typer.Option(
+        "--verbose",
+        "-v",
+        count=True,
+        show_default=False,
+        help="-v info, -vv debug (each exchange).",
+    ),
 ]
 DryRunOption = Annotated[
     bool, typer.Option("--dry-run", help="Print the calls, tokens and cost it would take; stop.")
@@ -65,7 +116,11 @@ DryRunOption = Annotated[
 
 EngineOptionOption = Annotated[
     list[str],
-    typer.Option("--engine-option", help="Engine option KEY=VALUE (repeatable); values are YAML."),
+    typer.Option(
+        "--engine-option",
+        metavar="KEY=VALUE",
+        help="Engine option (repeatable); values are YAML.",
+    ),
 ]
 
 
@@ -85,6 +140,99 @@ def parse_engine_options(items: list[str]) -> dict[str, Any]:
         except yaml.YAMLError:
             options[key.strip()] = value
     return options
+
+
+# -- spellings kept for one release ------------------------------------------------------------
+
+F = TypeVar("F", bound=Callable[..., Any])
+_SAME: Any = object()
+
+
+@dataclass(frozen=True)
+class Alias:
+    """An old spelling of an option, kept (hidden) for one release.
+
+    ``old`` sets the command's parameter ``param`` as its current spelling ``new`` does; with
+    ``value``, ``old`` is a flag that stands for ``new`` with that value (``--json`` for
+    ``--format json``). Using it prints one note on standard error; the exit status is not
+    changed.
+    """
+
+    old: str
+    param: str
+    new: str
+    value: Any = _SAME
+
+
+def deprecation_note(old: str, new: str) -> str:
+    return f"rankscope: note: {old} is deprecated here; use {new}"
+
+
+def aliases(*specs: Alias) -> Callable[[F], F]:
+    """Give a command hidden options for its old spellings, merged into the current ones.
+
+    Each old spelling becomes a hidden option of the command (of the current option's type, or
+    a flag for an :class:`Alias` with a ``value``); when it is given, its value replaces the
+    current option's (a repeatable option's values are added) and a note names the new
+    spelling. The command's own code sees only the current parameters.
+    """
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func, eval_str=True)
+        hidden = []
+        for i, spec in enumerate(specs):
+            if spec.value is _SAME:
+                kind: Any = _value_type(signature.parameters[spec.param].annotation) | None
+            else:
+                kind = bool | None
+            hidden.append(
+                inspect.Parameter(
+                    f"_alias_{i}",
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=None,
+                    annotation=Annotated[kind, typer.Option(spec.old, hidden=True)],
+                )
+            )
+
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            return func(*args, **merge_aliases(specs, kwargs))
+
+        params = [*signature.parameters.values(), *hidden]
+        command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        command.rankscope_aliases = specs  # type: ignore[attr-defined]
+        return command  # type: ignore[return-value]
+
+    return decorate
+
+
+def merge_aliases(specs: tuple[Alias, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The command's parameters with the old spellings given merged into the current ones
+    (the hidden ``_alias_N`` parameters removed); one note on stderr for each one used."""
+    merged = dict(kwargs)
+    for i, spec in enumerate(specs):
+        given = merged.pop(f"_alias_{i}", None)
+        if given is None or given is False or given == [] or given == ():
+            continue
+        echo_err(deprecation_note(spec.old, spec.new))
+        if spec.value is not _SAME:
+            merged[spec.param] = spec.value
+        elif isinstance(given, list | tuple):
+            merged[spec.param] = [*(merged.get(spec.param) or []), *given]
+        else:
+            merged[spec.param] = given
+    return merged
+
+
+def _value_type(annotation: Any) -> Any:
+    """``Annotated[int | None, ...]`` -> ``int``; ``list[str]`` stays ``list[str]``."""
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        kept = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(kept) == 1:
+            return kept[0]
+    return annotation
 
 
 # -- output -----------------------------------------------------------------------------------
@@ -111,16 +259,22 @@ def money(value: float | None) -> str:
 
 
 __all__ = [
+    "Alias",
     "ApiKeyEnvOption",
     "BaseUrlOption",
     "DryRunOption",
     "EngineOptionOption",
+    "Format",
     "JudgeConfigOption",
     "ModelOption",
     "ProviderOption",
     "VerboseOption",
+    "View",
+    "aliases",
+    "deprecation_note",
     "echo_err",
     "fmt",
+    "merge_aliases",
     "money",
     "parse_engine_options",
     "setup_logging",

@@ -5,38 +5,42 @@ wrote."""
 from __future__ import annotations
 
 import sys
-from enum import StrEnum
 from pathlib import Path
 
 import typer
 
-
-class ViewChoice(StrEnum):
-    answered = "answered"
-    all = "all"
+from rankscope.cli.options import View
 
 
 def report_command(
     source: Path = typer.Argument(
-        ..., help="A benchmark's output folder, or its results.json.", show_default=False
+        ...,
+        metavar="OUT_DIR",
+        help="A benchmark's output folder, or its results.json.",
+        show_default=False,
     ),
     html: Path | None = typer.Option(
         None,
         "--html",
-        help=r"Write the HTML report here \[default: report.html beside results.json, when "
-        "no other output is named].",
-        show_default=False,
+        metavar="FILE",
+        help="Write the HTML report here.",
+        show_default="report.html beside results.json, when no other output is named",
     ),
     markdown: Path | None = typer.Option(
-        None, "--md", help="Write Markdown tables here ('-': standard output).", show_default=False
+        None,
+        "--md",
+        metavar="FILE",
+        help="Write Markdown tables here ('-': standard output).",
+        show_default=False,
     ),
     latex: Path | None = typer.Option(
         None,
         "--latex",
+        metavar="FILE",
         help="Write LaTeX (booktabs) tables here ('-': standard output).",
         show_default=False,
     ),
-    view: ViewChoice | None = typer.Option(
+    view: View | None = typer.Option(
         None,
         "--view",
         help="answered (default): the judged queries every configuration answered; all: every "
@@ -44,10 +48,13 @@ def report_command(
         show_default=False,
     ),
 ) -> None:
-    """Write a benchmark report: comparison table with confidence intervals, forest plot of the
-    differences from the best, per-query differences, the queries that moved (both ranked lists,
-    click to open), quality against latency with the Pareto front, per-category results (one
-    HTML file, no network needed to view it)."""
+    """Write a benchmark's report: one HTML file, and Markdown and LaTeX tables.
+
+    The report: comparison table with confidence intervals, forest plot of the differences from
+    the best, per-query differences, the queries that moved (both ranked lists, click to open),
+    quality against latency with the Pareto front, per-category results (one HTML file, no
+    network needed to view it).
+    """
     from rankscope.report.write import write_report
 
     written = write_report(

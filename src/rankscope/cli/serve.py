@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 
+from rankscope.cli.options import Alias, aliases
 from rankscope.errors import RankscopeError
 
 
@@ -17,28 +18,33 @@ class Role(StrEnum):
     service = "service"
 
 
+# Every value left out comes from the settings (RANKSCOPE_SERVE_* variables, the --config
+# file); the defaults shown are the settings' own (tests/cli/test_cli_serve.py checks them).
 DATABASE = typer.Option(
     None,
     "--database-url",
-    "-d",
-    help="sqlite:///file.sqlite, postgresql://... or a libpq DSN (default: "
-    "RANKSCOPE_SERVE_DATABASE_URL, else sqlite:///rankscope-metrics.sqlite).",
-    show_default=False,
+    metavar="URL",
+    help="sqlite:///FILE, postgresql://... or a libpq DSN (else $RANKSCOPE_SERVE_DATABASE_URL "
+    "or the settings file's database_url).",
+    show_default="sqlite:///rankscope-metrics.sqlite",
 )
 #: the key commands act as the owner
 ADMIN_DATABASE = typer.Option(
     None,
     "--database-url",
-    "-d",
-    help="The owner's URL [admin_database_url].",
-    show_default=False,
+    metavar="URL",
+    help="The owner's URL.",
+    show_default="admin_database_url, else database_url",
 )
 CONFIG = typer.Option(
     None,
     "--config",
-    help="TOML or YAML settings file (or RANKSCOPE_SERVE_CONFIG).",
+    metavar="FILE",
+    help="TOML or YAML settings file (else $RANKSCOPE_SERVE_CONFIG).",
     show_default=False,
 )
+#: ``-d``, kept hidden for one release (docs/cli.md)
+OLD_DATABASE = Alias("-d", "database_url", "--database-url")
 
 serve_app = typer.Typer(
     name="serve",
@@ -81,20 +87,33 @@ def _settings(**given: Any) -> Any:
 
 
 @serve_app.callback()
+@aliases(OLD_DATABASE)
 def serve(
     ctx: typer.Context,
     database_url: str | None = DATABASE,
-    host: str | None = typer.Option(None, "--host", help="Address to listen on [127.0.0.1]."),
-    port: int | None = typer.Option(None, "--port", "-p", help="Port [8000]."),
-    workers: int | None = typer.Option(None, "--workers", "-w", help="Worker processes [1]."),
+    host: str | None = typer.Option(
+        None, "--host", metavar="HOST", help="Address to listen on.", show_default="127.0.0.1"
+    ),
+    port: int | None = typer.Option(
+        None, "--port", "-p", metavar="PORT", help="Port.", show_default="8000"
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", "-w", metavar="N", help="Worker processes.", show_default="1"
+    ),
     bulk_processes: int | None = typer.Option(
         None,
         "--bulk-processes",
-        help="Processes that store batch requests, shared by all connections [0: threads of "
-        "each worker]. Set it to the number of cores for heavy batch traffic.",
+        metavar="N",
+        help="Processes that store batch requests, shared by all connections (0: threads of "
+        "each worker). Set it to the number of cores for heavy batch traffic.",
+        show_default="0",
     ),
     threshold: float | None = typer.Option(
-        None, "--threshold", help="Default relevance threshold of heuristic rows [0.7]."
+        None,
+        "--threshold",
+        metavar="SCORE",
+        help="Default relevance threshold of heuristic rows.",
+        show_default="0.7",
     ),
     config: Path | None = CONFIG,
 ) -> None:
@@ -116,15 +135,10 @@ def serve(
 
 
 @serve_app.command("migrate")
+@aliases(OLD_DATABASE)
 def migrate_cmd(
-    database_url: str | None = typer.Option(
-        None,
-        "--database-url",
-        "-d",
-        help="The owner's URL [admin_database_url, else database_url].",
-        show_default=False,
-    ),
-    revision: str = typer.Option("head", "--revision", help="Target revision."),
+    database_url: str | None = ADMIN_DATABASE,
+    revision: str = typer.Option("head", "--revision", metavar="REVISION", help="Target revision."),
     config: Path | None = CONFIG,
 ) -> None:
     """Create or upgrade the tables (and, on PostgreSQL, the roles and row-level security)."""
@@ -140,10 +154,11 @@ def migrate_cmd(
 
 
 @serve_app.command("create-key")
+@aliases(OLD_DATABASE)
 def create_key_cmd(
-    user: str = typer.Option(..., "--user", "-u", help="The user the key acts as."),
+    user: str = typer.Option(..., "--user", "-u", metavar="USER", help="The user the key acts as."),
     role: Role = typer.Option(Role.user, "--role", help="user, or service (every user's rows)."),
-    name: str | None = typer.Option(None, "--name", help="A label for the key."),
+    name: str | None = typer.Option(None, "--name", metavar="NAME", help="A label for the key."),
     database_url: str | None = ADMIN_DATABASE,
     config: Path | None = CONFIG,
 ) -> None:
@@ -157,8 +172,9 @@ def create_key_cmd(
 
 
 @serve_app.command("revoke-key")
+@aliases(OLD_DATABASE)
 def revoke_key_cmd(
-    key: str = typer.Argument(..., help="The key, or its id (the part after rsk_)."),
+    key: str = typer.Argument(..., metavar="KEY", help="The key, or its id (the part after rsk_)."),
     database_url: str | None = ADMIN_DATABASE,
     config: Path | None = CONFIG,
 ) -> None:
@@ -171,6 +187,7 @@ def revoke_key_cmd(
 
 
 @serve_app.command("list-keys")
+@aliases(OLD_DATABASE)
 def list_keys_cmd(
     database_url: str | None = ADMIN_DATABASE,
     config: Path | None = CONFIG,

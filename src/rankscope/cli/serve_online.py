@@ -10,7 +10,8 @@ from pathlib import Path
 
 import typer
 
-from rankscope.cli.serve import CONFIG, DATABASE, _settings, serve_app
+from rankscope.cli.options import Alias, aliases
+from rankscope.cli.serve import CONFIG, DATABASE, OLD_DATABASE, _settings, serve_app
 from rankscope.errors import InputError
 
 
@@ -26,7 +27,11 @@ class By(StrEnum):
 
 
 USER = typer.Option(
-    None, "--user", "-u", help="One user's data (default: every user's, as the service role)."
+    None,
+    "--user",
+    "-u",
+    metavar="USER",
+    help="One user's data (default: every user's, as the service role).",
 )
 
 
@@ -47,9 +52,14 @@ def _when(value: str | None, name: str, *, end: bool = False) -> dt.datetime | N
 
 
 @serve_app.command("import-ubi")
+@aliases(OLD_DATABASE)
 def import_ubi_cmd(
-    file: Path = typer.Argument(..., help="UBI queries and/or events: JSON Lines or a JSON array."),
-    user: str = typer.Option(..., "--user", "-u", help="The rankscope user that owns the events."),
+    file: Path = typer.Argument(
+        ..., metavar="FILE", help="UBI queries and/or events: JSON Lines or a JSON array."
+    ),
+    user: str = typer.Option(
+        ..., "--user", "-u", metavar="USER", help="The rankscope user that owns the events."
+    ),
     zero_based: bool = typer.Option(
         False, "--zero-based", help="The file's positions count from 0 (UBI's examples: from 1)."
     ),
@@ -59,10 +69,17 @@ def import_ubi_cmd(
         help="Do not turn a query's hit ids into impressions (the file has impression events).",
     ),
     url: str | None = typer.Option(
-        None, "--url", help="Send to a running service (POST /api/events) instead of the database."
+        None,
+        "--url",
+        metavar="URL",
+        help="Send to a running service (POST /api/events) instead of the database.",
     ),
     token: str | None = typer.Option(
-        None, "--token", envvar="RANKSCOPE_TOKEN", help="API key or JWT for --url (service role)."
+        None,
+        "--token",
+        metavar="TOKEN",
+        envvar="RANKSCOPE_TOKEN",
+        help="API key or JWT for --url (service role; else $RANKSCOPE_TOKEN).",
     ),
     database_url: str | None = DATABASE,
     config: Path | None = CONFIG,
@@ -91,18 +108,30 @@ def import_ubi_cmd(
 
 
 @serve_app.command("sample")
+@aliases(OLD_DATABASE)
 def sample_cmd(
-    budget: int = typer.Option(..., "--budget", help="(query, document) pairs to judge, at most."),
-    out: Path = typer.Option(..., "--out", "-o", help="Pool file (.jsonl, .csv or .yaml)."),
-    depth: int = typer.Option(10, "--depth", help="Documents per query (best shown first)."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the random draws."),
+    budget: int = typer.Option(
+        ..., "--budget", metavar="N", help="(query, document) pairs to judge, at most."
+    ),
+    out: Path = typer.Option(
+        ..., "--out", "-o", metavar="FILE", help="Pool file (.jsonl, .csv or .yaml)."
+    ),
+    depth: int = typer.Option(
+        10, "--depth", "-M", metavar="N", help="Top N documents per query (best shown first)."
+    ),
+    seed: int = typer.Option(0, "--seed", metavar="N", help="Seed of the random draws."),
     corpus: Path | None = typer.Option(
         None,
         "--corpus",
+        metavar="FILE",
         help="BEIR corpus.jsonl with the documents' text (the service keeps none).",
     ),
-    start: str | None = typer.Option(None, "--start", help="Only searches from this date."),
-    end: str | None = typer.Option(None, "--end", help="Only searches up to this date."),
+    start: str | None = typer.Option(
+        None, "--start", metavar="DATE", help="Only searches from this date."
+    ),
+    end: str | None = typer.Option(
+        None, "--end", metavar="DATE", help="Only searches up to this date."
+    ),
     user: str | None = USER,
     database_url: str | None = DATABASE,
     config: Path | None = CONFIG,
@@ -138,16 +167,22 @@ def sample_cmd(
 
 
 @serve_app.command("calibrate")
+@aliases(OLD_DATABASE, Alias("--min-grade", "min_grade", "-l/--rel-level"))
 def calibrate_cmd(
     labels: Path | None = typer.Option(
         None,
         "--labels",
+        metavar="QRELS",
         help="Qrels whose query ids are query keys (from `serve sample` + `rankscope judge`); "
         "default: click grades.",
     ),
-    model: ClickModel | None = typer.Option(None, "--model", help="Click model [dbn]."),
+    model: ClickModel | None = typer.Option(
+        None, "--model", help="Click model.", show_default="dbn"
+    ),
     by: By = typer.Option(By.searchType, "--by", help="Group by search type or arm."),
-    min_grade: int = typer.Option(1, "--min-grade", help="Grade that counts as relevant."),
+    min_grade: int = typer.Option(
+        1, "--rel-level", "-l", metavar="N", help="Lowest grade counted relevant."
+    ),
     apply: bool = typer.Option(
         False, "--apply", help="Set the user's threshold per search type to the best (in 0..1)."
     ),
@@ -188,8 +223,11 @@ def calibrate_cmd(
 
 
 @serve_app.command("check-alerts")
+@aliases(OLD_DATABASE)
 def check_alerts_cmd(
-    now: str | None = typer.Option(None, "--now", help="Evaluate as of this time [now]."),
+    now: str | None = typer.Option(
+        None, "--now", metavar="TIME", help="Evaluate as of this time.", show_default="now"
+    ),
     database_url: str | None = DATABASE,
     config: Path | None = CONFIG,
 ) -> None:
@@ -206,9 +244,12 @@ def check_alerts_cmd(
 
 
 @serve_app.command("purge")
+@aliases(OLD_DATABASE)
 def purge_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Count, delete nothing."),
-    now: str | None = typer.Option(None, "--now", help="Purge as of this time [now]."),
+    now: str | None = typer.Option(
+        None, "--now", metavar="TIME", help="Purge as of this time.", show_default="now"
+    ),
     database_url: str | None = DATABASE,
     config: Path | None = CONFIG,
 ) -> None:

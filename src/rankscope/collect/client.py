@@ -14,7 +14,7 @@ dropped and counted. ``flush()`` waits until everything collected so far is sent
 flushes (up to ``close_timeout``) and stops; both run at interpreter exit.
 
 ``MetricsClient.local("metrics.sqlite", user="me")`` writes to a SQLite file instead, with the
-service's own code (no HTTP; ``rankscope serve -d sqlite:///metrics.sqlite`` reads it).
+service's own code (no HTTP; ``rankscope serve --database-url sqlite:///metrics.sqlite`` reads it).
 """
 
 from __future__ import annotations

@@ -53,6 +53,8 @@ class Column:
     cell: Callable[[ConfigResult], str] | None = None
     #: left out first when the table is wider than the terminal (0: always shown)
     drop_rank: int = 0
+    #: the numbers a CSV row gives for a column that shows several (an interval's ends)
+    parts: tuple[tuple[str, Callable[[ConfigResult], float | None]], ...] = ()
 
     def text(self, value: float | None) -> str:
         if value is not None and self.show is not None:
@@ -77,6 +79,7 @@ __all__ = [
     "quality_statistics",
     "render_table",
     "statistics_columns",
+    "to_csv",
     "to_json",
     "to_markdown",
 ]
@@ -172,7 +175,21 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
             return "-"
         return f"[{found[0]:.4f}, {found[1]:.4f}]"
 
-    cols = [Column("95% CI", lambda c: None, "none", 4, cell=interval)]
+    def end(i: int) -> Callable[[ConfigResult], float | None]:
+        return lambda c: None if (found := row(c)) is None else found[i]
+
+    def number(field: str) -> Callable[[ConfigResult], float | None]:
+        def value(config: ConfigResult) -> float | None:
+            try:
+                found = getattr(stats.row(config.name), field)
+            except KeyError:
+                return None
+            return None if found is None else float(found)
+
+        return value
+
+    parts = (("95% CI low", end(0)), ("95% CI high", end(1)))
+    cols = [Column("95% CI", lambda c: None, "none", 4, cell=interval, parts=parts)]
     if not stats.compared:
         return cols
 
@@ -194,8 +211,8 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
         except KeyError:
             return "-"
 
-    cols.append(Column("Δ best", lambda c: None, "none", 4, cell=delta))
-    cols.append(Column("p", lambda c: None, "none", 4, cell=p_value))
+    cols.append(Column("Δ best", number("delta"), "none", 4, cell=delta))
+    cols.append(Column("p", number("p_value"), "none", 4, cell=p_value))
     return cols
 
 
@@ -446,6 +463,28 @@ def _md_table(rows: Sequence[ConfigResult], cols: Sequence[Column]) -> str:
 
 def to_json(result: BenchmarkResult) -> str:
     return result.to_json()
+
+
+def to_csv(result: BenchmarkResult, *, view: ViewName | None = None) -> str:
+    """The comparison as CSV: one row per configuration that ran, the table's columns (every
+    one, none left out for width) at full precision (``repr`` of the float; empty where the
+    table shows ``-``); the interval as two columns, ``95% CI low`` and ``95% CI high``; ``Δ
+    best`` is empty on the best configuration's row."""
+    import csv
+    import io
+
+    chosen = view or result.default_view
+    cols = columns(result, chosen)
+    cells: list[tuple[str, Callable[[ConfigResult], float | None]]] = []
+    for col in cols:
+        cells.extend(col.parts or ((col.header, col.value),))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["configuration", *(header for header, _ in cells)])
+    for config in result.successful:
+        values = (value(config) for _, value in cells)
+        writer.writerow([config.name, *("" if v is None else repr(float(v)) for v in values)])
+    return out.getvalue()
 
 
 def _skipped_note(config: ConfigResult, view: ViewName) -> str:
