@@ -56,7 +56,7 @@ def test_json_and_filters(capsys: pytest.CaptureFixture[str]) -> None:
     ]
     assert data["filters"] == ["losses", "|Δ| >= 0.05"] and data["counts"]["queries"] == 10
     code, text, _ = run_cli(
-        capsys, QRELS, BM25, DENSE, "--query-id", "105,101", "-k", "3", "-f", "json"
+        capsys, QRELS, BM25, DENSE, "--query-id", "105,101", "--rows", "3", "-f", "json"
     )
     data = json.loads(text)
     assert [q["query_id"] for q in data["queries"]] == ["105", "101"] and data["depth"] == 3
@@ -128,7 +128,7 @@ def test_pool_with_nothing_unjudged(tmp_path: Path, capsys: pytest.CaptureFixtur
         QRELS,
         BM25,
         DENSE,
-        "-k",
+        "--rows",
         "20",
         "--queries",
         str(queries),
@@ -169,7 +169,7 @@ def test_cranfield_with_texts(capsys: pytest.CaptureFixture[str]) -> None:
         ([QRELS, BM25, DENSE, "--view", "all"], "--view applies to a benchmark"),
         ([QRELS, BM25, DENSE, "--category", "x"], "these queries have no categories"),
         ([QRELS, BM25, DENSE, "--query-id", "999"], "no query '999'"),
-        ([QRELS, BM25, DENSE, "-k", "0"], "at least 1"),
+        ([QRELS, BM25, DENSE, "--rows", "0"], "at least 1"),
         ([QRELS, BM25, DENSE, "--corpus", "none.jsonl"], "none.jsonl: corpus file not found"),
     ],
 )

@@ -12,21 +12,19 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 
-from rankscope.cli.options import RelLevelOption
+from rankscope.cli.options import Format, RelLevelOption
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.diff import RunDiff
 
 
-class DiffFormat(StrEnum):
-    table = "table"
-    json = "json"
-    markdown = "markdown"
+#: what ``diff --format`` writes
+DiffFormat = Literal[Format.table, Format.json, Format.markdown]
 
 
 class OnlyChoice(StrEnum):
@@ -80,8 +78,7 @@ def diff_command(
     ),
     depth: int | None = typer.Option(
         None,
-        "--depth",
-        "-k",
+        "--rows",
         metavar="N",
         help="Rows shown per list (default: the measure's cutoff, 10 for ndcg@10; 10 for a "
         "measure without one). The measure is computed as always.",
@@ -153,13 +150,14 @@ def diff_command(
         show_default=False,
     ),
     output_format: DiffFormat = typer.Option(
-        DiffFormat.table, "--format", "-f", help="table, json or markdown."
+        Format.table, "--format", "-f", help="table, json or markdown."
     ),
 ) -> None:
-    """Per-query differences between two runs: the queries sorted by the change of a measure
-    (biggest losses and wins first), each with both ranked lists side by side (document,
-    title, grade or unjudged, its move between the lists) and the relevant documents neither
-    shows.
+    """Per-query differences between two runs, with both ranked lists side by side.
+
+    The queries sorted by the change of a measure (biggest losses and wins first), each with
+    both ranked lists side by side (document, title, grade or unjudged, its move between the
+    lists) and the relevant documents neither shows.
 
     `rankscope diff OUT_DIR CONFIG_A CONFIG_B` compares two configurations of a benchmark,
     from its run files, categories and suite texts.
@@ -197,9 +195,9 @@ def diff_command(
     )
     if pool_unjudged is not None:
         _write_pool(diff, pool_unjudged)
-    if output_format is DiffFormat.json:
+    if output_format is Format.json:
         sys.stdout.write(render.to_json(diff) + "\n")
-    elif output_format is DiffFormat.markdown:
+    elif output_format is Format.markdown:
         sys.stdout.write(render.to_markdown(diff))
     else:
         render.print_table(diff)

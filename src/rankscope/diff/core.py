@@ -138,8 +138,8 @@ class Side:
 @dataclass(frozen=True, slots=True)
 class QueryDiff:
     """One query: both sides, ``delta`` = B's value minus A's, and its outcome for B (a tie is
-    equal values up to rounding, as ``stats`` counts ties). ``same_top`` is true when both lists shown are identical;
-    ``missed`` lists the relevant documents in neither list shown."""
+    equal values up to rounding, as ``stats`` counts ties). ``same_top`` is true when both
+    lists shown are identical; ``missed`` lists the relevant documents in neither list shown."""
 
     query_id: str
     a: Side
