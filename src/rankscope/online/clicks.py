@@ -159,6 +159,15 @@ class GradeThresholds:
     def grade(self, value: float) -> int:
         return int(value >= self.one) + int(value >= self.two) + int(value >= self.three)
 
+    def grades(self, values: NDArray[np.float64]) -> NDArray[np.int64]:
+        """:meth:`grade` of every value of an array."""
+        out: NDArray[np.int64] = (
+            (values >= self.one).astype(np.int64)
+            + (values >= self.two).astype(np.int64)
+            + (values >= self.three).astype(np.int64)
+        )
+        return out
+
 
 DEFAULT_THRESHOLDS: dict[Model, GradeThresholds] = {
     "ctr": GradeThresholds(0.02, 0.08, 0.25),
