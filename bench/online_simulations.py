@@ -324,10 +324,6 @@ def ab_intro(lines: list[str]) -> None:
         "under the true grades (the A/A row's differs from 0 by sampling); Δ (labels): the "
         "same under the labels.",
         "",
-        "Paired needs queries seen in both arms (at least 20 here): with 50 records per arm "
-        "over 50 Zipf-distributed queries there are rarely enough, and the verdict is "
-        "`insufficient_data`.",
-        "",
     ]
 
 
