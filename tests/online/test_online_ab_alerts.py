@@ -9,13 +9,15 @@ from scipy import stats
 from rankscope.errors import InputError
 from rankscope.online.ab import compare_arms, compare_arms_paired
 from rankscope.online.alerts import ewma_chart, window_change
-from rankscope.online.calibration import calibrate_threshold
+from rankscope.online.calibration import calibrate_threshold, fit_grade_thresholds
+from rankscope.online.clicks import GradeThresholds
 from rankscope.online.sampling import (
     CollectedQuery,
     ShownDocument,
     sample_for_judging,
     stratify,
 )
+from rankscope.stats import cohen_kappa
 
 
 def test_unpaired_comparison_and_minimum_sample() -> None:
@@ -104,6 +106,41 @@ def test_calibration_finds_the_threshold_the_labels_follow() -> None:
     assert result.n == 600 and result.positives == sum(labels)
     with pytest.raises(InputError, match="length"):
         calibrate_threshold([0.1], [True, False])
+
+
+def test_grade_thresholds_fitted_to_labels() -> None:
+    values = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+    # separable: each grade's values above the last grade's; the fit reaches kappa 1 with
+    # thresholds between the groups (quantiles of the values: 100 levels, so off the data)
+    perfect = fit_grade_thresholds(values, [0, 0, 1, 1, 2, 2, 3, 3])
+    assert perfect.kappa == 1.0 and (perfect.n, perfect.candidates) == (8, 100)
+    t = perfect.thresholds
+    assert 0.2 < t.one <= 0.3 and 0.4 < t.two <= 0.5 and 0.6 < t.three <= 0.7
+    assert (t.one, t.two, t.three) == pytest.approx((0.2316831683, 0.4396039604, 0.6059405941))
+    # not separable: the search finds the best of every non-decreasing triple of cut points
+    labels = [0, 1, 0, 1, 2, 3, 2, 3]
+    fitted = fit_grade_thresholds(values, labels)
+    cuts = [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85]
+    brute = max(
+        cohen_kappa(labels, GradeThresholds(a, b, c).grades(np.asarray(values)).tolist(), "linear")
+        or -1.0
+        for i, a in enumerate(cuts)
+        for j, b in enumerate(cuts[i:], start=i)
+        for c in cuts[j:]
+    )
+    assert fitted.kappa == pytest.approx(brute) == pytest.approx(9 / 11)
+    assert GradeThresholds(0.1, 0.2, 0.3).grades(np.asarray([0.05, 0.1, 0.25, 0.3])).tolist() == [
+        0,
+        1,
+        2,
+        3,
+    ]
+    with pytest.raises(InputError, match="length"):
+        fit_grade_thresholds([0.1], [0, 1])
+    with pytest.raises(InputError, match="needs labelled values"):
+        fit_grade_thresholds([], [])
+    with pytest.raises(InputError, match="at least two grades"):
+        fit_grade_thresholds([0.1, 0.2], [2, 2])
 
 
 def _q(key: str, freq: int, **extra: object) -> CollectedQuery:

@@ -1,5 +1,5 @@
 """Click models on hand-computed logs, explicit feedback, and on simulated traffic with known
-grades."""
+grades: the figures docs/service.md publishes, recomputed in their setting."""
 
 from __future__ import annotations
 
@@ -8,16 +8,29 @@ import pytest
 
 from rankscope.errors import InputError
 from rankscope.online.clicks import (
+    DEFAULT_THRESHOLDS,
+    MODELS,
     ClickLog,
     Feedback,
     GradeThresholds,
+    Model,
     Shown,
     click_judgments,
     position_prior,
 )
 from rankscope.online.queries import normalise_query, query_key
 from rankscope.stats import cohen_kappa
-from rankscope.testing.traffic import Universe, browse, rank
+from rankscope.testing.click_study import (
+    POPULATIONS,
+    REPORT_SEED,
+    TUNING_SEED,
+    Agreement,
+    Setting,
+    agreements,
+    draw,
+    fit,
+    rounded,
+)
 
 
 def session(name: str, docs: list[str], clicked: set[str], query: str = "q") -> list[Shown]:
@@ -103,57 +116,128 @@ def test_duplicate_rows_keep_first_position_and_any_click() -> None:
     assert log.dwell.tolist() == [40.0]
 
 
+#: docs/service.md "How well each model does when its assumptions fail" (report seeds; the
+#: bench's "Every model on every population"): mean linear kappa over 30 logs per population
+DOCS_KAPPA = {
+    "ctr": {
+        "dbn-0.9": 0.7584,
+        "dbn-0.75": 0.7271,
+        "dbn-0.6": 0.6901,
+        "pbm": 0.8221,
+        "flat": 0.7723,
+        "noisy": 0.7108,
+        "good-engine": 0.6616,
+    },
+    "coec": {
+        "dbn-0.9": 0.7161,
+        "dbn-0.75": 0.7110,
+        "dbn-0.6": 0.6999,
+        "pbm": 0.8115,
+        "flat": 0.6168,
+        "noisy": 0.6055,
+        "good-engine": 0.4553,
+    },
+    "dbn": {
+        "dbn-0.9": 0.8851,
+        "dbn-0.75": 0.8495,
+        "dbn-0.6": 0.7864,
+        "pbm": 0.7565,
+        "flat": 0.6227,
+        "noisy": 0.6966,
+        "good-engine": 0.8681,
+    },
+}
+#: the population each model's default thresholds were chosen on (fitted there, or kept)
+TUNED_ON = {"ctr": "flat", "coec": "noisy", "dbn": "dbn-0.9"}
+
+
 @pytest.fixture(scope="module")
-def simulated() -> tuple[ClickLog, dict[tuple[str, str], int]]:
-    universe = Universe.make(40, 20, seed=1)
-    rng = np.random.default_rng(2)
-    rows = []
-    for s in range(12_000):
-        query = universe.draw(rng)
-        ranking = rank(query, 1.5, rng)
-        clicks = {c.doc: c for c in browse(ranking, query.grades, rng)}
-        for position, doc in enumerate(ranking, start=1):
-            click = clicks.get(doc)
-            rows.append(
-                Shown(
-                    f"s{s}",
-                    query.text,
-                    doc,
-                    position,
-                    click is not None,
-                    click.dwell if click else None,
-                )
-            )
-    truth = {(q.text, d): g for q in universe.queries for d, g in q.grades.items()}
-    return ClickLog.from_shown(rows), truth
+def report() -> dict[tuple[str, str, Model], Agreement]:
+    """Every model with its default thresholds on the 30 report logs of every population."""
+    seeds = range(REPORT_SEED, REPORT_SEED + 30)
+    return agreements(POPULATIONS, {"defaults": DEFAULT_THRESHOLDS}, Setting(), seeds)
 
 
-@pytest.mark.parametrize("model", ["ctr", "coec", "dbn"])
+@pytest.mark.slow
 def test_grades_agree_with_the_truth_on_simulated_traffic(
-    model: str, simulated: tuple[ClickLog, dict[tuple[str, str], int]]
+    report: dict[tuple[str, str, Model], Agreement],
 ) -> None:
-    log, truth = simulated
-    graded = click_judgments(log, model).graded()  # type: ignore[arg-type]
-    kappa = cohen_kappa(
-        [truth[(j.query, j.doc)] for j in graded], [j.grade for j in graded], "linear"
+    """The table of docs/service.md "How well each model does when its assumptions fail", in
+    its setting (30,000 sessions over 60 queries per log, 30 logs per population, seeds
+    2000-2029, default thresholds), pinned to four decimals; and what the text says of it.
+    (About 20 s of CPU; the choice of the thresholds on other seeds is the bench's, whose
+    outcome test_default_thresholds_are_the_studys_choice pins.)"""
+    means = {
+        m: {p.name: round(report[("defaults", p.name, m)].mean, 4) for p in POPULATIONS}
+        for m in MODELS
+    }
+    assert means == DOCS_KAPPA
+    dbn = report[("defaults", "flat", "dbn")].interval()
+    assert (round(dbn.low, 2), round(dbn.high, 2)) == (0.62, 0.63)
+
+    def others(model: Model) -> float:
+        return float(np.mean([v for p, v in DOCS_KAPPA[model].items() if p != TUNED_ON[model]]))
+
+    # the DBN is the best default out of sample: 0.76, against 0.73 (CTR) and 0.67 (COEC)
+    assert (round(others("dbn"), 2), round(others("ctr"), 2), round(others("coec"), 2)) == (
+        0.76,
+        0.73,
+        0.67,
     )
-    assert len(graded) > 500
-    assert kappa is not None and kappa > 0.65
+    # ... but not where its assumptions fail: position-based users and flatter attractiveness
+    for population in ("pbm", "flat"):
+        assert DOCS_KAPPA["ctr"][population] > DOCS_KAPPA["dbn"][population] + 0.05
+    # it grades only pairs examined ten times: about half of them on the better engine
+    assert report[("defaults", "good-engine", "dbn")].mean_pairs == pytest.approx(604, abs=1)
+    assert report[("defaults", "dbn-0.9", "ctr")].mean_pairs == 1200
     # a grade that ignores the clicks agrees by chance only
-    shuffled = [j.grade for j in graded]
+    sim = draw(POPULATIONS[0], Setting(), REPORT_SEED)
+    graded = click_judgments(sim.log, "dbn").graded()
+    shuffled = [j.grade or 0 for j in graded]
     np.random.default_rng(0).shuffle(shuffled)
-    chance = cohen_kappa([truth[(j.query, j.doc)] for j in graded], shuffled, "linear")
+    chance = cohen_kappa([sim.truth[(j.query, j.doc)] for j in graded], shuffled, "linear")
     assert chance is not None and abs(chance) < 0.1
 
 
-def test_satisfaction_by_dwell_time(simulated: tuple[ClickLog, dict[tuple[str, str], int]]) -> None:
-    log, truth = simulated
-    by_dwell = click_judgments(log, "dbn", satisfied_dwell_seconds=30).graded()
-    kappa = cohen_kappa(
-        [truth[(j.query, j.doc)] for j in by_dwell], [j.grade for j in by_dwell], "linear"
+def test_default_thresholds_are_the_studys_choice() -> None:
+    """The bench ("Candidate thresholds") chose the CTR's thresholds fitted on the flat
+    population, the COEC's fitted on the noisy one (both to two significant digits) and kept
+    the DBN's: the fits on the tuning seeds give exactly the defaults."""
+    setting = Setting()
+    tuning = range(TUNING_SEED, TUNING_SEED + 5)
+    by_name = {p.name: p for p in POPULATIONS}
+    ctr = fit(by_name["flat"], "ctr", setting, tuning).thresholds
+    coec = fit(by_name["noisy"], "coec", setting, tuning).thresholds
+    assert rounded(ctr) == DEFAULT_THRESHOLDS["ctr"]
+    assert rounded(coec) == DEFAULT_THRESHOLDS["coec"]
+    assert {
+        "ctr": GradeThresholds(0.062, 0.12, 0.18),
+        "coec": GradeThresholds(0.67, 0.98, 1.3),
+        "dbn": GradeThresholds(0.09, 0.2, 0.5),
+    } == DEFAULT_THRESHOLDS
+
+
+def test_satisfaction_by_dwell_time() -> None:
+    """The simulated users dwell 40-120 s after a satisfying click, 2-20 s otherwise, so with
+    ``satisfied_dwell_seconds`` the DBN counts exactly the satisfying clicks; the last click is
+    not always one (a user may stop unsatisfied), so last-click satisfaction runs higher, and
+    the default thresholds were chosen for it: with the dwell rule they grade lower and agree
+    less (docs/service.md: refit the thresholds). The first report log of dbn-0.9 users."""
+    sim = draw(POPULATIONS[0], Setting(), REPORT_SEED)
+    by_dwell = click_judgments(sim.log, "dbn", satisfied_dwell_seconds=30)
+    by_last = click_judgments(sim.log, "dbn")
+    assert sum(j.satisfied for j in by_dwell.judgments) < sum(
+        j.satisfied for j in by_last.judgments
     )
-    # the simulated users dwell 40-120 s after a satisfying click, 2-20 s otherwise
-    assert kappa is not None and kappa > 0.65
+
+    def kappa(**options: float) -> float | None:
+        graded = click_judgments(sim.log, "dbn", **options).graded()  # type: ignore[arg-type]
+        return cohen_kappa(
+            [sim.truth[(j.query, j.doc)] for j in graded], [j.grade or 0 for j in graded], "linear"
+        )
+
+    assert round(kappa() or 0, 4) == 0.872
+    assert round(kappa(satisfied_dwell_seconds=30) or 0, 4) == 0.7827
 
 
 def test_dbn_needs_examinations_not_impressions() -> None:

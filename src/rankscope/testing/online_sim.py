@@ -5,14 +5,21 @@ simulations.py`` prints them.
 
 An arm is an engine with a ranking noise (:func:`rankscope.testing.traffic.rank`): equal noise
 is an A/A test (no true difference), lower noise a truly better arm. Per-record nDCG@10 comes
-from ``rankscope.evaluate`` against the true grades.
+from ``rankscope.evaluate`` against the true grades, or against noisier labels
+(:class:`Labels`): click grades (:func:`click_labels`, the service's ``judgments=clicks``) or
+the score-threshold heuristic of records without judgments (:class:`ScoreLabels`).
+
+A rate over repetitions (:class:`Rate`) carries its count and a 95% Wilson interval
+(``scipy.stats.binomtest(...).proportion_ci``, as the service's rates): 200 repetitions leave
+a standard error of up to 0.035.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,8 +29,18 @@ from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
 from rankscope.online.ab import compare_arms, compare_arms_paired
+from rankscope.online.clicks import Model, click_judgments
 from rankscope.online.interleaving import InterleavingSummary, summarise
-from rankscope.testing.traffic import Universe, browse, rank
+from rankscope.stats import Interval
+from rankscope.testing.traffic import (
+    DBN_USER,
+    SimQuery,
+    Universe,
+    UserModel,
+    browse,
+    rank,
+    simulate_clicks,
+)
 
 
 @dataclass(frozen=True)
@@ -41,9 +58,73 @@ class ArmPool:
         return out
 
 
-def arm_pool(universe: Universe, noise: float, n: int, seed: int, depth: int = 10) -> ArmPool:
-    """``n`` records of an arm with ranking ``noise``, scored in one ``evaluate()`` call."""
+class Labels(Protocol):
+    """The judgments a record is scored against: ``{doc: grade}`` for one shown ranking."""
+
+    def __call__(
+        self, query: SimQuery, ranking: Sequence[str], rng: np.random.Generator
+    ) -> dict[str, int]: ...
+
+
+@dataclass(frozen=True)
+class FixedLabels:
+    """The same grades for every record of a query (by query text), e.g. click grades; a
+    shown document without one counts as not relevant (grade 0)."""
+
+    grades: Mapping[str, Mapping[str, int]]
+
+    def __call__(
+        self, query: SimQuery, ranking: Sequence[str], rng: np.random.Generator
+    ) -> dict[str, int]:
+        return {d: 0 for d in ranking} | dict(self.grades.get(query.text, {}))
+
+
+@dataclass(frozen=True)
+class ScoreLabels:
+    """The heuristic of records without judgments: a shown document is relevant (grade 1)
+    when its score reaches ``threshold``; the score follows the true grade loosely, drawn
+    afresh for every record: ``0.35 + 0.15 * grade + N(0, sd)``. Documents not shown are
+    unknown (the ideal ranking has only the shown ones)."""
+
+    sd: float = 0.1
+    threshold: float = 0.5
+
+    def __call__(
+        self, query: SimQuery, ranking: Sequence[str], rng: np.random.Generator
+    ) -> dict[str, int]:
+        grades = np.asarray([query.grades[d] for d in ranking], dtype=np.float64)
+        scores = 0.35 + 0.15 * grades + rng.normal(0.0, self.sd, grades.size)
+        return {d: int(s >= self.threshold) for d, s in zip(ranking, scores, strict=True)}
+
+
+def click_labels(
+    universe: Universe,
+    sessions: int,
+    *,
+    model: Model = "dbn",
+    user: UserModel = DBN_USER,
+    noise: float = 1.5,
+    seed: int = 0,
+) -> FixedLabels:
+    """The click grades (default thresholds, ``model``) of a log of ``sessions`` simulated
+    sessions on ``universe`` (an engine with ranking ``noise``, browsed by ``user``)."""
+    sim = simulate_clicks(universe, sessions, user, noise=noise, seed=seed)
+    return FixedLabels(click_judgments(sim.log, model).qrels_dict())
+
+
+def arm_pool(
+    universe: Universe,
+    noise: float,
+    n: int,
+    seed: int,
+    depth: int = 10,
+    labels: Labels | None = None,
+) -> ArmPool:
+    """``n`` records of an arm with ranking ``noise``, scored in one ``evaluate()`` call
+    against the true grades, or against ``labels`` (drawn from their own generator, so the
+    same ``seed`` gives the same rankings whatever the labels)."""
     rng = np.random.default_rng(seed)
+    label_rng = np.random.default_rng((seed, 1))
     qrels: dict[str, dict[str, int]] = {}
     run: dict[str, dict[str, float]] = {}
     queries = []
@@ -51,8 +132,8 @@ def arm_pool(universe: Universe, noise: float, n: int, seed: int, depth: int = 1
         q = universe.draw(rng)
         key = f"r{i}"
         queries.append(q.id)
-        qrels[key] = dict(q.grades)
         ranking = rank(q, noise, rng, depth)
+        qrels[key] = dict(q.grades) if labels is None else labels(q, ranking, label_rng)
         run[key] = {d: float(depth - j) for j, d in enumerate(ranking)}
     result = evaluate(Qrels.from_dict(qrels), Run.from_dict(run, name="arm"), ["ndcg@10"])
     per = result.per_query()
@@ -60,17 +141,40 @@ def arm_pool(universe: Universe, noise: float, n: int, seed: int, depth: int = 1
 
 
 @dataclass(frozen=True)
+class Rate:
+    """``hits`` of ``trials`` repetitions, with the 95% Wilson interval."""
+
+    hits: int
+    trials: int
+
+    @property
+    def value(self) -> float:
+        return self.hits / self.trials
+
+    def interval(self, level: float = 0.95) -> Interval:
+        from scipy.stats import binomtest
+
+        ci = binomtest(self.hits, self.trials).proportion_ci(level, method="wilson")
+        return Interval(float(ci.low), float(ci.high), level, "wilson")
+
+    def text(self) -> str:
+        """``0.87 [0.84, 0.90]``: two decimals, as many as the repetitions support."""
+        ci = self.interval()
+        return f"{self.value:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
+
+
+@dataclass(frozen=True)
 class Rates:
     repetitions: int
-    called: float  # share of repetitions naming any winner
-    correct: float  # share naming the truly better arm ("a")
+    called: Rate  # repetitions naming any winner
+    correct: Rate  # repetitions naming the truly better arm ("a")
 
     @classmethod
     def of(cls, verdicts: Sequence[str]) -> Rates:
         """The rates of one verdict per repetition ("a" is the truly better arm)."""
         n = len(verdicts)
         called = sum(v in ("a", "b") for v in verdicts)
-        return cls(n, called / n, sum(v == "a" for v in verdicts) / n)
+        return cls(n, Rate(called, n), Rate(sum(v == "a" for v in verdicts), n))
 
 
 def repeated_ab(
@@ -142,9 +246,9 @@ def repeated_alerts(
     seed: int,
     min_n: int = 30,
     min_delta: float = 0.02,
-) -> float:
-    """Share of repetitions in which :func:`rankscope.online.alerts.window_change` flags a
-    regression of ``current`` against ``baseline`` (paired over queries when it can)."""
+) -> Rate:
+    """Repetitions in which :func:`rankscope.online.alerts.window_change` flags a regression
+    of ``current`` against ``baseline`` (paired over queries when it can)."""
     from rankscope.online.alerts import window_change
 
     rng = np.random.default_rng(seed)
@@ -161,7 +265,7 @@ def repeated_alerts(
             min_delta=min_delta,
         )
         fired += change.regression
-    return fired / repetitions
+    return Rate(fired, repetitions)
 
 
 def interleaving_run(
@@ -204,8 +308,13 @@ def repeated_interleaving(
 
 __all__ = [
     "ArmPool",
+    "FixedLabels",
+    "Labels",
+    "Rate",
     "Rates",
+    "ScoreLabels",
     "arm_pool",
+    "click_labels",
     "interleaving_run",
     "repeated_ab",
     "repeated_ab_clicks",
