@@ -10,7 +10,7 @@ PUBLIC = {
     "ScoreMatrix", "Aligned", "align_scores", "StatsWarning",
     # two systems
     "paired_t", "randomization_test", "bootstrap_test", "wilcoxon_test", "sign_test",
-    "wins_ties_losses", "PairedTest", "WinsTiesLosses",
+    "wins_ties_losses", "PairedTest", "WinsTiesLosses", "equal_up_to_rounding",
     # many systems
     "anova_two_way", "tukey_hsd", "randomized_tukey_hsd", "pairwise", "adjust_pvalues",
     "Anova", "PairResult", "Pairwise", "CORRECTIONS",
