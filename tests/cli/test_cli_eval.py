@@ -179,3 +179,38 @@ def test_bad_format_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     code, _, err = run_cli(capsys, QRELS, BM25, "--format", "xml")
     assert code == 2
     assert "xml" in err
+
+
+def _eval_in_a_fresh_interpreter(env_extra: dict[str, str]) -> dict[str, object]:
+    """``rankscope eval`` in a new interpreter: what OpenBLAS was told, and its threads."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import contextlib, io, json, os\n"
+        "from rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['eval', {QRELS!r}, {BM25!r}, '-f', 'json']) == 0\n"
+        "from threadpoolctl import threadpool_info\n"
+        "blas = [p['num_threads'] for p in threadpool_info() if p['internal_api'] == 'openblas']\n"
+        "print(json.dumps({'env': os.environ.get('OPENBLAS_NUM_THREADS'), 'threads': blas}))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, **env_extra},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_eval_starts_one_blas_thread_unless_told_otherwise() -> None:
+    pytest.importorskip("threadpoolctl")
+    # eval does no linear algebra: OpenBLAS's thread per core would only spin at start-up
+    assert _eval_in_a_fresh_interpreter({}) == {"env": "1", "threads": [1]}
+    assert _eval_in_a_fresh_interpreter({"OPENBLAS_NUM_THREADS": "2"})["env"] == "2"
