@@ -167,7 +167,7 @@ def test_fast_path_parses_in_parts_cut_at_line_ends(
     import rankscope.data.trec as trec
 
     monkeypatch.setattr(trec, "_PART_BYTES", 1000)
-    monkeypatch.setattr(trec.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(trec, "_usable_cpus", lambda: 4)
     text = b"# header\n" + BIG
     parts = trec._parts(text, len(b"# header\n"))
     assert len(parts) == 4

@@ -300,10 +300,18 @@ def _last_field(data: Buffer, sep: bytes, index: int) -> str:
 _PART_BYTES = 1 << 24  # the least text worth a reader of its own
 
 
+def _usable_cpus() -> int:
+    """The cores this process may run on (a container or ``taskset`` may allow fewer than the
+    machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def _parts(data: Buffer, start: int) -> list[tuple[int, int]]:
     """Byte ranges from ``start`` to the end, cut after a line end, one per core at most."""
     n = len(data)
-    count = max(1, min(os.cpu_count() or 1, _MAX_PARTS, (n - start) // _PART_BYTES))
+    count = max(1, min(_usable_cpus(), _MAX_PARTS, (n - start) // _PART_BYTES))
     bounds = [start]
     for k in range(1, count):
         cut = data.find(b"\n", start + (n - start) * k // count) + 1
