@@ -360,7 +360,7 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
         include_columns=used,
         strings_can_be_null=False,
         quoted_strings_can_be_null=False,
-        check_utf8=True,
+        check_utf8=not ascii_only,  # ASCII is UTF-8: no need to check it string by string
     )
 
     def parse(lo: int, hi: int) -> pa.Table:
