@@ -212,5 +212,7 @@ def _eval_in_a_fresh_interpreter(env_extra: dict[str, str]) -> dict[str, object]
 def test_eval_starts_one_blas_thread_unless_told_otherwise() -> None:
     pytest.importorskip("threadpoolctl")
     # eval does no linear algebra: OpenBLAS's thread per core would only spin at start-up
-    assert _eval_in_a_fresh_interpreter({}) == {"env": "1", "threads": [1]}
+    fresh = _eval_in_a_fresh_interpreter({})
+    assert fresh["env"] == "1"
+    assert fresh["threads"] in ([1], [])  # [] where numpy uses another BLAS
     assert _eval_in_a_fresh_interpreter({"OPENBLAS_NUM_THREADS": "2"})["env"] == "2"
