@@ -215,3 +215,40 @@ def test_swapped_qrels_and_run_are_named_as_such(capsys: pytest.CaptureFixture[s
     # a line that is neither gets no guess
     code, _, err = run_cli(capsys, QRELS, str(Path(__file__)))
     assert code == 2 and "looks like" not in err
+
+
+def _eval_in_a_fresh_interpreter(env_extra: dict[str, str]) -> dict[str, object]:
+    """``rankscope eval`` in a new interpreter: what OpenBLAS was told, and its threads."""
+    import os
+    import subprocess
+    import sys
+
+    probe = (
+        "import contextlib, io, json, os\n"
+        "from rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['eval', {QRELS!r}, {BM25!r}, '-f', 'json']) == 0\n"
+        "from threadpoolctl import threadpool_info\n"
+        "blas = [p['num_threads'] for p in threadpool_info() if p['internal_api'] == 'openblas']\n"
+        "print(json.dumps({'env': os.environ.get('OPENBLAS_NUM_THREADS'), 'threads': blas}))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        env={**env, **env_extra},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_eval_starts_one_blas_thread_unless_told_otherwise() -> None:
+    # threadpoolctl: a test dependency (scikit-learn's, and listed in the test extra)
+    # eval does no linear algebra: OpenBLAS's thread per core would only spin at start-up
+    fresh = _eval_in_a_fresh_interpreter({})
+    assert fresh["env"] == "1"
+    assert fresh["threads"] in ([1], [])  # [] where numpy uses another BLAS
+    assert _eval_in_a_fresh_interpreter({"OPENBLAS_NUM_THREADS": "2"})["env"] == "2"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
-from rankscope.data import Run, fingerprints
+from rankscope.data import Run, _build, fingerprints
 from rankscope.data._build import QueryBlocks, build_run
 from rankscope.data._source import Where
 from rankscope.data.fingerprints import find_duplicate, hash_strings
@@ -94,3 +95,90 @@ def test_query_blocks_merge_across_batches() -> None:
         build_run(
             merged, pa.array(["a", "b", "d", "d", "e"]), np.ones(5), name="r", where=Where("x")
         )
+
+
+def _random_rows(seed: int, nan: bool) -> tuple[list[str], list[str], list[float]]:
+    """Queries as blocks in no particular order, with ties, rising scores, ids of mixed
+    lengths and (with ``nan``) NaN scores."""
+    rng = random.Random(seed)
+    qids: list[str] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    for q in rng.sample(range(300), 60):
+        n = rng.randrange(1, 80)
+        names = rng.sample(range(10**6), n)
+        vals = sorted((float(rng.randrange(6)) for _ in range(n)), reverse=rng.random() < 0.8)
+        for name, v in zip(names, vals, strict=True):
+            qids.append(str(q))
+            docs.append("d" * rng.randrange(1, 4) + str(name))
+            scores.append(math.nan if nan and rng.random() < 0.02 else v)
+    return qids, docs, scores
+
+
+def _chunked(values: list[str] | list[float], cut: int) -> pa.ChunkedArray:
+    return pa.chunked_array([pa.array(values[a : a + cut]) for a in range(0, len(values), cut)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_block_copy_matches_the_gather_path(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    qids, docs, scores = _random_rows(seed, nan=seed % 2 == 1)
+    cut = [7, 64, 333, 10**6][seed % 4]  # chunks that end inside query blocks
+    monkeypatch.setattr(_build, "_GATHER_ROWS", 5)  # rows moved a few at a time
+
+    def build() -> Run:
+        return build_run(
+            QueryBlocks.of(pa.array(qids)),
+            _chunked(docs, cut),
+            _chunked(scores, cut),
+            name="r",
+            where=Where("x"),
+        )
+
+    assert _build._copies_blocks(_build._Groups(QueryBlocks.of(pa.array(qids))), pa.array(docs))
+    blocks = build()
+    monkeypatch.setattr(_build, "_BLOCK_ROWS", 10**9)  # the gather path
+    gathered = build()
+    assert blocks.query_ids == gathered.query_ids
+    assert blocks.offsets.tolist() == gathered.offsets.tolist()
+    assert blocks.doc_ids.to_pylist() == gathered.doc_ids.to_pylist()
+    assert blocks.scores.tobytes() == gathered.scores.tobytes()  # NaN included
+    kept_a, kept_b = fingerprints.recall(blocks), fingerprints.recall(gathered)
+    assert kept_a is not None and kept_b is not None
+    assert kept_a.tolist() == kept_b.tolist()
+    if seed % 2 == 0:
+        data: dict[str, dict[str, float]] = {}
+        for q, d, s in zip(qids, docs, scores, strict=True):
+            data.setdefault(q, {})[d] = s
+        expected = Run.from_dict(data, name="r")
+        assert blocks.doc_ids.to_pylist() == expected.doc_ids.to_pylist()
+        assert blocks.scores.tolist() == expected.scores.tolist()
+
+
+@pytest.mark.parametrize("gather_path", [False, True])
+def test_block_copy_names_the_lines_of_a_repeat(
+    monkeypatch: pytest.MonkeyPatch, gather_path: bool
+) -> None:
+    if gather_path:
+        monkeypatch.setattr(_build, "_BLOCK_ROWS", 10**9)
+    qids = ["9"] * 3 + ["10"] * 4
+    docs = ["a", "b", "c", "x", "y", "x", "z"]
+    lines = np.arange(3, 10, dtype=np.int64)
+
+    def build(keep: bool) -> Run:
+        return build_run(
+            pa.chunked_array([pa.array(qids[:4]), pa.array(qids[4:])]),
+            pa.chunked_array([pa.array(docs[:2]), pa.array(docs[2:])]),
+            np.array([3.0, 2, 1, 4, 3, 2, 1]),
+            name="r",
+            where=Where("f"),
+            lines=lines,
+            keep_duplicates=keep,
+        )
+
+    with pytest.raises(FormatError, match=r"f:8: duplicate document 'x' for query '10' "):
+        build(False)
+    with pytest.raises(FormatError, match=r"first seen on line 6\)"):
+        build(False)
+    kept = build(True)
+    assert kept.doc_ids.to_pylist() == ["x", "y", "x", "z", "a", "b", "c"]
+    assert fingerprints.recall(kept) is None  # the cache promises distinct pairs

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rankscope.data import Run
-from rankscope.data._source import Loaded, Warner, Where
+from rankscope.data._source import Loaded, Warner, Where, load
 from rankscope.data.trec import _fast_columns, read_trec_qrels, read_trec_run
 from rankscope.errors import FormatError
 
@@ -90,8 +92,7 @@ def test_qrels_first_comment_skipped_on_fast_path() -> None:
 def test_scan_in_small_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int) -> None:
     import rankscope.data.trec as trec
 
-    real = trec._chunks
-    monkeypatch.setattr(trec, "_chunks", lambda loaded, start: real(loaded, start, size))
+    monkeypatch.setattr(trec, "_SCAN_PIECE", size)
     crlf = tmp_path / "crlf.txt"
     crlf.write_bytes(BODY.replace(b"\n", b"\r\n"))
     lone = tmp_path / "lone.txt"
@@ -129,3 +130,87 @@ def test_fast_path_leaves_a_missing_score_to_the_exact_parser() -> None:
     for fast in (False, True):
         with pytest.raises(FormatError, match=r"r\.txt:61"):
             _run(text, fast)
+
+
+BIG = b"".join(b"%d Q0 d%d %d %d.5 tag\n" % (i // 40, i, i, 40 - i % 40) for i in range(2000))
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        BIG.replace(b"tag\n", b"tag \n", 1),  # a blank at a line's end: an empty runid
+        BIG + b" 99 Q0 x 1 1 tag\n",  # a blank at a line's start
+        BIG.replace(b" Q0 ", b" Q0  ", 1),  # two blanks: an empty rank
+        BIG.replace(b"\n", b"\r\n").replace(b"tag\r\n", b"tag \r\n", 1),  # a blank before CRLF
+        BIG + b"# a comment in the middle\n" + BIG.replace(b" d", b" e"),
+        BIG + b"\n" + BIG.replace(b" d", b" e"),  # a blank line
+    ],
+)
+def test_fast_path_leaves_blanks_in_the_unread_columns_to_the_exact_parser(
+    variant: bytes, same_run: Callable[[Run, Run], None]
+) -> None:
+    # The Q0, rank and runid columns are not converted: the byte scan alone sees their blanks.
+    loaded = Loaded(Where("r.txt"), variant, None)
+    assert _fast_columns(loaded, 6) is None
+    try:
+        exact = _run(variant, fast=False)
+    except FormatError as error:
+        with pytest.raises(FormatError, match=re.escape(str(error))):
+            _run(variant, fast=True)
+    else:
+        same_run(_run(variant, fast=True), exact)
+
+
+def test_fast_path_parses_in_parts_cut_at_line_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, same_run: Callable[[Run, Run], None]
+) -> None:
+    import rankscope.data.trec as trec
+
+    monkeypatch.setattr(trec, "_PART_BYTES", 1000)
+    monkeypatch.setattr(trec, "_usable_cpus", lambda: 4)
+    text = b"# header\n" + BIG
+    parts = trec._parts(text, len(b"# header\n"))
+    assert len(parts) == 4
+    assert parts[0][0] == 9 and parts[-1][1] == len(text)
+    assert all(text[hi - 1 : hi] == b"\n" for _, hi in parts)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(parts))
+    path = tmp_path / "run.txt"
+    path.write_bytes(text)
+    loaded = load(path)  # the file's mapping, as the readers use it
+    cols = _fast_columns(loaded, 6)
+    assert cols is not None and cols.lines is not None and cols.lines[0] == 2
+    fast = read_trec_run(loaded, name=None, strict=True, warn=Warner(None), fast=True)
+    same_run(fast, _run(text, fast=False))
+
+
+def test_fast_path_converts_three_columns_of_ascii_text_and_all_of_other_text(
+    monkeypatch: pytest.MonkeyPatch, same_run: Callable[[Run, Run], None]
+) -> None:
+    import pyarrow.csv as pcsv
+
+    import rankscope.data.trec as trec
+
+    converted: list[list[str]] = []
+    real = pcsv.read_csv
+
+    def spy(*args: object, **kwargs: object) -> object:
+        converted.append(list(args[3].include_columns))  # type: ignore[attr-defined]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(trec.pcsv, "read_csv", spy)
+    same_run(_run(BIG, fast=True), _run(BIG, fast=False))
+    assert converted == [["f0", "f2", "f4"]]
+    accented = BIG.replace(b" d1 ", " dé ".encode())
+    same_run(_run(accented, fast=True), _run(accented, fast=False))
+    assert converted[1] == ["f0", "f1", "f2", "f3", "f4", "f5"]
+
+
+@pytest.mark.parametrize("where", [b" Q0 ", b" tag\n"])
+def test_bytes_that_are_not_utf8_in_unread_columns(where: bytes) -> None:
+    text = BIG.replace(where, where[:-1] + b"\xff" + where[-1:], 1)
+    for fast in (False, True):
+        with pytest.raises(FormatError, match=r"r\.txt:1: text is not valid UTF-8"):
+            _run(text, fast)
+        loaded = Loaded(Where("r.txt"), text, None)
+        lenient = read_trec_run(loaded, name=None, strict=False, warn=Warner(None), fast=fast)
+        assert len(lenient) == 2000 and lenient.name == "tag"

@@ -35,6 +35,20 @@ def test_align_joins_grades_in_trec_order() -> None:
     assert a.query_index().tolist() == [0, 0, 0, 0, 1, 1]
 
 
+def test_dense_grades_are_made_only_for_the_measures_that_read_them() -> None:
+    from rankscope.metrics.evaluate import score_run
+    from rankscope.metrics.names import parse_measures
+
+    # map, P, recall and mrr read the judged rows only: no grade array as long as the run
+    sparse = score_run(QRELS, RUN, parse_measures(["map", "P@2", "recall@3", "mrr"]))
+    aligned = sparse.contexts[1].aligned
+    assert aligned.judged_grades.tolist() == [0, -1, 1, 1]
+    assert aligned._dense == []
+    assert aligned.grades.tolist() == [0, UNJUDGED, -1, 1, UNJUDGED, 1]  # made when asked
+    dense = score_run(QRELS, RUN, parse_measures(["ndcg", "bpref"]))
+    assert dense.contexts[1].aligned._dense != []
+
+
 def test_align_depth_then_judged_only() -> None:
     a = align(QRELS, RUN, depth=3, judged_only=True)
     # depth keeps b, e, c; -J then drops e (not in qrels) and c (negative grade: unjudged)

@@ -21,7 +21,13 @@ from typing import TYPE_CHECKING, Literal
 
 import typer
 
-from rankscope.cli.options import DepthOption, Format, JudgedOnlyOption, RelLevelOption
+from rankscope.cli.options import (
+    DepthOption,
+    Format,
+    JudgedOnlyOption,
+    RelLevelOption,
+    no_blas_threads,
+)
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:
@@ -68,6 +74,7 @@ def eval_command(
     ),
 ) -> None:
     """Score runs against qrels: trec_eval's measures and more, several runs side by side."""
+    no_blas_threads()  # before numpy is imported
     from rankscope.metrics.evaluate import DEFAULT_MEASURES, evaluate
     from rankscope.metrics.names import parse_measures
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import os
 import sys
 import types
 import typing
@@ -43,6 +44,18 @@ class View(StrEnum):
 
     answered = "answered"
     all = "all"
+
+
+def no_blas_threads() -> None:
+    """One OpenBLAS thread for a command that does no linear algebra (``eval``).
+
+    numpy loads OpenBLAS, which starts a thread per core that spins for a while before it
+    sleeps (about 50 ms of CPU at start-up here, more where cores are many). Its thread count
+    is read once, when numpy is first imported, so this must run before that; a value the user
+    set is kept.
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 # -- evaluation, as trec_eval's flags (eval, compare) -----------------------------------------

@@ -43,7 +43,7 @@ def recall(run: Run) -> npt.NDArray[np.uint64] | None:
 _K1 = np.uint64(0x9E3779B97F4A7C15)
 _K2 = np.uint64(0xBF58476D1CE4E5B9)
 _K3 = np.uint64(0x94D049BB133111EB)
-_CHUNK = 1 << 18
+_CHUNK = 1 << 14  # rows per step: every temporary stays small enough to be reused (and in cache)
 _WORD_MASKS = np.array(
     [0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [(1 << 64) - 1], dtype=np.uint64
 )
@@ -105,39 +105,46 @@ def _hash_chunk(values: pa.Array, out: npt.NDArray[np.uint64]) -> None:
     bufs = values.buffers()
     offs = np.frombuffer(bufs[1], dtype=np.int32)[values.offset : values.offset + n + 1]
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
+    scratch = np.zeros(0, dtype=np.uint8)
+    for a in range(0, n, _CHUNK):  # in pieces: no temporaries as long as the column
+        b = min(n, a + _CHUNK)
+        need = int(offs[b]) - int(offs[a]) + 8
+        if scratch.shape[0] < need:
+            scratch = np.zeros(max(need, 2 * scratch.shape[0]), dtype=np.uint8)
+        out[a:b] = _hash_rows(data, offs[a : b + 1], scratch)
+
+
+def _hash_rows(
+    data: npt.NDArray[np.uint8], offs: npt.NDArray[np.int32], scratch: npt.NDArray[np.uint8]
+) -> npt.NDArray[np.uint64]:
+    """The hashes of the strings between consecutive offsets ``offs`` into ``data``;
+    ``scratch``: room for their bytes and 8 more."""
     lens = np.diff(offs)
     lo, hi = int(lens.min()), int(lens.max())
+    first, stop = int(offs[0]), int(offs[-1])
     if lo == hi:
-        base = int(offs[0])
-        for a in range(0, n, _CHUNK):
-            b = min(n, a + _CHUNK)
-            mat = data[base + a * lo : base + b * lo].reshape(b - a, lo)
-            out[a:b] = _hash_words(mat, lens[a:b])
-        return
+        return _hash_words(data[first:stop].reshape(lens.shape[0], lo), lens)
     # Mixed lengths: read each string's 8-byte words straight from the buffer (overlapping
     # little-endian loads, masked to the string's end), which gives exactly the words of the
     # zero-padded rows above, without building a padded matrix.
-    first, stop = int(offs[0]), int(offs[-1])
-    padded = np.zeros(stop - first + 8, dtype=np.uint8)
+    padded = scratch[: stop - first + 8]
     padded[: stop - first] = data[first:stop]
+    padded[stop - first :] = 0
     words = np.ndarray(shape=(stop - first + 1,), dtype="<u8", buffer=padded, strides=(1,))
-    starts = offs.astype(np.int64) - first
-    lengths = lens.astype(np.int64)
-    for a in range(0, n, _CHUNK):
-        b = min(n, a + _CHUNK)
-        st, ln = starts[a:b], lengths[a:b]
-        h = ln.astype(np.uint64)
-        h *= _K1
-        for j in range(0, max(int(ln.max()), 1), 8):
-            if j == 0:
-                h ^= words[st] & _WORD_MASKS[np.minimum(ln, 8)]
-                _mix(h)
-            else:
-                rows = np.flatnonzero(ln > j)
-                part = h[rows] ^ (words[st[rows] + j] & _WORD_MASKS[np.minimum(ln[rows] - j, 8)])
-                _mix(part)
-                h[rows] = part
-        out[a:b] = h
+    st = offs[:-1].astype(np.int64) - first
+    ln = lens.astype(np.int64)
+    h = ln.astype(np.uint64)
+    h *= _K1
+    for j in range(0, max(hi, 1), 8):
+        if j == 0:
+            h ^= words[st] & _WORD_MASKS[np.minimum(ln, 8)]
+            _mix(h)
+        else:
+            rows = np.flatnonzero(ln > j)
+            part = h[rows] ^ (words[st[rows] + j] & _WORD_MASKS[np.minimum(ln[rows] - j, 8)])
+            _mix(part)
+            h[rows] = part
+    return h
 
 
 def pair_key_bits(num_queries: int) -> int:
@@ -146,16 +153,28 @@ def pair_key_bits(num_queries: int) -> int:
 
 
 def pair_keys(
-    row_query: npt.NDArray[np.integer], docs: StrArray, num_queries: int
+    row_query: npt.NDArray[np.integer] | None,
+    docs: StrArray,
+    num_queries: int,
+    *,
+    offsets: npt.NDArray[np.int64] | None = None,
 ) -> npt.NDArray[np.uint64]:
     """Per row, a 64-bit (query, doc) fingerprint: the query number in the top
     :func:`pair_key_bits` bits, the doc id's :func:`hash_strings` below.  Equal pairs give equal
-    keys; unequal pairs almost never do (callers compare the strings of matches)."""
+    keys; unequal pairs almost never do (callers compare the strings of matches).
+
+    The query of each row is ``row_query``, or, for rows grouped by query in order, read from
+    the groups' ``offsets`` a piece at a time (no array of query numbers per row)."""
     qbits = pair_key_bits(num_queries)
     k = hash_strings(docs)
     k >>= np.uint64(qbits)
     for a in range(0, len(k), _CHUNK):  # in pieces: no 10M-row temporaries
-        part = row_query[a : a + _CHUNK].astype(np.uint64)
+        if row_query is not None:
+            part = row_query[a : a + _CHUNK].astype(np.uint64)
+        else:
+            assert offsets is not None
+            rows = np.arange(a, min(a + _CHUNK, len(k)))
+            part = (np.searchsorted(offsets, rows, side="right") - 1).astype(np.uint64)
         part <<= np.uint64(64 - qbits)
         k[a : a + _CHUNK] |= part
     return k
@@ -166,10 +185,14 @@ def find_duplicate(
     docs: StrArray,
     num_queries: int,
     pair_keys_: npt.NDArray[np.uint64] | None = None,
+    *,
+    scratch: npt.NDArray[np.uint64] | None = None,
 ) -> tuple[int, int] | None:
     """``(first_row, repeat_row)`` of the earliest repeated (query, doc) pair, else ``None``.
 
-    ``pair_keys_`` are the rows' :func:`pair_keys` when the caller already has them (left intact).
+    ``pair_keys_`` are the rows' :func:`pair_keys` when the caller already has them (left
+    intact); they are sorted in ``scratch`` (as long as they) when given, which the caller can
+    reuse afterwards.
     """
     n = len(docs)
     if n < 2:
@@ -177,17 +200,24 @@ def find_duplicate(
 
     def keys() -> npt.NDArray[np.uint64]:
         if pair_keys_ is not None:
-            return pair_keys_.copy()
+            if scratch is None:
+                return pair_keys_.copy()
+            np.copyto(scratch, pair_keys_)
+            return scratch
         return pair_keys(row_query, docs, num_queries)
 
     ks = keys()
     ks.sort()  # in place: at 10M rows every copy costs 80 MB
-    same = ks[1:] == ks[:-1]
-    if not same.any():
+    repeats = [np.zeros(0, dtype=np.uint64)]
+    for a in range(0, n - 1, _CHUNK):  # in steps: no mask as long as the keys
+        b = min(n - 1, a + _CHUNK)
+        later = ks[a + 1 : b + 1]
+        repeats.append(later[later == ks[a:b]])
+    suspects = np.unique(np.concatenate(repeats))
+    if not suspects.shape[0]:
         return None
-    suspects = np.unique(ks[1:][same])
-    del ks, same
-    rows = np.flatnonzero(np.isin(keys(), suspects))
+    del ks, repeats
+    rows = np.flatnonzero(np.isin(pair_keys_ if pair_keys_ is not None else keys(), suspects))
     names = docs.take(numpy_array(rows)).to_pylist()
     seen: dict[tuple[int, str], int] = {}
     best: tuple[int, int] | None = None

@@ -33,10 +33,11 @@ give identical results.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import IO, Any
@@ -48,7 +49,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from rankscope.data._build import QueryBlocks, build_qrels, build_run
-from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load
+from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load, release_pages
 from rankscope.data.arrow import numpy_array, string_array, string_scalar, to_numpy
 from rankscope.data.numbers import (
     c_atof,
@@ -84,14 +85,15 @@ def _swapped(words: list[bytes], *, run: bool = False) -> str:
 
 
 _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast
-_CSV_BLOCK = 1 << 22  # pyarrow parses blocks of this size on separate threads
+_CSV_BLOCK = 1 << 22  # pyarrow's blocks: the chunks of the columns
+_MAX_PARTS = 8
 
 
 @dataclass(slots=True)
 class _Columns:
     qids: pa.Array | pa.ChunkedArray | QueryBlocks
     docs: pa.Array | pa.ChunkedArray
-    values: npt.NDArray[np.float64] | npt.NDArray[np.int64]
+    values: npt.NDArray[np.float64] | npt.NDArray[np.int64] | pa.ChunkedArray  # scores: chunks
     lines: npt.NDArray[np.int64] | None
     runid: str | None = None
 
@@ -113,7 +115,9 @@ def read_trec_run(
     loaded, warn = _opened(source, warn)
     cols = _read_columns(loaded, 6, strict=strict, warn=warn, fast=fast)
     run_name = name if name is not None else (cols.runid or "run")
-    scores = np.asarray(cols.values, dtype=np.float64)
+    scores = cols.values
+    if not isinstance(scores, pa.ChunkedArray):
+        scores = np.asarray(scores, dtype=np.float64)
     return build_run(
         cols.qids,
         cols.docs,
@@ -171,6 +175,7 @@ def _read_columns(
         check_text(loaded.data, where, utf8=strict)  # lenient: ids are checked one by one
         exact = _exact_run if ncols == 6 else _exact_qrels
         cols = exact(_as_bytes(loaded.data), where, strict, warn)
+    release_pages(loaded.data)
     if len(cols.values) == 0:
         if ncols == 6:
             problem, hint = "no result lines (only blank or comment lines)", _RUN_HINT
@@ -195,23 +200,6 @@ def _as_bytes(data: Buffer) -> bytes:
 
 
 # --------------------------------------------------------------------------- fast path
-
-
-def _chunks(loaded: Loaded, start: int, size: int = 1 << 24) -> Iterator[bytes | bytearray]:
-    """The input from byte ``start`` in pieces (one reused buffer, no mapping of the file)."""
-    if loaded.path is None:
-        data = loaded.data
-        for lo in range(start, len(data), size):
-            yield data[lo : lo + size]
-        return
-    buf = bytearray(size)
-    with loaded.path.open("rb", buffering=0) as fh:
-        fh.seek(start)
-        while True:
-            n = fh.readinto(buf)  # type: ignore[attr-defined]
-            if not n:
-                return
-            yield buf if n == size else bytes(buf[:n])
 
 
 def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
@@ -252,23 +240,103 @@ def _first_line_format(loaded: Loaded, ncols: int, start: int) -> tuple[bytes, b
     return sep, other, fields
 
 
-def _only_plain_bytes(loaded: Loaded, start: int, other: bytes) -> bool:
-    """Whether the input from ``start`` holds none of the bytes that pyarrow and trec_eval read
-    differently: NUL, vertical tab, form feed, the ``other`` blank, or a CR not before LF."""
-    cr = crlf = 0
-    ended_cr = False
-    for chunk in _chunks(loaded, start):
-        for bad in (b"\0", b"\x0b", b"\x0c", other):
-            if chunk.find(bad) >= 0:
+_SCAN_PIECE = 1 << 18  # bytes per step of the byte scan: its masks stay small and are reused
+
+
+def _is_ascii(data: Buffer, start: int) -> bool:
+    return len(data) <= start or int(np.frombuffer(data, dtype=np.uint8)[start:].max()) < 0x80
+
+
+def _plain_text(data: Buffer, start: int, sep: bytes, other: bytes) -> bool:
+    """Whether the text from ``start`` holds nothing that pyarrow and trec_eval read differently,
+    so that pyarrow's columns are exactly trec_eval's words:
+
+    - no NUL, vertical tab, form feed or ``other`` blank, and no CR that does not end a line
+      (a lone CR is whitespace to trec_eval but a line break to pyarrow);
+    - no empty field: no two separators in a row and none at the start or end of a line
+      (trec_eval reads a run of blanks as one), hence no blank line either;
+    - no line that starts with ``#`` (a comment to trec_eval in a run; in qrels the exact
+      parser decides).
+
+    One pass over the bytes where they already are (the file's mapping), in pieces, with
+    reused masks; numpy releases the GIL, so this runs beside pyarrow's parse.
+    """
+    if any(data.find(bad, start) >= 0 for bad in (b"\0", b"\x0b", b"\x0c", other)):
+        return False
+    raw = np.frombuffer(data, dtype=np.uint8)[start:]
+    if raw.shape[0] == 0:
+        return True
+    has_cr = data.find(b"\r", start) >= 0
+    has_hash = data.find(b"#", start) >= 0
+    s, nl = ord(sep), ord("\n")
+    if raw[0] in (s, nl, ord("\r"), ord("#")) or raw[-1] == s or raw[-1] == ord("\r"):
+        return False
+    piece = min(_SCAN_PIECE, raw.shape[0])
+    edge = np.empty(piece + 1, dtype=np.bool_)  # separator or line end, per byte
+    mask = np.empty(piece + 1, dtype=np.bool_)
+    pair = np.empty(piece, dtype=np.bool_)
+    for lo in range(0, raw.shape[0] - 1, piece):
+        chunk = raw[lo : lo + piece + 1]  # one byte more: pairs across the pieces' border
+        m = chunk.shape[0]
+        e, k, p = edge[:m], mask[:m], pair[: m - 1]
+        np.equal(chunk, s, out=e)
+        np.equal(chunk, nl, out=k)
+        e |= k
+        if has_hash:  # "#" right after a line end
+            np.equal(chunk[1:], ord("#"), out=p)
+            p &= k[:-1]
+            if p.any():
                 return False
-        if ended_cr and chunk[:1] == b"\n":
-            crlf += 1  # a CRLF split between two pieces
-        if chunk.find(b"\r") >= 0:
-            cr += chunk.count(b"\r")
-            crlf += chunk.count(b"\r\n")
-        ended_cr = chunk[-1:] == b"\r"
-    # a lone CR is whitespace to trec_eval but a line break to pyarrow
-    return cr == crlf
+        if has_cr:
+            np.equal(chunk, ord("\r"), out=k)
+            np.logical_not(k[:-1], out=p)  # a CR must be followed by LF ...
+            p |= chunk[1:] == nl
+            if not p.all():
+                return False
+            e |= k  # ... and a CRLF is one line end: the pair (CR, LF) is not two edges
+            np.logical_not(k[:-1], out=p)
+            p &= e[:-1]
+        else:
+            np.copyto(p, e[:-1])
+        p &= e[1:]
+        if p.any():  # two edges in a row: an empty field or a blank line
+            return False
+    return True
+
+
+def _last_field(data: Buffer, sep: bytes, index: int) -> str:
+    """Word ``index`` of the last line (the text passed :func:`_plain_text`)."""
+    end = len(data)
+    if data[end - 1 : end] == b"\n":
+        end -= 1
+    if data[end - 1 : end] == b"\r":
+        end -= 1
+    begin = data.rfind(b"\n", 0, end) + 1
+    return bytes(data[begin:end]).split(sep)[index].decode("utf-8")
+
+
+_PART_BYTES = 1 << 24  # the least text worth a reader of its own
+
+
+def _usable_cpus() -> int:
+    """The cores this process may run on (a container or ``taskset`` may allow fewer than the
+    machine has)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
+def _parts(data: Buffer, start: int) -> list[tuple[int, int]]:
+    """Byte ranges from ``start`` to the end, cut after a line end, one per core at most."""
+    n = len(data)
+    count = max(1, min(_usable_cpus(), _MAX_PARTS, (n - start) // _PART_BYTES))
+    bounds = [start]
+    for k in range(1, count):
+        cut = data.find(b"\n", start + (n - start) * k // count) + 1
+        if bounds[-1] < cut < n:
+            bounds.append(cut)
+    bounds.append(n)
+    return list(itertools.pairwise(bounds))
 
 
 def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
@@ -277,77 +345,93 @@ def _fast_columns(loaded: Loaded, ncols: int) -> _Columns | None:
     The fast path is exact because it only accepts files where pyarrow's reading and
     trec_eval's coincide: one separator (space or tab) used once between fields, no other
     whitespace, no blank or comment lines, every field non-empty, numbers in plain notation.
+
+    pyarrow parses the bytes where they are (a file is mapped, not read into a copy), in parts
+    (:func:`_parts`), beside the byte scan that checks the text (:func:`_plain_text`). It
+    converts only the query, document and value columns when the text is ASCII, and every
+    column (checking that each is UTF-8, as strict reading requires) when it is not.
     """
-    skipped, start = _header_lines(loaded.data, ncols)
+    data = loaded.data
+    skipped, start = _header_lines(data, ncols)
     found = _first_line_format(loaded, ncols, start)
     if found is None:
         return None
     sep, other, fields = found
     names = [f"f{i}" for i in range(fields)]  # every line must have as many (pyarrow checks)
-    types: dict[str, pa.DataType] = dict.fromkeys(names, pa.string())
     value_col = "f4" if ncols == 6 else "f3"
+    ascii_only = _is_ascii(data, start)
+    used = ["f0", "f2", value_col] if ascii_only else names
+    types: dict[str, pa.DataType] = dict.fromkeys(used, pa.string())
     types[value_col] = pa.float64() if ncols == 6 else pa.int64()
-    if loaded.path is not None:
-        stream = pa.OSFile(str(loaded.path))
-        stream.seek(start)
-    else:
-        stream = pa.BufferReader(pa.py_buffer(loaded.data).slice(start))
-    # The byte scan (Python) runs while pyarrow parses on its own threads, which need no GIL;
-    # the table is dropped when the scan finds the file irregular.
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        plain = pool.submit(_only_plain_bytes, loaded, start, other)
+    whole = pa.py_buffer(data)
+    read_options = pcsv.ReadOptions(column_names=names, block_size=_CSV_BLOCK, use_threads=False)
+    parse_options = pcsv.ParseOptions(
+        delimiter=sep.decode(),
+        quote_char=False,
+        double_quote=False,
+        escape_char=False,
+        newlines_in_values=False,
+        ignore_empty_lines=False,
+    )
+    convert_options = pcsv.ConvertOptions(
+        column_types=types,
+        include_columns=used,
+        strings_can_be_null=False,
+        quoted_strings_can_be_null=False,
+        check_utf8=not ascii_only,  # ASCII is UTF-8: no need to check it string by string
+    )
+
+    def parse(lo: int, hi: int) -> pa.Table:
+        stream = pa.BufferReader(whole.slice(lo, hi - lo))
         try:
-            table = pcsv.read_csv(
-                stream,
-                read_options=pcsv.ReadOptions(
-                    column_names=names, block_size=_CSV_BLOCK, use_threads=True
-                ),
-                parse_options=pcsv.ParseOptions(
-                    delimiter=sep.decode(),
-                    quote_char=False,
-                    double_quote=False,
-                    escape_char=False,
-                    newlines_in_values=False,
-                    ignore_empty_lines=False,
-                ),
-                convert_options=pcsv.ConvertOptions(
-                    column_types=types,
-                    strings_can_be_null=False,
-                    quoted_strings_can_be_null=False,
-                    check_utf8=True,
-                ),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-            return None
+            return pcsv.read_csv(stream, read_options, parse_options, convert_options)
         finally:
             stream.close()
-        value = table.column(value_col)
-        if table.num_rows == 0 or value.null_count:
+
+    # The text is cut at line ends into one part per core, each parsed by one pyarrow reader
+    # on its own thread (no GIL), beside the byte scan (numpy, which releases the GIL too).
+    # pyarrow's own threads would parse as fast but read ahead, holding the parsed form of
+    # many blocks at once: twice the fresh memory. The table is dropped when the scan finds
+    # the text irregular.
+    parts = _parts(data, start)
+    with ThreadPoolExecutor(max_workers=len(parts) + 1) as pool:
+        plain = pool.submit(_plain_text, data, start, sep, other)
+        pending = [pool.submit(parse, lo, hi) for lo, hi in parts]
+        try:
+            table = pa.concat_tables([p.result() for p in pending])
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+            return None  # the pool waits for the scan and the other parts
+        if not plain.result():
             return None
-        # the field checks (Arrow kernels, no GIL) run beside the gathering below
-        fields_plain = pool.submit(_plain_fields, table, value_col)
-        runid = table.column("f5")[-1].as_py() if ncols == 6 else None
-        blocks = QueryBlocks.of(table.column("f0"))  # a few names per chunk, not one per row
-        vals = to_numpy(value)
-        docs = table.column("f2").combine_chunks()  # the builder needs the ids in one buffer
-        if not (plain.result() and fields_plain.result()):
-            return None
-    del table, value  # the other columns go now
-    if ncols == 6 and not np.all(np.isfinite(vals)):
+    value = table.column(value_col)
+    if table.num_rows == 0 or value.null_count:
         return None
+    runid = None
+    if ncols == 6:
+        runid = _last_field(data, sep, 5) if ascii_only else table.column("f5")[-1].as_py()
+    blocks = QueryBlocks.of(table.column("f0"))  # a few names per chunk, not one per row
+    docs = table.column("f2")  # chunks kept: the builders copy the rows into one array once
+    n = table.num_rows
+    del table  # the other columns go now
+    if ncols == 6:
+        if not all(_all_finite(to_numpy(c)) for c in value.chunks):
+            return None
+        vals: pa.ChunkedArray | npt.NDArray[np.int64] = value
+    else:
+        vals = np.asarray(to_numpy(value), dtype=np.int64)
     lines = None  # row i is line i + 1 ...
     if skipped:  # ... unless header lines were skipped
-        lines = np.arange(skipped + 1, skipped + 1 + len(vals), dtype=np.int64)
+        lines = np.arange(skipped + 1, skipped + 1 + n, dtype=np.int64)
     return _Columns(blocks, docs, vals, lines=lines, runid=runid)
 
 
-def _plain_fields(table: pa.Table, value_col: str) -> bool:
-    """Whether every text field is non-empty (an empty one means two blanks in a row, which
-    trec_eval reads as one) and no line starts a comment."""
-    for name in table.column_names:
-        if name != value_col and pc.min(pc.binary_length(table.column(name))).as_py() == 0:
-            return False
-    return not pc.any(pc.starts_with(table.column("f0"), "#")).as_py()
+def _all_finite(values: npt.NDArray[np.float64]) -> bool:
+    """Whether no value is NaN or infinite; the sum says so without a mask per row (a NaN or
+    an infinity makes it non-finite), and only an overflowing sum needs the mask."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if math.isfinite(float(np.sum(values))):
+            return True
+    return bool(np.all(np.isfinite(values)))
 
 
 _RUNS_OF_BLANKS = re.compile(rb"[ \t\r\x0b\x0c]+")

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -50,8 +50,11 @@ class Aligned:
     - ``offsets``: int64, ``len(query_ids) + 1``; ranked rows of query ``i`` are
       ``offsets[i]:offsets[i+1]`` (after ``depth`` and ``judged_only``).
     - ``grades``: int64 per ranked row in trec_eval order: the doc's qrels grade (negative grades
-      kept as they are), or :data:`UNJUDGED` when the doc is not in the qrels.
+      kept as they are), or :data:`UNJUDGED` when the doc is not in the qrels. Made on first
+      use from the two below: most ranked rows are unjudged, and the common measures read only
+      the judged ones.
     - ``judged``: bool per ranked row: the doc is in the qrels (any grade).
+    - ``judged_grades``: int64 per judged row, in row order: its qrels grade.
     - ``num_rel``: per query, qrels docs counted relevant by trec_eval: grade ``>= rel_level`` and
       ``>= 0`` (trec_eval never counts a negative grade as relevant).
     - ``num_judged``: per query, qrels docs of any grade.
@@ -63,14 +66,23 @@ class Aligned:
     run_name: str
     query_ids: tuple[str, ...]
     offsets: NDArray[np.int64]
-    grades: NDArray[np.int64]
     judged: NDArray[np.bool_]
+    judged_grades: NDArray[np.int64]
     num_rel: NDArray[np.int64]
     num_judged: NDArray[np.int64]
     qrels_offsets: NDArray[np.int64]
     qrels_grades: NDArray[np.int64]
     missing_query_ids: tuple[str, ...]
     rel_level: int
+    _dense: list[NDArray[np.int64]] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def grades(self) -> NDArray[np.int64]:
+        if not self._dense:
+            grades = np.full(self.judged.shape[0], UNJUDGED, dtype=np.int64)
+            grades[self.judged] = self.judged_grades
+            self._dense.append(grades)
+        return self._dense[0]
 
     @property
     def num_queries(self) -> int:
@@ -140,13 +152,13 @@ def align(
     judged, qrels_row, duplicate = joined
     if duplicate >= 0:
         _refuse_duplicate(run, run_docs, segment_ids(offsets), query_ids, duplicate)
-    grades = np.full(int(offsets[-1]), UNJUDGED, dtype=np.int64)
-    grades[judged] = qrels.grades[qrels_row]
+    judged_grades = qrels.grades[qrels_row]  # of the judged rows, in row order
 
-    if judged_only:
-        keep = judged & (grades >= 0)
-        kept_query = np.searchsorted(offsets, np.flatnonzero(keep), side="right") - 1
-        grades, judged = grades[keep], judged[keep]
+    if judged_only:  # the rows left are the judged ones with a grade >= 0
+        keep = judged_grades >= 0
+        kept_query = np.searchsorted(offsets, np.flatnonzero(judged)[keep], side="right") - 1
+        judged_grades = judged_grades[keep]
+        judged = np.ones(judged_grades.shape[0], dtype=np.bool_)
         offsets = offsets_from_counts(np.bincount(kept_query, minlength=nq).astype(np.int64))
 
     # Per evaluated query: its qrels, grades sorted descending.
@@ -161,8 +173,8 @@ def align(
         run_name=run.name,
         query_ids=query_ids,
         offsets=offsets,
-        grades=grades,
         judged=judged,
+        judged_grades=judged_grades,
         num_rel=num_rel,
         num_judged=q_counts.astype(np.int64),
         qrels_offsets=qrels_offsets,

@@ -136,7 +136,7 @@ class Ctx:
     @cached_property
     def jrel(self) -> Ints:
         """Per judged row: its rel code (the grade, or UNJUDGED_IN_POOL when negative)."""
-        g = self.aligned.grades[self.jrows]
+        g = self.aligned.judged_grades.copy()  # one per judged row, as jrows
         g[g < 0] = UNJUDGED_IN_POOL
         return g
 
