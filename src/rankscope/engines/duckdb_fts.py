@@ -13,7 +13,8 @@ used first.
 Translation (query text is a bound parameter of ``match_bm25``, which tokenizes it itself:
 nothing in it is syntax):
 
-- ``query_string``: ``match_bm25`` over every field (DuckDB scores the fields as one bag);
+- ``query_string``: ``match_bm25`` over every field (DuckDB scores the fields as one bag, and
+  a repeated query term once);
 - ``match``: ``match_bm25(..., fields := 'cN')`` on the one field;
 - ``multi_match``: ``sum(boost_f * match_bm25(field f))`` over the listed fields, a document
   matching when any field does (Elasticsearch's ``most_fields``);
@@ -33,7 +34,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rankscope.engines._text import boolean_clauses, field_names, words
+from rankscope.engines._text import (
+    boolean_clauses,
+    check_phrase_length,
+    field_names,
+    term_counts,
+    words,
+)
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
@@ -313,8 +320,13 @@ class DuckdbEngine(Engine):
             where, params = " AND ".join(conds), sparams + cparams
         else:
             cols = [self._column(query, f) for f in field_names(query)]
-            if not words(query.text):
+            toks = words(query.text)
+            if not toks:
                 return []
+            if kind == "phrase":
+                check_phrase_length(toks, query)
+            else:  # match_bm25 counts each distinct term once itself; this bounds the work
+                term_counts(toks, query, self.name)
             if kind == "multi_match":
                 if not cols:
                     raise EngineError(f"multi_match query {query.id!r} lists no fields")

@@ -4,7 +4,9 @@ One FTS5 table holds the document id (unindexed) and one column per field: ``tit
 and every extra field found in the documents. Query text is split into words and each word is
 quoted as an FTS5 string, so nothing in user text is read as FTS5 syntax. Translation:
 
-- ``query_string``: ``"w1" OR "w2" ...`` over all columns;
+- ``query_string``: ``"w1" OR "w2" ...`` over all columns, each distinct word once (FTS5's
+  bm25() cannot weight a phrase, so a repeated word counts once; at most
+  :data:`~rankscope.engines._text.MAX_QUERY_TERMS` distinct words);
 - ``match``: the same, restricted by a column filter ``{col} : (...)``;
 - ``multi_match``: column filter over the listed fields, bm25() column weights from the boosts;
 - ``phrase``: ``"w1 w2 w3"``; with ``slop > 0``: ``NEAR("w1" "w2" "w3", slop)`` (FTS5's NEAR is
@@ -25,9 +27,11 @@ from typing import ClassVar
 
 from rankscope.engines._text import (
     boolean_clauses,
+    check_phrase_length,
     document_fields,
     field_names,
     indexed_name,
+    term_counts,
     words,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
@@ -144,12 +148,16 @@ class SqliteEngine(Engine):
         if not toks:
             return "", None, boosts
         if kind == "phrase":
+            check_phrase_length(toks, query)
             if query.slop > 0 and len(toks) > 1:
                 expr = "NEAR(" + " ".join(fts_string(t) for t in toks) + f", {int(query.slop)})"
             else:
                 expr = fts_string(" ".join(toks))
         else:
-            expr = "(" + " OR ".join(fts_string(t) for t in toks) + ")"
+            # one phrase per distinct word: a phrase per occurrence made bm25() count a repeated
+            # word again at every occurrence, at a cost that grew faster than the query
+            distinct = term_counts(toks, query, self.name)
+            expr = "(" + " OR ".join(fts_string(t) for t in distinct) + ")"
         if cols:
             expr = "{" + " ".join(dict.fromkeys(cols)) + "} : " + expr
         return expr, None, boosts
