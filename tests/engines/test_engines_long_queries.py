@@ -4,10 +4,10 @@ The lexical engines used to turn every occurrence of a word into its own clause:
 character query took seconds (sqlite) to minutes (postgres) over Cranfield's 1,400 abstracts,
 and exceeded Lucene's 1,024-clause limit (anserini). Now each distinct term is one clause,
 weighted by its count where the engine can weight a clause (tantivy, anserini) and counted once
-where it cannot (sqlite, duckdb, postgres); a query with more distinct terms than an engine
-takes fails alone, with a :class:`~rankscope.errors.QueryError`. Query text that no engine can
-take (a lone UTF-16 surrogate) is a ``QueryError`` on every engine, and a NUL separates words
-everywhere (PostgreSQL text cannot hold one).
+where it cannot (duckdb, postgres, and sqlite past 64 words); a query with more distinct terms
+than an engine takes fails alone, with a :class:`~rankscope.errors.QueryError`. Query text that
+no engine can take (a lone UTF-16 surrogate) is a ``QueryError`` on every engine, and a NUL
+separates words everywhere (PostgreSQL text cannot hold one).
 
 Time guards are generous (this code answers each query below in well under a second on two
 CPU cores); they only say "finishes".
@@ -32,7 +32,8 @@ from rankscope.errors import QueryError
 GUARD_S = 10.0
 
 LEXICAL = ["sqlite", "tantivy", "duckdb", "anserini", "postgres"]
-#: engines that weight a repeated term by its count; the others count it once
+#: engines that weight a repeated term by its count; the others count it once (sqlite past 64
+#: words)
 WEIGHTING = {"tantivy", "anserini"}
 DENSE = ["vector", "pgvector"]
 
@@ -133,6 +134,19 @@ def test_a_repeated_word_is_one_weighted_term(indexed: Callable[[str], Engine], 
         assert [h.score for h in long] == pytest.approx([factor * h.score for h in once], rel=1e-4)
     else:
         assert [h.score for h in long] == [h.score for h in once]
+
+
+def test_sqlite_counts_a_repeated_word_again_up_to_64_words(
+    indexed: Callable[[str], Engine],
+) -> None:
+    """FTS5's bm25() weighs a word once per phrase: up to 64 words a repeated word is repeated
+    (ordinary queries rank as before), past that each distinct word is one phrase."""
+    engine = indexed("sqlite")
+    once = timed(engine, Query("once", "boundary layer"))
+    for n, factor in ((32, 32), (33, 1)):  # 64 words, then 66
+        hits = timed(engine, Query("n", " ".join(["boundary layer"] * n)))
+        assert [h.doc_id for h in hits] == [h.doc_id for h in once]
+        assert [h.score for h in hits] == pytest.approx([factor * h.score for h in once])
 
 
 @pytest.mark.parametrize("name", [_param(n) for n in LEXICAL])

@@ -4,9 +4,11 @@ One FTS5 table holds the document id (unindexed) and one column per field: ``tit
 and every extra field found in the documents. Query text is split into words and each word is
 quoted as an FTS5 string, so nothing in user text is read as FTS5 syntax. Translation:
 
-- ``query_string``: ``"w1" OR "w2" ...`` over all columns, each distinct word once (FTS5's
-  bm25() cannot weight a phrase, so a repeated word counts once; at most
-  :data:`~rankscope.engines._text.MAX_QUERY_TERMS` distinct words);
+- ``query_string``: ``"w1" OR "w2" ...`` over all columns. FTS5's bm25() cannot weight a
+  phrase, so a word that occurs n times is n phrases (it counts n times, as BM25's bag of words
+  asks) in a query of at most :data:`WEIGHTED_WORDS` words; a longer query has one phrase per
+  distinct word (a repeated word counts once), since bm25()'s time grows much faster than its
+  number of phrases (at most :data:`~rankscope.engines._text.MAX_QUERY_TERMS` distinct words);
 - ``match``: the same, restricted by a column filter ``{col} : (...)``;
 - ``multi_match``: column filter over the listed fields, bm25() column weights from the boosts;
 - ``phrase``: ``"w1 w2 w3"``; with ``slop > 0``: ``NEAR("w1" "w2" "w3", slop)`` (FTS5's NEAR is
@@ -40,6 +42,9 @@ from rankscope.errors import ConfigError, EngineError
 
 # a specific name: a user may point ``path`` at a database that holds other tables
 _TABLE = "rankscope_fts"
+#: the longest query (in words) whose repeated words are repeated phrases: FTS5's time grows
+#: much faster than the number of phrases, so a longer query has each distinct word once
+WEIGHTED_WORDS = 64
 
 
 def fts_string(text: str) -> str:
@@ -154,10 +159,9 @@ class SqliteEngine(Engine):
             else:
                 expr = fts_string(" ".join(toks))
         else:
-            # one phrase per distinct word: a phrase per occurrence made bm25() count a repeated
-            # word again at every occurrence, at a cost that grew faster than the query
             distinct = term_counts(toks, query, self.name)
-            expr = "(" + " OR ".join(fts_string(t) for t in distinct) + ")"
+            phrases = toks if len(toks) <= WEIGHTED_WORDS else list(distinct)
+            expr = "(" + " OR ".join(fts_string(t) for t in phrases) + ")"
         if cols:
             expr = "{" + " ".join(dict.fromkeys(cols)) + "} : " + expr
         return expr, None, boosts
