@@ -262,6 +262,7 @@ def _config_result(
         index_time_s=record.index_time_s,
         index_cache=record.index_cache,
         index_stats=dict(record.index_stats),
+        search_stats=dict(record.search_stats),
         num_documents=record.num_documents,
         num_units=record.num_units,
         fetch_k=record.fetch_k,

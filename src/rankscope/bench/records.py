@@ -103,6 +103,8 @@ class ConfigRecord(_Model):
     index_cache: IndexCache | None = None
     #: everything the engine reported about its indexing (``index_stats()``)
     index_stats: dict[str, float] = Field(default_factory=dict)
+    #: what the engine reported about its searches (``search_stats()``), after the last pass
+    search_stats: dict[str, float] = Field(default_factory=dict)
     skipped_queries: dict[str, str] = Field(default_factory=dict)
     as_text_queries: dict[str, str] = Field(default_factory=dict)
     failed_queries: dict[str, str] = Field(default_factory=dict)

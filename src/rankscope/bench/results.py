@@ -103,6 +103,7 @@ class ConfigResult(_Model):
     index_time_s: float | None = None
     index_cache: IndexCache | None = None
     index_stats: dict[str, float] = Field(default_factory=dict)
+    search_stats: dict[str, float] = Field(default_factory=dict)
     num_documents: int | None = None
     num_units: int | None = None
     fetch_k: int | None = None

@@ -424,6 +424,7 @@ def run_config(
                         samples[qid].append(seconds)
                     if first is None:
                         first = hits
+            record.search_stats = read_search_stats(engine)
         assert first is not None  # repeats >= 1 is enforced by the schema
         record.failed_queries = {qid: str(error) for qid, error in failed.items()}
         for qid in failed:  # what a query that failed in a later pass measured before
@@ -485,23 +486,35 @@ def read_index_stats(engine: Engine) -> tuple[dict[str, float], IndexCache | Non
     """What the engine reports about its indexing (``engine.index_stats()``, a mapping of
     counts; engines without it report nothing), and the embedding-cache hits and misses in it
     (``embedding_cache_hits`` / ``embedding_cache_misses``)."""
-    hook = getattr(engine, "index_stats", None)
-    try:
-        found = hook() if callable(hook) else hook
-    except Exception:  # a report, not the benchmark: never fail a configuration over it
-        return {}, None
-    if not isinstance(found, Mapping):
-        return {}, None
-    stats = {
-        str(k): float(v)
-        for k, v in found.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
-    }
+    stats = _engine_counts(engine, "index_stats")
     hits = stats.get("embedding_cache_hits", stats.get("cache_hits"))
     misses = stats.get("embedding_cache_misses", stats.get("cache_misses"))
     if hits is None or misses is None:
         return stats, None
     return stats, IndexCache(hits=int(hits), misses=int(misses))
+
+
+def read_search_stats(engine: Engine) -> dict[str, float]:
+    """What the engine reports about its searches (``engine.search_stats()``, e.g. whether
+    they went through an approximate index); nothing for engines without it."""
+    return _engine_counts(engine, "search_stats")
+
+
+def _engine_counts(engine: Engine, method: str) -> dict[str, float]:
+    """The numeric values of the mapping that ``engine.<method>()`` returns ({} when it has no
+    such method, returns something else, or raises)."""
+    hook = getattr(engine, method, None)
+    try:
+        found = hook() if callable(hook) else hook
+    except Exception:  # a report, not the benchmark: never fail a configuration over it
+        return {}
+    if not isinstance(found, Mapping):
+        return {}
+    return {
+        str(k): float(v)
+        for k, v in found.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
 
 
 def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> None:

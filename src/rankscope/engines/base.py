@@ -226,6 +226,12 @@ class Engine(ABC):
         50}``. Empty for engines with nothing to report."""
         return {}
 
+    def search_stats(self) -> Mapping[str, int | float]:
+        """Counts about the searches since the last :meth:`index`, for results.json: e.g.
+        pgvector's ``{"approximate_searches": 300, "exact_searches": 0}`` (whether rankings
+        came through an approximate index). Empty for engines with nothing to report."""
+        return {}
+
     @abstractmethod
     def index(self, docs: Iterable[Document]) -> None:
         """Index the documents (replacing what the engine held before)."""
