@@ -15,7 +15,9 @@ and Java are found) and postgres (a throwaway PostgreSQL cluster), then times on
 Prints, per engine and query, the seconds and the number of hits, or the error (after one
 untimed short query, so that a JVM's warm-up is not counted). With ``--save FILE`` it also
 writes every engine's top 100 for Cranfield's 225 ordinary queries; ``--compare FILE`` reports,
-per engine, on how many of them the ranking or the scores differ from that file's. It uses
+per engine, on how many of them the ranking or the scores differ from that file's.
+``--ts-rank-cd`` times, on the postgres engine's table, PostgreSQL ranking an OR of the 256,
+512 and 1,024 most frequent Cranfield words (the reason for its lower limit; minutes). It uses
 only the engine API, so an older tree can be measured the same way::
 
     git archive <commit> src | tar -x -C /tmp/before
@@ -42,6 +44,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--save", type=Path, help="write the ordinary queries' rankings here")
     parser.add_argument("--compare", type=Path, help="compare the rankings with this file's")
+    parser.add_argument(
+        "--ts-rank-cd", action="store_true", help="time ts_rank_cd against the number of terms"
+    )
     args = parser.parse_args()
     shared = Path(os.environ.get("RANKSCOPE_SHARED_DATA", REPO.parent / "shared" / "data"))
     beir = shared / "cranfield" / "beir"
@@ -87,6 +92,8 @@ def main() -> int:
                         found = f"{type(exc).__name__}: {first[:90]}"
                     seconds = time.perf_counter() - started
                     print(f"{name:<10} {label:<15} {seconds:8.3f}  {found}", flush=True)
+                if name == "postgres" and args.ts_rank_cd:
+                    ts_rank_cd_times(str(options["dsn"]), str(getattr(engine, "table", "")), docs)
                 if args.save or args.compare:
                     rankings[name] = {
                         q.id: [[h.doc_id, h.score] for h in engine.search(q, 100)] for q in ordinary
@@ -96,6 +103,38 @@ def main() -> int:
     if args.compare:
         compare(json.loads(args.compare.read_text()), rankings)
     return 0
+
+
+def ts_rank_cd_times(dsn: str, table: str, docs: list[Document]) -> None:
+    """Seconds PostgreSQL takes to rank (``ts_rank_cd``, as the engine does) the documents of
+    the engine's ``table`` matching an OR of the n most frequent words of the corpus."""
+    import re
+    from collections import Counter
+
+    import psycopg
+
+    counts = Counter(w for d in docs for w in re.findall(r"[a-z]+", d.text.lower()))
+    conn = psycopg.connect(dsn, autocommit=True)
+    lexemes = [
+        str(row[0])
+        for row in conn.execute(
+            "SELECT t FROM (SELECT plainto_tsquery('english', u)::text AS t, min(o) AS o FROM "
+            "unnest(%s::text[]) WITH ORDINALITY AS x(u, o) GROUP BY 1) s WHERE t <> '' "
+            "ORDER BY o",
+            [[w for w, _ in counts.most_common(3000)]],
+        )
+    ]
+    for n in (256, 512, 1024):
+        query = " | ".join(lexemes[:n])
+        started = time.perf_counter()
+        conn.execute(
+            f'SELECT max(ts_rank_cd(d.tsv, %s::tsquery)) FROM "{table}" AS d '
+            "WHERE d.tsv @@ %s::tsquery",
+            [query, query],
+        ).fetchone()
+        seconds = time.perf_counter() - started
+        print(f"postgres   ts_rank_cd, OR of {n:>4} terms {seconds:8.3f}", flush=True)
+    conn.close()
 
 
 def compare(before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -32,8 +32,8 @@ def words(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFC", text))
 
 
-#: the most distinct terms (and phrase words, and boolean terms) one query may hold: Lucene's
-#: default clause limit, which every lexical engine applies, so that the work per query is bounded
+#: the most distinct terms (and phrase words, and boolean terms) one query may hold, in every
+#: lexical engine, so that the work per query is bounded: Lucene's default clause limit
 MAX_QUERY_TERMS = 1024
 
 

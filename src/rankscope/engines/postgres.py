@@ -86,8 +86,8 @@ EXTRA_FIELD_WEIGHT = "C"
 #: the most distance chains one sloppy phrase may expand to
 MAX_PHRASE_CHAINS = 512
 #: the most distinct terms (after analysis) a query may hold: ts_rank_cd's time grows much
-#: faster than its number of terms (Cranfield, 1,400 documents, an OR of the most frequent
-#: terms: 2.4 s at 256, 5.9 s at 512, 169 s at 1,024)
+#: faster than its number of terms (``bench/long_queries.py --ts-rank-cd``: about 1 s at 256
+#: terms over Cranfield, a minute at 1,024)
 MAX_LEXEMES = 256
 _SCHEMA_VERSION = "rankscope-postgres-1"
 _WEBSEARCH_UNIT = re.compile(r'-?"[^"]*"?|[^\s"]+')
