@@ -77,6 +77,11 @@ class EngineError(RankscopeError):
     """A search engine failed to index or search, or cannot be reached."""
 
 
+class QueryError(EngineError):
+    """An engine cannot run this one query (too many terms, text it cannot take); the engine
+    itself is fine. The benchmark records it as a failed query and runs the others."""
+
+
 class UnsupportedQueryError(EngineError):
     """An engine was given a query kind it does not support; engines never fall back silently."""
 
@@ -102,6 +107,7 @@ __all__ = [
     "JudgeError",
     "MeasureError",
     "ProviderError",
+    "QueryError",
     "RankscopeError",
     "ServiceError",
     "UnsupportedQueryError",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -104,7 +107,85 @@ def test_deep_search_beyond_ef_search_limit_scans_exactly(pgvector_dsn: str) -> 
     with PgVectorEngine(pgvector_dsn, model="hashing:32", ef_search=1) as eng:
         eng.index(DOCS)
         assert len(eng.search(q("wing"), 1001)) == len(DOCS) - 1
+        assert eng.search_stats() == {"approximate_searches": 0, "exact_searches": 1}
         assert len(eng.search(q("wing"), 50)) == len(DOCS) - 1
+        assert eng.search_stats() == {"approximate_searches": 1, "exact_searches": 1}
+
+
+def cranfield_docs() -> list[Document]:
+    env = os.environ.get("RANKSCOPE_SHARED_DATA")
+    root = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    path = root / "cranfield" / "beir" / "corpus.jsonl"
+    if not path.is_file():
+        pytest.skip(f"Cranfield BEIR data not found at {path} (set RANKSCOPE_SHARED_DATA)")
+    with path.open() as fh:
+        return [Document(str(r["_id"]), r["text"], title=r["title"]) for r in map(json.loads, fh)]
+
+
+def hnsw_index_scans(dsn: str, table: str) -> int | None:
+    """The server's count of scans of the table's HNSW index (None: it has none)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        row = conn.execute(
+            "SELECT s.idx_scan FROM pg_stat_user_indexes s JOIN pg_class c ON c.oid = "
+            "s.indexrelid JOIN pg_am a ON a.oid = c.relam WHERE s.relid = to_regclass(%s) "
+            "AND a.amname = 'hnsw'",
+            [f'"{table}"'],
+        ).fetchone()
+    return None if row is None else int(row[0])
+
+
+CRANFIELD_QUERIES = [
+    "boundary layer transition",
+    "heat transfer in hypersonic flow",
+    "buckling of thin cylindrical shells under pressure",
+    "flutter of wings",
+    "shock wave interaction with a laminar boundary layer",
+]
+
+
+def test_hnsw_search_goes_through_the_index_at_depth_100(pgvector_dsn: str) -> None:
+    """At k = 100 (a benchmark's default max_k) over Cranfield's 1,400 abstracts, the planner
+    preferred a sequential scan and a sort: exact rankings, from an index built for nothing.
+    The search now goes through the index (its plan, and the server's scan count, say so), and
+    ``exact=True`` scans exactly without building one."""
+    docs = cranfield_docs()
+    emb = HashingEmbedder(64)
+    matrix = emb.embed_documents(["\n".join(t for t in (d.title, d.text) if t) for d in docs])
+    norms = np.linalg.norm(matrix, axis=1)
+    with (
+        PgVectorEngine(pgvector_dsn, embedder=emb, drop_on_close=True) as approx,
+        PgVectorEngine(pgvector_dsn, embedder=emb, exact=True, drop_on_close=True) as exact,
+    ):
+        approx.index(docs)
+        exact.index(docs)
+        assert approx.table is not None and exact.table is not None
+        assert hnsw_index_scans(pgvector_dsn, exact.table) is None  # no index built
+        before = hnsw_index_scans(pgvector_dsn, approx.table)
+        assert before is not None
+        for text in CRANFIELD_QUERIES:
+            vec = emb.embed_queries([text])[0]
+            cosine = (matrix @ vec)[norms > 0] / (norms[norms > 0] * np.linalg.norm(vec))
+            best = sorted((float(c) for c in cosine), reverse=True)[:100]
+            found = exact.search(q(text), 100)
+            assert [h.score for h in found] == pytest.approx(best, abs=1e-6)
+            near = approx.search(q(text), 100)
+            assert len(near) == 100
+            # approximate: never better than the exact ranking, position by position
+            assert all(a.score <= b + 1e-6 for a, b in zip(near, best, strict=True))
+        n = len(CRANFIELD_QUERIES)
+        assert approx.search_stats() == {"approximate_searches": n, "exact_searches": 0}
+        assert exact.search_stats() == {"approximate_searches": 0, "exact_searches": n}
+        # the server counts the index scans (its statistics arrive within a second or so)
+        deadline = time.monotonic() + 30
+        while (hnsw_index_scans(pgvector_dsn, approx.table) or 0) < before + n:
+            assert time.monotonic() < deadline, "the HNSW index was not scanned"
+            time.sleep(0.2)
+
+
+def test_exact_and_hnsw_together_are_refused(pgvector_dsn: str) -> None:
+    with pytest.raises(ConfigError, match="'exact: true' and 'hnsw: true' contradict"):
+        PgVectorEngine(pgvector_dsn, model="hashing:8", exact=True, hnsw=True)
 
 
 def test_query_without_words_returns_nothing(pgvector_dsn: str) -> None:

@@ -127,3 +127,17 @@ def test_jsonl_documents_ids_fields_and_nulls(tmp_path: Path) -> None:
     path.write_text(json.dumps({"pid": "c", "_id": "other", "text": "x", "lang": "en"}) + "\n")
     (doc,) = read_jsonl_documents(path, id_field="pid")
     assert doc.id == "c" and dict(doc.fields) == {"lang": "en"}
+
+
+def test_a_lone_surrogate_in_a_document_names_file_line_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        '{"_id": "a", "text": "caf\\u00e9 \\ud83d\\ude00"}\n{"_id": "b", "title": "x\\udfff"}\n'
+    )
+    docs = read_jsonl_documents(path)
+    assert next(docs).text == "café 😀"
+    with pytest.raises(FormatError) as caught:
+        next(docs)
+    assert str(caught.value).startswith(
+        f"{path}:2: `title` holds a lone UTF-16 surrogate ('\\udfff' at character 1)"
+    )

@@ -474,12 +474,12 @@ def test_duplicate_ids_and_names_point_at_the_duplicate(
 
 
 def test_misspelled_keys_and_engine_names_get_a_suggestion(tmp_path: Path) -> None:
-    def error_of(text: str) -> str:
+    def message_of(text: str) -> str:
         with pytest.raises(ConfigError) as caught:
             load_suite_text(textwrap.dedent(text), base_dir=tmp_path)
         return str(caught.value)
 
-    text = error_of(
+    text = message_of(
         """
         name: t
         corpus: {type: jsonl, path: docs.jsonl}
@@ -488,7 +488,7 @@ def test_misspelled_keys_and_engine_names_get_a_suggestion(tmp_path: Path) -> No
         """
     )
     assert text == "<suite>:4: queries[0].judgements: unknown field; did you mean `judgments`?"
-    text = error_of(
+    text = message_of(
         """
         name: t
         corpus: {type: beir, pth: data, split: test}
@@ -500,7 +500,7 @@ def test_misspelled_keys_and_engine_names_get_a_suggestion(tmp_path: Path) -> No
     # the corpus of the given type: a beir corpus takes `path` (not the jsonl corpus's fields)
     assert "corpus.pth: unknown field; did you mean `path`?" in text
     assert "settings.warmpu: unknown field; did you mean `warmup`?" in text
-    text = error_of(
+    text = message_of(
         """
         name: t
         corpus: {type: jsonl, path: docs.jsonl}
@@ -510,7 +510,7 @@ def test_misspelled_keys_and_engine_names_get_a_suggestion(tmp_path: Path) -> No
     )
     assert "unknown engine 'tantivvy'. Did you mean `tantivy`? Expected one of: anserini," in text
     # nothing close: the plain message
-    text = error_of(
+    text = message_of(
         """
         name: t
         corpus: {type: jsonl, path: docs.jsonl}
@@ -519,3 +519,46 @@ def test_misspelled_keys_and_engine_names_get_a_suggestion(tmp_path: Path) -> No
         """
     )
     assert "zzzzzz: unknown field (check its spelling" in text
+
+
+def test_a_lone_surrogate_in_a_query_is_refused_at_its_line(tmp_path: Path) -> None:
+    """JSON and YAML escapes can write half a surrogate pair; no engine can take the text (it is
+    not valid Unicode), so the loader refuses it where it is written."""
+    # the file holds the six characters \ud800: valid JSON, invalid Unicode once decoded
+    (tmp_path / "q.jsonl").write_text(
+        '{"id": "a", "text": "json"}\n{"id": "b", "text": "pair \\ud83d\\ude00 ok"}\n'
+        '{"id": "h", "text": "cancer \\ud800 tumor"}\n'
+    )
+    path = write_suite(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: {path: q.jsonl}
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    with pytest.raises(RankscopeError) as info:
+        load_suite(path)
+    assert str(info.value) == (
+        f"{tmp_path / 'q.jsonl'}:3: `text` holds a lone UTF-16 surrogate ('\\ud800' at character "
+        "7), which is not valid Unicode and no engine can take; write the character's whole "
+        "surrogate pair or remove the escape"
+    )
+
+    error = error_of(
+        tmp_path,
+        r"""
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries:
+          - {id: a, text: json}
+          - id: b
+            text: bread
+            kind: boolean
+            must: [bread, "x\udc00"]
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    assert error.line == 8
+    assert "queries[1].must: holds a lone UTF-16 surrogate ('\\udc00' at character 1)" in str(error)

@@ -3,10 +3,10 @@
 Every comparison is made on one query set, evaluated with :func:`rankscope.evaluate`:
 
 - ``answered`` (the default view): the judged queries that every successful configuration
-  answered (ran, natively or as plain text). Quality means, category means, latency
-  percentiles and recommendations are all over this set.
-- ``all``: every judged query of the suite; a query a configuration skipped scores 0 (what an
-  empty ranking scores), and latency is over every query the configuration ran.
+  answered (ran, natively or as plain text, without a failure). Quality means, category
+  means, latency percentiles and recommendations are all over this set.
+- ``all``: every judged query of the suite; a query a configuration skipped or failed scores 0
+  (what an empty ranking scores), and latency is over every query the configuration answered.
 """
 
 from __future__ import annotations
@@ -49,12 +49,12 @@ from rankscope.metrics.results import Results
 from rankscope.suite.model import Suite
 
 AVERAGING = (
-    "mean over the view's judged queries (trec_eval -c): a query a configuration skipped or "
-    "found nothing for scores 0"
+    "mean over the view's judged queries (trec_eval -c): a query a configuration skipped, "
+    "failed or found nothing for scores 0"
 )
 _DESCRIPTIONS: dict[ViewName, str] = {
     "answered": "judged queries every successful configuration answered",
-    "all": "every judged query; a query a configuration skipped scores 0",
+    "all": "every judged query; a query a configuration skipped or failed scores 0",
 }
 QRELS_STEMS: dict[ViewName, str] = {"answered": "qrels-answered", "all": "qrels"}
 
@@ -71,7 +71,7 @@ def comparison_sets(
     """The judged queries of each view, in suite order."""
     judged = set(qrels.query_ids)
     everything = [q.id for q in suite.queries if q.id in judged]
-    skipped = {q for r in records if r.ok for q in r.skipped_queries}
+    skipped = {q for r in records if r.ok for q in (*r.skipped_queries, *r.failed_queries)}
     return {"answered": [q for q in everything if q not in skipped], "all": everything}
 
 
@@ -250,6 +250,8 @@ def _config_result(
     status: list[QueryStatus] = [
         "skipped"
         if q in record.skipped_queries
+        else "failed"
+        if q in record.failed_queries
         else "as_text"
         if q in record.as_text_queries
         else "answered"
@@ -260,6 +262,7 @@ def _config_result(
         index_time_s=record.index_time_s,
         index_cache=record.index_cache,
         index_stats=dict(record.index_stats),
+        search_stats=dict(record.search_stats),
         num_documents=record.num_documents,
         num_units=record.num_units,
         fetch_k=record.fetch_k,
@@ -269,6 +272,7 @@ def _config_result(
         qps=record.qps,
         skipped_queries=dict(record.skipped_queries),
         as_text_queries=dict(record.as_text_queries),
+        failed_queries=dict(record.failed_queries),
         views=scores,
         per_query=QueryArrays(
             status=status,
@@ -332,7 +336,8 @@ def _recommendations(
     candidates = view_candidates(result, view)
     n = len(result.query_sets[view].query_ids)
     label = measure_label(result.headline)
-    described = _describe(view, n, len(result.query_sets["all"].query_ids))
+    failures = any(c.failed_queries for c in result.successful)
+    described = _describe(view, n, len(result.query_sets["all"].query_ids), failures)
     statistics = view_statistics(
         candidates,
         result.headline,
@@ -353,9 +358,10 @@ def _recommendations(
     return statistics, picks
 
 
-def _describe(view: ViewName, n: int, total: int) -> str:
+def _describe(view: ViewName, n: int, total: int, failures: bool = False) -> str:
+    left = "skipped or failed" if failures else "skipped"
     if view == "answered" and n < total:
-        return f"the {n} queries every configuration answered ({total - n} skipped left out)"
+        return f"the {n} queries every configuration answered ({total - n} {left} left out)"
     if view == "all" and n:
         return f"all {n} judged queries"
     return f"{n} judged queries"

@@ -74,7 +74,9 @@ class ConfigRecord(_Model):
     ``latency_samples_s`` holds, per query, one sample per timed pass (in pass order);
     ``rankings`` the document ranking ``[(doc_id, score), ...]`` of the first timed pass.
     ``skipped_queries`` / ``as_text_queries`` map query ids to why they were skipped or sent
-    as plain text (``unsupported_queries``).
+    as plain text (``unsupported_queries``); ``failed_queries`` to the error of each query the
+    engine could not run (a :class:`~rankscope.errors.QueryError`), which has no ranking and
+    no latency.
     """
 
     name: str
@@ -101,8 +103,11 @@ class ConfigRecord(_Model):
     index_cache: IndexCache | None = None
     #: everything the engine reported about its indexing (``index_stats()``)
     index_stats: dict[str, float] = Field(default_factory=dict)
+    #: what the engine reported about its searches (``search_stats()``), after the last pass
+    search_stats: dict[str, float] = Field(default_factory=dict)
     skipped_queries: dict[str, str] = Field(default_factory=dict)
     as_text_queries: dict[str, str] = Field(default_factory=dict)
+    failed_queries: dict[str, str] = Field(default_factory=dict)
     latency_samples_s: dict[str, list[float]] = Field(default_factory=dict)
     measured_wall_s: float | None = None
     qps: float | None = None

@@ -28,8 +28,9 @@ NO_CATEGORY = "(none)"
 ViewName = Literal["answered", "all"]
 VIEW_NAMES: tuple[ViewName, ...] = ("answered", "all")
 DEFAULT_VIEW: ViewName = "answered"
-#: what a configuration did with a query: ran it, ran its text as a plain query, skipped it
-QueryStatus = Literal["answered", "as_text", "skipped"]
+#: what a configuration did with a query: ran it, ran its text as a plain query, skipped it,
+#: or ran it and the engine could not answer it (a failed query)
+QueryStatus = Literal["answered", "as_text", "skipped", "failed"]
 
 
 class _Model(BaseModel):
@@ -74,9 +75,9 @@ class ViewScores(_Model):
 class QueryArrays(_Model):
     """Per-query values of one configuration, aligned on :attr:`BenchmarkResult.query_ids`.
 
-    ``values[measure][i]`` is ``None`` for a query without judgments; a skipped query scores 0
-    (what an empty ranking scores). ``latency_ms[i]`` is the median over the timed passes
-    (``None`` when skipped).
+    ``values[measure][i]`` is ``None`` for a query without judgments; a skipped or failed query
+    scores 0 (what an empty ranking scores). ``latency_ms[i]`` is the median over the timed
+    passes (``None`` when skipped or failed).
     """
 
     status: list[QueryStatus]
@@ -102,6 +103,7 @@ class ConfigResult(_Model):
     index_time_s: float | None = None
     index_cache: IndexCache | None = None
     index_stats: dict[str, float] = Field(default_factory=dict)
+    search_stats: dict[str, float] = Field(default_factory=dict)
     num_documents: int | None = None
     num_units: int | None = None
     fetch_k: int | None = None
@@ -111,6 +113,7 @@ class ConfigResult(_Model):
     qps: float | None = None
     skipped_queries: dict[str, str] = Field(default_factory=dict)
     as_text_queries: dict[str, str] = Field(default_factory=dict)
+    failed_queries: dict[str, str] = Field(default_factory=dict)
     views: dict[ViewName, ViewScores] = Field(default_factory=dict)
     per_query: QueryArrays | None = None
     run_file: str | None = None

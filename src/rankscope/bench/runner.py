@@ -21,7 +21,11 @@ For each configuration the runner
 6. hands the memory the engine held back to the operating system, so that configurations do
    not stack up.
 
-A configuration that raises is recorded as failed with its message and the others still run;
+A query the engine cannot run (it raises :class:`~rankscope.errors.QueryError`: too many terms,
+text it cannot take) is a failed query: recorded with its message, not run again in later passes,
+and left out of the comparison as a skipped query is; the configuration goes on, and fails only
+when every query it ran failed. Any other error fails the configuration:
+a configuration that raises is recorded as failed with its message and the others still run;
 ``KeyboardInterrupt`` stops the benchmark, and finished configurations are kept for ``resume``.
 With ``ray=RayOptions(...)`` the configurations run as Ray tasks instead
 (:mod:`rankscope.bench.ray_runner`), each through the same :meth:`RunInputs.run`, and are
@@ -80,7 +84,7 @@ from rankscope.engines.chunking import (
     iter_chunks,
 )
 from rankscope.engines.stream import DocumentStream
-from rankscope.errors import ConfigError, RankscopeError, UnsupportedQueryError
+from rankscope.errors import ConfigError, QueryError, RankscopeError, UnsupportedQueryError
 from rankscope.suite.corpus import iter_documents
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import CorpusSpec, Settings
@@ -115,6 +119,14 @@ class NullReporter:
 class _QueryFailure(Exception):
     query_id: str
     error: Exception
+    #: set when every one of this many queries failed (QueryError), this one first
+    every: int = 0
+
+    @property
+    def prefix(self) -> str:
+        if self.every:
+            return f"every query failed ({self.every}), the first, query {self.query_id!r}: "
+        return f"query {self.query_id!r}: "
 
 
 def run_benchmark(
@@ -393,10 +405,18 @@ def run_config(
             record.concurrency = workers
             samples: dict[str, list[float]] = {q.id: [] for q in queries}
             first: dict[str, list[Hit]] | None = None
+            failed: dict[str, QueryError] = {}
             wall = 0.0
             with ThreadPoolExecutor(max_workers=workers) if workers > 1 else _NoPool() as pool:
                 for pass_no in range(passes):
-                    hits, times, elapsed = _run_pass(engine, queries, fetch_k, pool, report)
+                    hits, times, elapsed, errors = _run_pass(engine, queries, fetch_k, pool, report)
+                    if errors:  # a failed query is not run again; its later passes count done
+                        failed.update(errors)
+                        queries = [q for q in queries if q.id not in errors]
+                        report.advance(len(errors) * (passes - pass_no - 1))
+                        if not queries:
+                            qid, error = next(iter(failed.items()))
+                            raise _QueryFailure(qid, error, every=len(failed))
                     if pass_no < settings.warmup:
                         continue
                     wall += elapsed
@@ -404,10 +424,15 @@ def run_config(
                         samples[qid].append(seconds)
                     if first is None:
                         first = hits
+            record.search_stats = read_search_stats(engine)
         assert first is not None  # repeats >= 1 is enforced by the schema
+        record.failed_queries = {qid: str(error) for qid, error in failed.items()}
+        for qid in failed:  # what a query that failed in a later pass measured before
+            samples.pop(qid, None)
+            first.pop(qid, None)
         record.latency_samples_s = samples
         record.measured_wall_s = wall
-        executions = settings.repeats * len(queries)
+        executions = sum(len(times) for times in samples.values())
         record.qps = executions / wall if wall > 0 else None
         stage = "chunk"
         chunked = chunking is not None
@@ -415,7 +440,7 @@ def run_config(
         if chunking is not None and record.chunk_rankings:
             add_chunk_texts(record.chunk_rankings, source, chunking, depth=max(settings.k))
     except _QueryFailure as failure:
-        _fail(record, stage, failure.error, f"query {failure.query_id!r}: ")
+        _fail(record, stage, failure.error, failure.prefix)
     except Exception as error:
         _fail(record, stage, error, "")
     record.finished_at = _now()
@@ -461,23 +486,35 @@ def read_index_stats(engine: Engine) -> tuple[dict[str, float], IndexCache | Non
     """What the engine reports about its indexing (``engine.index_stats()``, a mapping of
     counts; engines without it report nothing), and the embedding-cache hits and misses in it
     (``embedding_cache_hits`` / ``embedding_cache_misses``)."""
-    hook = getattr(engine, "index_stats", None)
-    try:
-        found = hook() if callable(hook) else hook
-    except Exception:  # a report, not the benchmark: never fail a configuration over it
-        return {}, None
-    if not isinstance(found, Mapping):
-        return {}, None
-    stats = {
-        str(k): float(v)
-        for k, v in found.items()
-        if isinstance(v, int | float) and not isinstance(v, bool)
-    }
+    stats = _engine_counts(engine, "index_stats")
     hits = stats.get("embedding_cache_hits", stats.get("cache_hits"))
     misses = stats.get("embedding_cache_misses", stats.get("cache_misses"))
     if hits is None or misses is None:
         return stats, None
     return stats, IndexCache(hits=int(hits), misses=int(misses))
+
+
+def read_search_stats(engine: Engine) -> dict[str, float]:
+    """What the engine reports about its searches (``engine.search_stats()``, e.g. whether
+    they went through an approximate index); nothing for engines without it."""
+    return _engine_counts(engine, "search_stats")
+
+
+def _engine_counts(engine: Engine, method: str) -> dict[str, float]:
+    """The numeric values of the mapping that ``engine.<method>()`` returns ({} when it has no
+    such method, returns something else, or raises)."""
+    hook = getattr(engine, method, None)
+    try:
+        found = hook() if callable(hook) else hook
+    except Exception:  # a report, not the benchmark: never fail a configuration over it
+        return {}
+    if not isinstance(found, Mapping):
+        return {}
+    return {
+        str(k): float(v)
+        for k, v in found.items()
+        if isinstance(v, int | float) and not isinstance(v, bool)
+    }
 
 
 def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> None:
@@ -505,11 +542,16 @@ class _NoPool:
 
 def _run_pass(
     engine: Engine, queries: Sequence[Query], k: int, pool: Any, report: Reporter
-) -> tuple[dict[str, list[Hit]], dict[str, float], float]:
-    def one(query: Query) -> tuple[str, list[Hit], float]:
+) -> tuple[dict[str, list[Hit]], dict[str, float], float, dict[str, QueryError]]:
+    """One pass over the queries: hits, latencies, wall time, and the queries that failed
+    (:class:`QueryError`); any other error stops the pass (:class:`_QueryFailure`)."""
+
+    def one(query: Query) -> tuple[str, list[Hit] | QueryError, float]:
         started = time.perf_counter()
         try:
-            hits = engine.search(query, k)
+            hits: list[Hit] | QueryError = engine.search(query, k)
+        except QueryError as error:
+            hits = error
         except Exception as error:
             raise _QueryFailure(query.id, error) from error
         elapsed = time.perf_counter() - started
@@ -519,9 +561,10 @@ def _run_pass(
     started = time.perf_counter()
     outcomes = list(pool.map(one, queries))
     wall = time.perf_counter() - started
-    hits = {qid: h for qid, h, _ in outcomes}
-    times = {qid: t for qid, _, t in outcomes}
-    return hits, times, wall
+    hits = {qid: h for qid, h, _ in outcomes if not isinstance(h, QueryError)}
+    times = {qid: t for qid, h, t in outcomes if not isinstance(h, QueryError)}
+    errors = {qid: h for qid, h, _ in outcomes if isinstance(h, QueryError)}
+    return hits, times, wall, errors
 
 
 def _rankings(

@@ -323,7 +323,7 @@ def score_matrix(
     each of ``measures`` (``latency_ms``, alias ``latency``: each query's latency in ms),
     read from a benchmark's typed results: the matrix the benchmark's statistics came from.
 
-    A query a configuration skipped (``all`` view) scores 0 and counts as filled. Latency
+    A query a configuration skipped or failed (``all`` view) scores 0 and counts as filled. Latency
     exists only for queries a configuration ran: it is compared over the view's queries every
     configuration ran, and cannot be mixed with measures when that set is smaller.
     """
@@ -382,7 +382,10 @@ def score_matrix(
             column = a.latency_ms if m == LATENCY else a.values[m]
             values[k, s] = [math.nan if column[i] is None else column[i] for i in rows]
     observed = np.asarray(
-        [[a is not None and a.status[i] != "skipped" for i in rows] for a in arrays],
+        [
+            [a is not None and a.status[i] not in ("skipped", "failed") for i in rows]
+            for a in arrays
+        ],
         dtype=np.bool_,
     ).reshape(len(configs), len(rows))
     return ScoreMatrix(

@@ -11,8 +11,11 @@ Searching goes through Anserini's ``SimpleSearcher`` with ``BM25Similarity(k1, b
 Queries are Lucene query objects built with Lucene's ``QueryBuilder`` (the analysis step of
 Lucene's query parser, without its syntax), so user text is only ever analysed:
 
-- ``query_string``: a disjunction of the analysed terms on ``contents`` (a term occurring twice
-  counts twice, as with Lucene's ``QueryParser`` and Anserini's bag-of-words query);
+- ``query_string``: a disjunction of the analysed terms on ``contents``, one clause per distinct
+  term boosted by its number of occurrences (a term occurring twice counts twice, as with
+  Lucene's ``QueryParser`` and Anserini's bag-of-words query, whose repeated clauses Lucene's
+  ``BooleanQuery`` rewrites to the same boosts; a clause per occurrence made a long query
+  exceed Lucene's limit of 1,024 clauses);
 - ``match``: the same on one field;
 - ``multi_match``: one such disjunction per field, each in a ``BoostQuery``, summed
   (``multi_match="sum"``) or as a ``DisjunctionMaxQuery`` (``"max"``);
@@ -46,9 +49,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from rankscope.config import environment
-from rankscope.engines._text import boolean_clauses, words
+from rankscope.engines._text import boolean_clauses, check_phrase_length, term_counts, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
-from rankscope.errors import ConfigError, EngineError
+from rankscope.errors import ConfigError, EngineError, QueryError
 
 JAR_ENV = "RANKSCOPE_ANSERINI_JAR"
 ANALYZERS = ("anserini", "anserini-krovetz", "anserini-nostem", "standard", "english", "whitespace")
@@ -173,6 +176,10 @@ class AnseriniEngine(Engine):
         self._analyzer = self._make_analyzer()
         self._builder = self._J("org.apache.lucene.util.QueryBuilder")(self._analyzer)
         self._occur = self._J("org.apache.lucene.search.BooleanClause$Occur")
+        self._analyzer_utils = self._J("io.anserini.analysis.AnalyzerUtils")
+        self._term_query = self._J("org.apache.lucene.search.TermQuery")
+        self._lucene_term = self._J("org.apache.lucene.index.Term")
+        self._boost_query = self._J("org.apache.lucene.search.BoostQuery")
         self._searcher: Any = None
         self._fields: set[str] = set()
         self._closed = False
@@ -263,16 +270,34 @@ class AnseriniEngine(Engine):
             )
         return _FIELD_PREFIX + name
 
-    def _terms(self, field: str, text: str) -> Any:
-        return self._builder.createBooleanQuery(field, text, self._occur.SHOULD)
+    def analyze(self, text: str) -> list[str]:
+        """The terms of ``text`` as the index analyser makes them."""
+        return [str(t) for t in self._analyzer_utils.analyze(self._analyzer, text).toArray()]
 
-    def _phrase(self, field: str, text: str, slop: int) -> Any:
+    def _terms(self, query: Query, field: str, text: str) -> Any:
+        """Any of the analysed terms of ``text`` in ``field``: one clause per distinct term,
+        boosted by its count (Lucene rewrites repeated clauses so; building them first
+        exceeded its clause limit). None when no term survives analysis."""
+        counts = term_counts(self.analyze(text), query, self.name)
+        clauses = []
+        for term, n in counts.items():
+            q = self._term_query(self._lucene_term(field, term))
+            clauses.append(q if n == 1 else self._boost_query(q, float(n)))
+        if len(clauses) <= 1:
+            return clauses[0] if clauses else None
+        builder = self._J("org.apache.lucene.search.BooleanQuery$Builder")()
+        for q in clauses:
+            builder.add(q, self._occur.SHOULD)
+        return builder.build()
+
+    def _phrase(self, query: Query, field: str, text: str, slop: int) -> Any:
+        check_phrase_length(words(text), query)
         return self._builder.createPhraseQuery(field, text, max(0, int(slop)))
 
-    def _term(self, text: str) -> Any:
+    def _term(self, query: Query, text: str) -> Any:
         if len(words(text)) > 1:
-            return self._phrase("contents", text, 0)
-        return self._terms("contents", text)
+            return self._phrase(query, "contents", text, 0)
+        return self._terms(query, "contents", text)
 
     def lucene_query(self, query: Query) -> Any:
         """The Lucene query for ``query`` (None: no term survives analysis)."""
@@ -284,7 +309,7 @@ class AnseriniEngine(Engine):
             positive = 0
             for terms, occur in ((must, self._occur.MUST), (should, self._occur.SHOULD)):
                 for t in terms:
-                    q = self._term(t)
+                    q = self._term(query, t)
                     if q is None:
                         if occur == self._occur.MUST:  # a required term analysed away
                             return None
@@ -294,25 +319,25 @@ class AnseriniEngine(Engine):
             if not positive:
                 return None
             for t in must_not:
-                q = self._term(t)
+                q = self._term(query, t)
                 if q is not None:
                     builder.add(q, self._occur.MUST_NOT)
             return builder.build()
         if kind == "query_string":
-            return self._terms(self._lucene_field(query, query.field), query.text)
+            return self._terms(query, self._lucene_field(query, query.field), query.text)
         if kind == "match":
             if not query.field:
                 raise EngineError(
                     f"match query {query.id!r} names no field; set 'field' or use a query_string"
                 )
-            return self._terms(self._lucene_field(query, query.field), query.text)
+            return self._terms(query, self._lucene_field(query, query.field), query.text)
         if kind == "multi_match":
             if not query.fields:
                 raise EngineError(f"multi_match query {query.id!r} lists no fields")
             boost_query = J("org.apache.lucene.search.BoostQuery")
             parts = []
             for f, boost in query.fields:
-                q = self._terms(self._lucene_field(query, f), query.text)
+                q = self._terms(query, self._lucene_field(query, f), query.text)
                 if q is not None:
                     parts.append(boost_query(q, float(boost)))
             if not parts:
@@ -326,7 +351,7 @@ class AnseriniEngine(Engine):
             for q in parts:
                 builder.add(q, self._occur.SHOULD)
             return builder.build()
-        return self._phrase(self._lucene_field(query, query.field), query.text, query.slop)
+        return self._phrase(query, self._lucene_field(query, query.field), query.text, query.slop)
 
     def _search(self, query: Query, k: int) -> list[Hit]:
         searcher = self._open()
@@ -336,6 +361,11 @@ class AnseriniEngine(Engine):
         try:
             results = searcher.search(lq, int(k))
         except Exception as exc:
+            if "TooManyClauses" in str(exc):  # the query is too large, not the engine broken
+                raise QueryError(
+                    f"anserini engine cannot run query {query.id!r}: it expands to more "
+                    f"clauses than Lucene allows ({str(exc).splitlines()[0]}); shorten it"
+                ) from exc
             raise EngineError(f"anserini engine failed on query {query.id!r}: {exc}") from exc
         return [Hit(doc_id=str(r.docid), score=float(r.score)) for r in results]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self, SupportsFloat, TypeVar
 
-from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
+from rankscope.errors import ConfigError, EngineError, QueryError, UnsupportedQueryError
 
 QueryKind = Literal["query_string", "match", "multi_match", "phrase", "boolean"]
 QUERY_KINDS: tuple[QueryKind, ...] = ("query_string", "match", "multi_match", "phrase", "boolean")
@@ -127,6 +127,50 @@ def checked_hits(engine: str, query: Query, hits: list[Hit]) -> list[Hit]:
     return out
 
 
+def unencodable(text: str) -> int | None:
+    """The position of the first lone UTF-16 surrogate in ``text`` (None when there is none).
+
+    JSON escapes such as ``"\\ud800"`` decode to one, but it is not valid Unicode: UTF-8 (and
+    so every database, Java and tokenizer) refuses it.
+    """
+    if text.isascii():
+        return None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        return error.start
+    return None
+
+
+def surrogate_problem(text: str) -> str | None:
+    """What is wrong with ``text`` when it holds a lone UTF-16 surrogate (:func:`unencodable`),
+    else None, for messages that name the field first."""
+    at = unencodable(text)
+    if at is None:
+        return None
+    return (
+        f"holds a lone UTF-16 surrogate ({text[at]!r} at character {at}), which is not valid "
+        "Unicode and no engine can take; write the character's whole surrogate pair or remove "
+        "the escape"
+    )
+
+
+def check_query_text(query: Query) -> None:
+    """A :class:`QueryError` naming the query and the field when its text or a term holds a
+    lone surrogate (:func:`unencodable`), which no engine can take."""
+    parts = [("text", query.text)]
+    for name, terms in (
+        ("must", query.must),
+        ("should", query.should),
+        ("must_not", query.must_not),
+    ):
+        parts += [(name, t) for t in terms]
+    for name, value in parts:
+        problem = surrogate_problem(value)
+        if problem is not None:
+            raise QueryError(f"query {query.id!r}: its {name} {problem}")
+
+
 class Engine(ABC):
     """Base class of every engine. Use as a context manager so resources are released."""
 
@@ -182,6 +226,12 @@ class Engine(ABC):
         50}``. Empty for engines with nothing to report."""
         return {}
 
+    def search_stats(self) -> Mapping[str, int | float]:
+        """Counts about the searches since the last :meth:`index`, for results.json: e.g.
+        pgvector's ``{"approximate_searches": 300, "exact_searches": 0}`` (whether rankings
+        came through an approximate index). Empty for engines with nothing to report."""
+        return {}
+
     @abstractmethod
     def index(self, docs: Iterable[Document]) -> None:
         """Index the documents (replacing what the engine held before)."""
@@ -194,9 +244,11 @@ class Engine(ABC):
         """Return at most ``k`` hits, best first, each with a finite float score.
 
         Every engine's hits pass :func:`checked_hits`: a NaN or infinite score is refused with
-        an :class:`EngineError` naming the query and the document, never written to a run.
+        an :class:`EngineError` naming the query and the document, never written to a run. A
+        query whose text is not valid Unicode is refused with a :class:`QueryError`.
         """
         self.check_kind(query)
+        check_query_text(query)
         if k <= 0:
             return []
         return checked_hits(self.name, query, self._search(query, k))

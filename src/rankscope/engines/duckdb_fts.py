@@ -13,7 +13,8 @@ used first.
 Translation (query text is a bound parameter of ``match_bm25``, which tokenizes it itself:
 nothing in it is syntax):
 
-- ``query_string``: ``match_bm25`` over every field (DuckDB scores the fields as one bag);
+- ``query_string``: ``match_bm25`` over every field (DuckDB scores the fields as one bag, and
+  a repeated query term once);
 - ``match``: ``match_bm25(..., fields := 'cN')`` on the one field;
 - ``multi_match``: ``sum(boost_f * match_bm25(field f))`` over the listed fields, a document
   matching when any field does (Elasticsearch's ``most_fields``);
@@ -33,7 +34,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rankscope.engines._text import boolean_clauses, field_names, words
+from rankscope.engines._text import (
+    boolean_clauses,
+    check_phrase_length,
+    field_names,
+    term_counts,
+    words,
+)
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
@@ -107,7 +114,13 @@ class DuckdbEngine(Engine):
     ``stemmer`` (a Snowball language, ``porter`` (default) or ``none``), ``stopwords``
     (``english`` (default) or ``none``), ``ignore`` (regular expression of characters to drop;
     DuckDB's default keeps letters a-z after lowercasing and accent stripping), ``strip_accents``,
-    ``lower``, ``k1`` (1.2) and ``b`` (0.75).
+    ``lower``, ``k1`` (1.2), ``b`` (0.75) and ``threads`` (DuckDB's worker threads; default
+    DuckDB's, one per core).
+
+    DuckDB sums a document's BM25 terms on several threads in an order that varies, so scores
+    may differ in their last bits (1e-15) between identical runs, and a run file's bytes with
+    them (rankings stay the same unless two scores are that close); ``threads=1`` makes them
+    identical from run to run.
     """
 
     name = "duckdb"
@@ -125,6 +138,7 @@ class DuckdbEngine(Engine):
         lower: bool = True,
         k1: float = 1.2,
         b: float = 0.75,
+        threads: int | None = None,
     ) -> None:
         if not isinstance(stemmer, str) or stemmer.lower() not in _STEMMERS:
             raise ConfigError(
@@ -141,6 +155,15 @@ class DuckdbEngine(Engine):
                 "duckdb engine options 'k1' and 'b' need k1 >= 0 and 0 <= b <= 1",
                 value={"k1": k1, "b": b},
             )
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise ConfigError(
+                "duckdb engine option 'threads' must be a whole number of at least 1",
+                value=threads,
+                hint="threads: 1 gives scores identical from run to run",
+            )
+        self.threads = threads
         self._duckdb = import_duckdb()
         self.path = None if path is None or str(path) == ":memory:" else Path(path)
         self.stemmer = stemmer.lower()
@@ -168,6 +191,8 @@ class DuckdbEngine(Engine):
                 conn = self._duckdb.connect(target)
             except self._duckdb.Error as exc:
                 raise EngineError(f"duckdb engine cannot open {target!r}: {exc}") from exc
+            if self.threads is not None:
+                conn.execute(f"SET threads = {int(self.threads)}")
             load_fts(conn, self._duckdb.__version__)
             conn.create_function(
                 "rankscope_phrase",
@@ -313,8 +338,13 @@ class DuckdbEngine(Engine):
             where, params = " AND ".join(conds), sparams + cparams
         else:
             cols = [self._column(query, f) for f in field_names(query)]
-            if not words(query.text):
+            toks = words(query.text)
+            if not toks:
                 return []
+            if kind == "phrase":
+                check_phrase_length(toks, query)
+            else:  # match_bm25 counts each distinct term once itself; this bounds the work
+                term_counts(toks, query, self.name)
             if kind == "multi_match":
                 if not cols:
                     raise EngineError(f"multi_match query {query.id!r} lists no fields")

@@ -259,6 +259,10 @@ class HybridEngine(Engine):
         """The members' counters, summed key by key."""
         return add_stats(*(e.index_stats() for e in self.engines))
 
+    def search_stats(self) -> Mapping[str, int | float]:
+        """The members' search counters, summed key by key."""
+        return add_stats(*(e.search_stats() for e in self.engines))
+
     def close(self) -> None:
         for e in self.engines:
             e.close()

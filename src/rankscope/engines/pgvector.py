@@ -5,8 +5,15 @@ offline all-MiniLM-L6-v2, ``model="hashing:512"`` for a model-free one) from the
 ``text`` (option ``embed_fields``), stored in a table ``(id text, title text, text text,
 embedding vector(dim))`` filled with ``COPY``, and searched by cosine distance ``<=>``; a hit's
 score is the cosine similarity ``1 - distance``. An HNSW index (``vector_cosine_ops``) is built
-unless ``hnsw=False`` (exact scan); ``ef_search`` is raised to ``k`` for each search so the index
-can return k rows (pgvector caps ``ef_search`` at 1000: deeper searches scan exactly).
+and searches go through it (approximate nearest neighbours) unless ``exact=True`` (or
+``hnsw=False``): then no index is built and every search scans the table exactly. Through the
+index, ``ef_search`` is raised to ``k`` for each search so that it can return k rows, and the
+planner is kept off the sequential scan, which it picks from some ``k`` on (100 on a few
+thousand rows): its rankings were then exact, the index built for nothing. pgvector caps
+``ef_search`` at 1000, so deeper searches scan exactly. Which way each search went is read from
+its query plan (``EXPLAIN``, once per ``k``) and counted in :meth:`PgVectorEngine.search_stats`
+(``approximate_searches``, ``exact_searches``), so results say whether rankings were
+approximate.
 
 Only ``query_string`` queries are answered: a dense model has no fields, phrases or operators, so
 the other kinds are refused rather than approximated. Documents whose text embeds to the zero
@@ -33,6 +40,7 @@ from rankscope.engines._pg import (
     PgConnection,
     import_psycopg,
     pg_error,
+    quoted_table,
     resolve_dsn,
     table_comment,
     table_identifier,
@@ -44,6 +52,7 @@ from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
     import psycopg
+    from psycopg import sql
 
 _SCHEMA_VERSION = "rankscope-pgvector-1"
 #: pgvector's limit on hnsw.ef_search
@@ -74,11 +83,12 @@ class PgVectorEngine(PgConnection, Engine):
     Options: ``dsn`` (default ``$RANKSCOPE_PG_DSN``), ``model`` (embedder name for
     :func:`rankscope.engines.embeddings.make_embedder`; None: the default model) or ``embedder`` (an
     embedder object), ``cache`` (embedding cache on disk, default True), ``table``,
-    ``embed_fields`` (default title and text), ``hnsw`` (default True), ``m`` and
-    ``ef_construction`` (HNSW build parameters, pgvector defaults 16 and 64), ``ef_search``
-    (default 40), ``reuse``, ``drop_on_close``, ``return_text``, ``batch_size`` (texts embedded
-    at a time), ``connect_timeout`` (seconds), ``backend`` (embedding backend: ``auto``,
-    ``onnx`` or ``torch``, as for the vector engine).
+    ``embed_fields`` (default title and text), ``exact`` (default False: search through an HNSW
+    index; True: no index, exact scans), ``hnsw`` (build the index; default ``not exact``),
+    ``m`` and ``ef_construction`` (HNSW build parameters, pgvector defaults 16 and 64),
+    ``ef_search`` (default 40, raised to k), ``reuse``, ``drop_on_close``, ``return_text``,
+    ``batch_size`` (texts embedded at a time), ``connect_timeout`` (seconds), ``backend``
+    (embedding backend: ``auto``, ``onnx`` or ``torch``, as for the vector engine).
     """
 
     name = "pgvector"
@@ -94,7 +104,8 @@ class PgVectorEngine(PgConnection, Engine):
         cache: bool = True,
         table: str | None = None,
         embed_fields: Sequence[str] = ("title", "text"),
-        hnsw: bool = True,
+        exact: bool = False,
+        hnsw: bool | None = None,
         m: int = 16,
         ef_construction: int = 64,
         ef_search: int = 40,
@@ -139,7 +150,14 @@ class PgVectorEngine(PgConnection, Engine):
                 "pgvector engine option 'ef_construction' must be at least 2 * m (pgvector's rule)",
                 value=ef_construction,
             )
-        self.hnsw = bool(hnsw)
+        if exact and hnsw:
+            raise ConfigError(
+                "pgvector engine options 'exact: true' and 'hnsw: true' contradict each other: "
+                "an exact search uses no index",
+                hint="drop 'hnsw' (exact search builds no index) or 'exact'",
+            )
+        self.exact = bool(exact)
+        self.hnsw = not self.exact if hnsw is None else bool(hnsw)
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
@@ -160,6 +178,10 @@ class PgVectorEngine(PgConnection, Engine):
         self._conn: psycopg.Connection[Any] | None = None
         self._indexed = False
         self._closed = False
+        # whether the table has an HNSW index, and per k whether the plan goes through it
+        self._has_index = False
+        self._plans: dict[int, bool] = {}
+        self._searches = {True: 0, False: 0}
         self._stats_at_index = embedding_stats(self.embedder)
         self._embedded_docs = 0
         self._table_reused = False
@@ -176,6 +198,15 @@ class PgVectorEngine(PgConnection, Engine):
         )
         stats["table_reused"] = int(self._table_reused)
         return stats
+
+    def search_stats(self) -> Mapping[str, int | float]:
+        """How many searches since :meth:`index` went through the HNSW index
+        (``approximate_searches``) or scanned the table exactly (``exact_searches``), as their
+        query plans show."""
+        return {
+            "approximate_searches": self._searches[True],
+            "exact_searches": self._searches[False],
+        }
 
     def _setup(self, conn: psycopg.Connection[Any]) -> None:
         """The ``vector`` extension, created when the server has it but the database not yet."""
@@ -222,6 +253,9 @@ class PgVectorEngine(PgConnection, Engine):
         self._stats_at_index = embedding_stats(self.embedder)
         self._embedded_docs = 0
         self._table_reused = False
+        self._has_index = False
+        self._plans = {}
+        self._searches = {True: 0, False: 0}
         # read twice, to check and hash, then to embed and COPY: a streamed corpus is not held
         docs = reiterable(docs)
         digest = self._digest(docs)
@@ -233,6 +267,7 @@ class PgVectorEngine(PgConnection, Engine):
             if self.reuse and table_comment(conn, self._table_name) == digest:
                 self._indexed = True
                 self._table_reused = True
+                self._has_index = self._hnsw_index(conn)
                 return
             self._filled_table = True
             dim = 0
@@ -271,9 +306,22 @@ class PgVectorEngine(PgConnection, Engine):
                     sql.SQL("COMMENT ON TABLE {} IS {}").format(table, sql.Literal(digest))
                 )
             conn.execute(sql.SQL("ANALYZE {}").format(table))
+            self._has_index = self._hnsw_index(conn)
         except pg.Error as exc:
             raise pg_error(self.name, f"indexing into table {self._table_name!r}", exc) from exc
         self._indexed = True
+
+    def _hnsw_index(self, conn: psycopg.Connection[Any]) -> bool:
+        """Whether the table has an HNSW index (none when the dimension is over pgvector's
+        limit, or for an empty corpus)."""
+        assert self._table_name is not None
+        row = conn.execute(
+            "SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = to_regclass(%s) "
+            "AND a.amname = 'hnsw'",
+            [quoted_table(self._table_name)],
+        ).fetchone()
+        return row is not None
 
     def _digest(self, docs: Iterable[Document]) -> str:
         """The hash of the settings and documents; refuses a duplicate id or a NUL character
@@ -342,20 +390,24 @@ class PgVectorEngine(PgConnection, Engine):
             "WHERE embedding IS NOT NULL ORDER BY embedding <=> %(q)s::vector LIMIT %(k)s"
         ).format(text=text_col, table=table_identifier(self._table_name))
         params = {"q": vector_literal(vec), "k": k}
+        # pgvector caps ef_search: the index cannot return more rows than that
+        through_index = self._has_index and not self.exact and k <= MAX_EF_SEARCH
         try:
             with conn.transaction():
-                if k > MAX_EF_SEARCH:
-                    # the HNSW index cannot return that many rows: scan exactly
-                    conn.execute("SET LOCAL enable_indexscan = off")
+                if through_index:
+                    ef = sql.Literal(max(k, self.ef_search))
+                    conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(ef))
+                    # from some k on the planner prefers a sequential scan and a sort, which is
+                    # exact and leaves the index unused
+                    conn.execute("SET LOCAL enable_seqscan = off")
                 else:
-                    conn.execute(
-                        sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
-                            sql.Literal(max(k, self.ef_search))
-                        )
-                    )
+                    conn.execute("SET LOCAL enable_indexscan = off")
+                if k not in self._plans:
+                    self._plans[k] = self._plan_uses_index(conn, stmt, params)
                 rows = conn.execute(stmt, params).fetchall()
         except pg.Error as exc:
             raise pg_error(self.name, f"searching query {query.id!r}", exc) from exc
+        self._searches[self._plans[k]] += 1
         # ORDER BY distance alone lets the HNSW index serve the query; ties are put in id order
         # here so that results are deterministic
         hits = [
@@ -364,3 +416,15 @@ class PgVectorEngine(PgConnection, Engine):
         ]
         hits.sort(key=lambda h: (-h.score, h.doc_id))
         return hits
+
+    def _plan_uses_index(
+        self, conn: psycopg.Connection[Any], stmt: sql.Composed, params: Mapping[str, Any]
+    ) -> bool:
+        """Whether the plan of ``stmt`` goes through the HNSW index (an approximate search)
+        rather than scanning the table (exact): the only index that can order rows by distance
+        is the HNSW one."""
+        from psycopg import sql
+
+        row = conn.execute(sql.SQL("EXPLAIN (FORMAT JSON) {}").format(stmt), params).fetchone()
+        plan = row[0] if row is not None else []
+        return '"Index Scan"' in json.dumps(plan)

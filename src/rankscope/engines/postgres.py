@@ -19,12 +19,14 @@ Translation (user text always travels as a bound parameter; no user text is form
 
 - ``query_string``: ``websearch_to_tsquery`` over the combined vector. With ``operator="or"``
   (the default, as the other engines do for free text) the text is cut into websearch units
-  (words, ``"quoted phrases"``, ``-negations``), each unit goes through ``websearch_to_tsquery``
-  and the positive units are OR-ed (``||``) with the negations AND-ed (``&& !!``);
+  (words, ``"quoted phrases"``, ``-negations``), each distinct unit goes through
+  ``websearch_to_tsquery`` once and the positive units are OR-ed (``||``) with the negations
+  AND-ed (``&& !!``); ``ts_rank_cd`` counts a repeated lexeme once either way, and a unit per
+  occurrence made a long query take minutes;
   ``operator="and"`` hands the whole text to ``websearch_to_tsquery`` (PostgreSQL's own AND
   semantics).
-- ``match``: each whitespace-separated chunk through ``plainto_tsquery``, OR-ed (or AND-ed),
-  against that field's vector.
+- ``match``: each distinct whitespace-separated chunk through ``plainto_tsquery``, OR-ed (or
+  AND-ed), against that field's vector.
 - ``multi_match``: the same query against each listed field; a document matches when any field
   does and scores ``sum(boost_f * rank(tsv_f, q))`` (``multi_match="sum"``, Elasticsearch's
   ``most_fields``) or the maximum of those products (``multi_match="max"``, ``best_fields``).
@@ -43,6 +45,10 @@ Ranking: ``ts_rank_cd`` (cover density; ``rank="ts_rank"`` for frequency ranking
 ``normalization`` bit mask of PostgreSQL (default 0: no length normalisation) and, on the combined
 vector, the label weights ``label_weights`` for D, C, B, A (PostgreSQL's default 0.1, 0.2, 0.4,
 1.0). Ties are broken by document id so results are deterministic.
+
+A query holds at most :data:`~rankscope.engines._text.MAX_QUERY_TERMS` distinct units (or phrase
+words); past that it fails with a :class:`~rankscope.errors.QueryError`. A NUL character in query
+text separates words, as it does for the other engines (PostgreSQL text cannot hold it).
 """
 
 from __future__ import annotations
@@ -51,6 +57,7 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from itertools import pairwise, product
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -64,10 +71,10 @@ from rankscope.engines._pg import (
     table_comment,
     table_identifier,
 )
-from rankscope.engines._text import boolean_clauses, words
+from rankscope.engines._text import boolean_clauses, check_phrase_length, term_counts, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.stream import extra_fields, reiterable
-from rankscope.errors import ConfigError, EngineError
+from rankscope.errors import ConfigError, EngineError, QueryError
 
 if TYPE_CHECKING:
     import psycopg
@@ -78,6 +85,10 @@ DEFAULT_WEIGHTS: dict[str, str] = {"title": "A", "text": "D"}
 EXTRA_FIELD_WEIGHT = "C"
 #: the most distance chains one sloppy phrase may expand to
 MAX_PHRASE_CHAINS = 512
+#: the most distinct terms (after analysis) a query may hold: ts_rank_cd's time grows much
+#: faster than its number of terms (``bench/long_queries.py --ts-rank-cd``: about 1 s at 256
+#: terms over Cranfield, a minute at 1,024)
+MAX_LEXEMES = 256
 _SCHEMA_VERSION = "rankscope-postgres-1"
 _WEBSEARCH_UNIT = re.compile(r'-?"[^"]*"?|[^\s"]+')
 
@@ -500,7 +511,48 @@ class PostgresEngine(PgConnection, Engine):
         joined = sql.SQL(join).join([part] * len(texts))
         return _Expr(sql.SQL("({})").format(joined), list(texts))
 
-    def _words_query(self, text: str) -> _Expr | None:
+    def _units_query(
+        self,
+        query: Query,
+        function: str,
+        positive: Sequence[str],
+        negative: Sequence[str],
+        join: Literal["|", "&"],
+    ) -> _Expr | None:
+        """The positive units through ``function`` (e.g. ``plainto_tsquery``), OR-ed (or
+        AND-ed), with the negated units AND-NOT-ed; None when no positive unit has a lexeme.
+
+        Each unit is analysed by the server first (one round trip) and a tsquery it gives twice
+        ("Flow", "flow," and "flow" all give ``'flow'``) is used once: ``ts_rank_cd`` ranks the
+        same either way, but its time grows with every operand. More than
+        :data:`MAX_LEXEMES` distinct operands fail the query (:class:`QueryError`).
+        """
+        from psycopg import sql
+
+        pos_units, neg_units = list(dict.fromkeys(positive)), list(dict.fromkeys(negative))
+        term_counts([*pos_units, *neg_units], query, self.name)  # bounds the round trip
+        stmt = sql.SQL(
+            "SELECT {}({}::regconfig, u)::text FROM unnest(%s::text[]) WITH ORDINALITY AS "
+            "x(u, o) ORDER BY o"
+        ).format(sql.Identifier(function), sql.Literal(self.config))
+        rows = self._connect().execute(stmt, [[*pos_units, *neg_units]]).fetchall()
+        parts = [str(r[0]) for r in rows]
+        pos = [p for p in dict.fromkeys(parts[: len(pos_units)]) if p]
+        neg = [p for p in dict.fromkeys(parts[len(pos_units) :]) if p]
+        if len(pos) + len(neg) > MAX_LEXEMES:
+            raise QueryError(
+                f"query {query.id!r} has {len(pos) + len(neg)} distinct terms after analysis; "
+                f"the postgres engine takes at most {MAX_LEXEMES} (ts_rank_cd's time grows "
+                f"much faster than the number of terms). Shorten it"
+            )
+        if not pos:
+            return None
+        text = f" {join} ".join(f"( {p} )" for p in pos)
+        if neg:
+            text = f"( {text} ) & !( {' | '.join(f'( {p} )' for p in neg)} )"
+        return _Expr(sql.SQL("%s::tsquery"), [text])
+
+    def _words_query(self, query: Query, text: str) -> _Expr | None:
         """Each whitespace-separated chunk through plainto_tsquery, OR-ed (or AND-ed).
 
         Chunks rather than :func:`words`: PostgreSQL's parser knows tokens such as file paths,
@@ -508,30 +560,26 @@ class PostgresEngine(PgConnection, Engine):
         """
         if not words(text):
             return None
-        join = " || " if self.operator == "or" else " && "
-        return self._calls("plainto_tsquery", text.split(), join)
+        join: Literal["|", "&"] = "|" if self.operator == "or" else "&"
+        return self._units_query(query, "plainto_tsquery", text.split(), [], join)
 
-    def _websearch_query(self, text: str) -> _Expr | None:
-        from psycopg import sql
-
-        if self.operator == "and":
-            return self._calls("websearch_to_tsquery", [text], "")
+    def _websearch_query(self, query: Query, text: str) -> _Expr | None:
         positive, negative = websearch_units(text)
+        if self.operator == "and" and any(u.lower() == "or" for u in _WEBSEARCH_UNIT.findall(text)):
+            # an `or` groups its neighbours: PostgreSQL reads the whole text
+            term_counts(words(text), query, self.name)
+            return self._calls("websearch_to_tsquery", [text], "")
         if not positive:
             return None
-        expr = self._calls("websearch_to_tsquery", positive, " || ")
-        if negative:
-            nots = self._calls("websearch_to_tsquery", negative, " || ")
-            expr = _Expr(
-                sql.SQL("({} && !!{})").format(expr.sql, nots.sql), expr.params + nots.params
-            )
-        return expr
+        join: Literal["|", "&"] = "|" if self.operator == "or" else "&"
+        return self._units_query(query, "websearch_to_tsquery", positive, negative, join)
 
-    def _phrase_query(self, text: str, slop: int) -> _Expr | None:
+    def _phrase_query(self, query: Query, text: str, slop: int) -> _Expr | None:
         from psycopg import sql
 
         if not words(text):
             return None
+        check_phrase_length(words(text), query)
         if slop <= 0:
             return self._calls("phraseto_tsquery", [text], "")
         conn = self._connect()
@@ -555,6 +603,11 @@ class PostgresEngine(PgConnection, Engine):
         kind = query.kind
         if kind == "boolean":
             must, should, must_not = boolean_clauses(query)
+            if len(must) + len(should) + len(must_not) > MAX_LEXEMES:
+                raise QueryError(
+                    f"boolean query {query.id!r} has more than {MAX_LEXEMES} terms, the most "
+                    f"the postgres engine takes; shorten it"
+                )
             base = self._terms_query(must, " && ") if must else self._terms_query(should, " || ")
             filt = base
             if must_not:
@@ -566,22 +619,28 @@ class PostgresEngine(PgConnection, Engine):
         q: _Expr | None
         targets: list[tuple[str | None, float]]
         if kind == "query_string":
-            q, targets = self._websearch_query(query.text), [(query.field, 1.0)]
+            q, targets = self._websearch_query(query, query.text), [(query.field, 1.0)]
         elif kind == "match":
             if not query.field:
                 raise EngineError(
                     f"match query {query.id!r} names no field; set 'field' (e.g. title or "
                     f"text) or use a query_string query to search all fields"
                 )
-            q, targets = self._words_query(query.text), [(query.field, 1.0)]
+            q, targets = self._words_query(query, query.text), [(query.field, 1.0)]
         elif kind == "multi_match":
             if not query.fields:
                 raise EngineError(
                     f"multi_match query {query.id!r} lists no fields; give (field, boost) pairs"
                 )
-            q, targets = self._words_query(query.text), [(f, float(b)) for f, b in query.fields]
+            q, targets = (
+                self._words_query(query, query.text),
+                [(f, float(b)) for f, b in query.fields],
+            )
         else:  # phrase
-            q, targets = self._phrase_query(query.text, int(query.slop)), [(query.field, 1.0)]
+            q, targets = (
+                self._phrase_query(query, query.text, int(query.slop)),
+                [(query.field, 1.0)],
+            )
         if q is None:
             return None
         return q, q, targets
@@ -612,7 +671,10 @@ class PostgresEngine(PgConnection, Engine):
             except pg.Error as exc:
                 raise pg_error(self.name, f"reading table {self._table_name!r}", exc) from exc
         assert self._id_col is not None and self._text_col is not None
-        translated = self.translate(query)
+        try:
+            translated = self.translate(without_nul(query))
+        except pg.Error as exc:
+            raise _search_error(query, exc) from exc
         if translated is None:
             return []
         filt, rankq, targets = translated
@@ -650,7 +712,7 @@ class PostgresEngine(PgConnection, Engine):
         try:
             rows = conn.execute(stmt, all_params).fetchall()
         except pg.Error as exc:
-            raise pg_error(self.name, f"searching query {query.id!r}", exc) from exc
+            raise _search_error(query, exc) from exc
         return [
             Hit(doc_id=str(d), score=float(s), text=None if t is None else str(t))
             for d, s, t in rows
@@ -658,6 +720,35 @@ class PostgresEngine(PgConnection, Engine):
 
     def _table_to_drop(self) -> str | None:
         return super()._table_to_drop() if self.create else None
+
+
+def _search_error(query: Query, exc: Exception) -> EngineError:
+    """A server error while searching: a :class:`QueryError` when the query's data is at fault
+    (PostgreSQL's data-exception and program-limit classes, 22 and 54), so that only this query
+    fails; any other error is the engine's."""
+    error = pg_error("postgres", f"searching query {query.id!r}", exc)
+    state = getattr(exc, "sqlstate", None) or ""
+    if state.startswith(("22", "54")):
+        return QueryError(str(error))
+    return error
+
+
+def without_nul(query: Query) -> Query:
+    """``query`` with each NUL character of its text and terms made a space: PostgreSQL text
+    cannot hold one, and every engine splits words at it."""
+
+    def clean(text: str) -> str:
+        return text.replace("\x00", " ")
+
+    if "\x00" not in query.text + "".join((*query.must, *query.should, *query.must_not)):
+        return query
+    return replace(
+        query,
+        text=clean(query.text),
+        must=tuple(map(clean, query.must)),
+        should=tuple(map(clean, query.should)),
+        must_not=tuple(map(clean, query.must_not)),
+    )
 
 
 def _check_document(d: Document, seen: set[str]) -> None:

@@ -196,6 +196,10 @@ class RerankEngine(Engine):
         own = stats_since(embedding_stats(self._embedder), self._stats_at_index)
         return add_stats(self.base.index_stats(), own)
 
+    def search_stats(self) -> Mapping[str, int | float]:
+        """The first stage's search counters."""
+        return self.base.search_stats()
+
     def index(self, docs: Iterable[Document]) -> None:
         self._stats_at_index = embedding_stats(self._embedder)
         self._texts = {}

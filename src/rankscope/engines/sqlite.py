@@ -4,7 +4,11 @@ One FTS5 table holds the document id (unindexed) and one column per field: ``tit
 and every extra field found in the documents. Query text is split into words and each word is
 quoted as an FTS5 string, so nothing in user text is read as FTS5 syntax. Translation:
 
-- ``query_string``: ``"w1" OR "w2" ...`` over all columns;
+- ``query_string``: ``"w1" OR "w2" ...`` over all columns. FTS5's bm25() cannot weight a
+  phrase, so a word that occurs n times is n phrases (it counts n times, as BM25's bag of words
+  asks) in a query of at most :data:`WEIGHTED_WORDS` words; a longer query has one phrase per
+  distinct word (a repeated word counts once), since bm25()'s time grows much faster than its
+  number of phrases (at most :data:`~rankscope.engines._text.MAX_QUERY_TERMS` distinct words);
 - ``match``: the same, restricted by a column filter ``{col} : (...)``;
 - ``multi_match``: column filter over the listed fields, bm25() column weights from the boosts;
 - ``phrase``: ``"w1 w2 w3"``; with ``slop > 0``: ``NEAR("w1" "w2" "w3", slop)`` (FTS5's NEAR is
@@ -25,9 +29,11 @@ from typing import ClassVar
 
 from rankscope.engines._text import (
     boolean_clauses,
+    check_phrase_length,
     document_fields,
     field_names,
     indexed_name,
+    term_counts,
     words,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
@@ -36,6 +42,9 @@ from rankscope.errors import ConfigError, EngineError
 
 # a specific name: a user may point ``path`` at a database that holds other tables
 _TABLE = "rankscope_fts"
+#: the longest query (in words) whose repeated words are repeated phrases: FTS5's time grows
+#: much faster than the number of phrases, so a longer query has each distinct word once
+WEIGHTED_WORDS = 64
 
 
 def fts_string(text: str) -> str:
@@ -144,12 +153,15 @@ class SqliteEngine(Engine):
         if not toks:
             return "", None, boosts
         if kind == "phrase":
+            check_phrase_length(toks, query)
             if query.slop > 0 and len(toks) > 1:
                 expr = "NEAR(" + " ".join(fts_string(t) for t in toks) + f", {int(query.slop)})"
             else:
                 expr = fts_string(" ".join(toks))
         else:
-            expr = "(" + " OR ".join(fts_string(t) for t in toks) + ")"
+            distinct = term_counts(toks, query, self.name)
+            phrases = toks if len(toks) <= WEIGHTED_WORDS else list(distinct)
+            expr = "(" + " OR ".join(fts_string(t) for t in phrases) + ")"
         if cols:
             expr = "{" + " ".join(dict.fromkeys(cols)) + "} : " + expr
         return expr, None, boosts

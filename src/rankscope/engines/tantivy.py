@@ -6,7 +6,9 @@ built from tantivy query objects, never from query-language strings: the query t
 into words, run through the same analyzer, and wrapped in term, phrase, boost and boolean
 queries. Translation:
 
-- ``query_string``: a disjunction of term queries over every field (scores add up);
+- ``query_string``: a disjunction of term queries over every field (scores add up), one per
+  distinct analysed term, boosted by its number of occurrences (what a clause per occurrence
+  scored, at the cost of one);
 - ``match``: the same on one field;
 - ``multi_match``: one disjunction per listed field, each wrapped in a boost query;
 - ``phrase``: a phrase query with ``slop`` (on one field, or any field);
@@ -17,15 +19,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rankscope.engines._text import (
     boolean_clauses,
+    check_phrase_length,
     document_fields,
     field_names,
     indexed_name,
+    term_counts,
     words,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
@@ -145,17 +149,21 @@ class TantivyEngine(Engine):
             out.extend(self._analyzer.analyze(w))
         return out
 
-    def _terms_any(self, tfields: list[str], terms: list[str]) -> Any:
+    def _terms_any(self, tfields: list[str], counts: Mapping[str, int]) -> Any:
+        """Any of the terms in any of the fields, a term that occurs n times boosted n times."""
         q = self._tv.Query
         occ = self._tv.Occur.Should
-        return q.boolean_query(
-            [(occ, q.term_query(self._schema, tf, t)) for tf in tfields for t in terms]
-        )
+        clauses = []
+        for tf in tfields:
+            for t, n in counts.items():
+                term = q.term_query(self._schema, tf, t)
+                clauses.append((occ, term if n == 1 else q.boost_query(term, float(n))))
+        return q.boolean_query(clauses)
 
     def _phrase_any(self, tfields: list[str], terms: list[str], slop: int) -> Any:
         q = self._tv.Query
         if len(terms) == 1:
-            return self._terms_any(tfields, terms)
+            return self._terms_any(tfields, {terms[0]: 1})
         subs = [q.phrase_query(self._schema, tf, terms, slop=slop) for tf in tfields]
         if len(subs) == 1:
             return subs[0]
@@ -185,16 +193,18 @@ class TantivyEngine(Engine):
         if not terms:
             return None
         if query.kind == "phrase":
+            check_phrase_length(terms, query)
             return self._phrase_any(tfields, terms, max(0, int(query.slop)))
+        counts = term_counts(terms, query, self.name)
         if query.kind == "multi_match":
             if not query.fields:
                 raise EngineError(f"multi_match query {query.id!r} lists no fields")
             subs = [
-                tv.Query.boost_query(self._terms_any([tf], terms), float(boost))
+                tv.Query.boost_query(self._terms_any([tf], counts), float(boost))
                 for tf, (_, boost) in zip(tfields, query.fields, strict=True)
             ]
             return tv.Query.boolean_query([(tv.Occur.Should, s) for s in subs])
-        return self._terms_any(tfields, terms)
+        return self._terms_any(tfields, counts)
 
     def _search(self, query: Query, k: int) -> list[Hit]:
         if self._searcher is None:

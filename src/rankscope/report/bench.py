@@ -6,8 +6,8 @@ title states: by default the judged queries every configuration answered (``view
 judged query, a skipped one scoring 0). Beside the headline: its 95% interval, the difference
 from the best configuration and the randomised Tukey HSD p-value, ``▼`` marking a configuration
 significantly worse than the best (:mod:`rankscope.bench.statistics`). Below the table: how
-those were computed, queries skipped or sent as plain text, failed configurations with their
-error, then the recommendations.
+those were computed, queries skipped, sent as plain text or failed, failed configurations with
+their error, then the recommendations.
 """
 
 from __future__ import annotations
@@ -276,15 +276,18 @@ def title(result: BenchmarkResult, view: ViewName | None = None) -> str:
     n = len(result.query_sets[chosen].query_ids)
     total = suite.num_judged_queries
     docs = f"{suite.num_documents} documents"
+    skipping = any(c.skipped_queries for c in result.successful)
+    failing = any(c.failed_queries for c in result.successful)
     if chosen == "all":
-        skipping = any(c.skipped_queries for c in result.successful)
-        scored = "; a skipped query scores 0" if skipping else ""
+        which = " or ".join(w for w, on in (("skipped", skipping), ("failed", failing)) if on)
+        scored = f"; a {which} query scores 0" if which else ""
         return f"{suite.name}: all {total} judged {_queries(total)}{scored}, {docs}"
     if n == total:
         return f"{suite.name}: {total} judged {_queries(total)}, {docs}"
+    left = "skipped or failed" if failing else "skipped"
     return (
         f"{suite.name}: the {n} judged {_queries(n)} every configuration answered "
-        f"({total - n} of {total} skipped by some configuration are left out), {docs}"
+        f"({total - n} of {total} {left} by some configuration are left out), {docs}"
     )
 
 
@@ -302,6 +305,8 @@ def notes(
             out.append(Note(_skipped_note(c, chosen), "yellow"))
         if c.as_text_queries:
             out.append(Note(_as_text_note(c), "yellow"))
+        if c.failed_queries:
+            out.append(Note(_failed_note(c, chosen), "yellow"))
     for c in result.configurations:
         if c.rerun_reason:
             out.append(Note(f"{c.name}: run again, {c.rerun_reason}", "dim"))
@@ -494,6 +499,15 @@ def _skipped_note(config: ConfigResult, view: ViewName) -> str:
     if view == "all":
         return f"{config.name}: {n} {_queries(n)} skipped and scored 0 ({reasons})"
     return f"{config.name}: {n} {_queries(n)} skipped, left out of the comparison ({reasons})"
+
+
+def _failed_note(config: ConfigResult, view: ViewName) -> str:
+    """How many queries the engine could not run, and the first one's error."""
+    failed = config.failed_queries
+    n = len(failed)
+    qid, error = next(iter(failed.items()))
+    fate = "scored 0" if view == "all" else "left out of the comparison"
+    return f"{config.name}: {n} {_queries(n)} failed and {fate} (first: {qid}: {error})"
 
 
 def _as_text_note(config: ConfigResult) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from rankscope.engines.base import Document, Query
+from rankscope.engines.base import Document, Query, surrogate_problem
 from rankscope.errors import ConfigError, FormatError, InputError
 
 if TYPE_CHECKING:  # the judge reads its files here without numpy, pyarrow or the suite schema
@@ -230,6 +230,10 @@ def read_jsonl_documents(
         extra: dict[str, str] = {}
         if not obj.keys() <= known:  # most corpora hold nothing but id, title and text
             extra = {str(k): str(v) for k, v in _flatten(obj).items() if k not in known}
+        if not (text.isascii() and title.isascii() and doc_id.isascii()):
+            _check_unicode({"id": doc_id, text_field: text, title_field: title}, path, line_no)
+        if extra:
+            _check_unicode(extra, path, line_no)
         yield Document(doc_id, text, title, extra)
 
 
@@ -245,6 +249,7 @@ def read_jsonl_queries(path: Path) -> list[Query]:
                 "query has no `text` string", path=path, line=line_no, value=obj.get("text")
             )
         category = obj.get("category")
+        _check_unicode({"id": qid, "text": text}, path, line_no)
         queries.append(
             Query(id=qid, text=text, category=None if category is None else str(category))
         )
@@ -377,6 +382,15 @@ def iter_jsonl(path: Path, *, partial_tail: bool = False) -> Iterator[tuple[int,
         if not isinstance(obj, dict):
             raise FormatError("each line must be a JSON object", path=path, line=line_no)
         yield line_no, obj
+
+
+def _check_unicode(fields: dict[str, str], path: Path, line: int) -> None:
+    """A FormatError naming the file, line and field whose text holds a lone UTF-16 surrogate
+    (:func:`~rankscope.engines.base.surrogate_problem`)."""
+    for name, value in fields.items():
+        problem = surrogate_problem(value)
+        if problem is not None:
+            raise FormatError(f"`{name}` {problem}", path=path, line=line)
 
 
 def _pick_id(

@@ -18,7 +18,7 @@ from pydantic import (
     model_validator,
 )
 
-from rankscope.engines.base import QueryKind
+from rankscope.engines.base import QueryKind, surrogate_problem
 from rankscope.errors import MeasureError
 
 ChunkUnit = Literal["tokens", "chars"]
@@ -117,6 +117,13 @@ class QuerySpec(_Strict):
             return {str(_as_str(k)): v for k, v in value.items()}
         return value
 
+    @field_validator("id", "text", "must", "should", "must_not")
+    @classmethod
+    def _valid_unicode(cls, value: str | list[str]) -> str | list[str]:
+        for text in [value] if isinstance(value, str) else value:
+            refuse_surrogate(text)
+        return value
+
     @field_validator("fields")
     @classmethod
     def _boosts(cls, value: list[str]) -> list[str]:
@@ -139,6 +146,13 @@ class QuerySpec(_Strict):
         if (self.must or self.should or self.must_not) and self.kind != "boolean":
             raise ValueError(f"must/should/must_not apply to boolean queries only, not {self.kind}")
         return self
+
+
+def refuse_surrogate(text: str) -> None:
+    """A ValueError (a validation error naming the field) for :func:`surrogate_problem`."""
+    problem = surrogate_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
 
 
 def parse_boosted_field(item: str) -> tuple[str, float]:
