@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from rankscope.bench.ann import TOLERANCE as ANN_TOLERANCE
+from rankscope.bench.ann import ann_recall_values
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
 from rankscope.bench.latency import latency_stats, query_latency_ms
 from rankscope.bench.recommend import (
@@ -106,7 +108,9 @@ def assemble_results(
     evaluator = _Evaluator(qrels, runs, measures, settings.max_k, settings.relevance_threshold)
     views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
     judged = [q in set(qrels.query_ids) for q in query_ids]
-    configurations = [_config_result(r, views, sets, measures, query_ids, judged) for r in records]
+    configurations = [
+        _config_result(r, views, sets, measures, query_ids, judged, settings.k) for r in records
+    ]
     from rankscope import __version__
 
     result = BenchmarkResult(
@@ -219,6 +223,7 @@ def _config_result(
     measures: list[str],
     query_ids: list[str],
     judged: list[bool],
+    ks: Sequence[int] = (),
 ) -> ConfigResult:
     base = ConfigResult(
         name=record.name,
@@ -240,8 +245,11 @@ def _config_result(
         "answered": sets["answered"],
         "all": [q for q in query_ids if q in samples],
     }
+    ann = ann_recall_values(record, query_ids, ks)
     scores = {
-        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]])
+        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]]).model_copy(
+            update={"ann_recall": _ann_means(ann, query_ids, sets[view])}
+        )
         for view, evaluation in views.items()
     }
     overall = views["all"].overall
@@ -281,10 +289,26 @@ def _config_result(
                 ]
                 for m in measures
             },
+            ann_recall=ann,
         ),
         run_file=record.run_file,
         chunks_file=record.chunks_file,
+        exact_run_file=record.exact_run_file,
+        ann_units_file=record.ann_units_file,
+        ann_recall_tolerance=ANN_TOLERANCE if ann else None,
     )
+
+
+def _ann_means(
+    ann: Mapping[str, list[float | None]], query_ids: list[str], chosen: list[str]
+) -> dict[str, float | None]:
+    """Mean ann_recall@k over the view's queries that have a value."""
+    rows = [i for i, q in enumerate(query_ids) if q in set(chosen)]
+    means: dict[str, float | None] = {}
+    for name, column in ann.items():
+        values = [v for v in (column[i] for i in rows) if v is not None]
+        means[name] = float(np.mean(values)) if values else None
+    return means
 
 
 def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[float]]) -> ViewScores:

@@ -47,6 +47,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rankscope.bench.ann import engine_units, exact_rankings
 from rankscope.bench.assemble import (
     QRELS_STEMS,
     assemble_results,
@@ -404,6 +405,12 @@ def run_config(
                         samples[qid].append(seconds)
                     if first is None:
                         first = hits
+            if first is not None:
+                # untimed: the exact neighbours ann_recall@k compares the engine's hits with
+                depth = max(settings.k)
+                record.exact_rankings = exact_rankings(engine, queries, depth)
+                if record.exact_rankings is not None:
+                    record.ann_units = engine_units(first, depth)
         assert first is not None  # repeats >= 1 is enforced by the schema
         record.latency_samples_s = samples
         record.measured_wall_s = wall
@@ -488,6 +495,8 @@ def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> 
     record.rankings = {}
     record.chunk_rankings = None
     record.latency_samples_s = {}
+    record.exact_rankings = None
+    record.ann_units = None
 
 
 class _NoPool:
