@@ -21,6 +21,7 @@ from rankscope.bench.ann import TOLERANCE as ANN_TOLERANCE
 from rankscope.bench.ann import ann_recall_values
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
 from rankscope.bench.latency import latency_stats, query_latency_ms
+from rankscope.bench.pareto import pareto_front
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
     Candidate,
@@ -44,7 +45,7 @@ from rankscope.bench.results import (
     ViewName,
     ViewScores,
 )
-from rankscope.bench.statistics import ViewStatistics
+from rankscope.bench.statistics import ParetoFront, ViewStatistics
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.results import Results
@@ -166,6 +167,9 @@ def with_statistics(result: BenchmarkResult, *, fresh: bool = False) -> Benchmar
     for view in VIEW_NAMES:
         if fresh or view not in statistics:
             statistics[view], recommendations[view] = _recommendations(result, view)
+        elif statistics[view].pareto is None:  # written before the front was stored
+            front = view_pareto(result, view_candidates(result, view))
+            statistics[view] = statistics[view].model_copy(update={"pareto": front})
     return result.model_copy(update={"statistics": statistics, "recommendations": recommendations})
 
 
@@ -365,6 +369,7 @@ def _recommendations(
         view=view,
         query_set=described,
     )
+    statistics = statistics.model_copy(update={"pareto": view_pareto(result, candidates)})
     picks = recommend(
         candidates,
         result.headline,
@@ -375,6 +380,18 @@ def _recommendations(
         statistics=statistics,
     )
     return statistics, picks
+
+
+def view_pareto(result: BenchmarkResult, candidates: Sequence[Candidate]) -> ParetoFront:
+    """The Pareto front (headline and per-query latency, within noise) of a view's
+    candidates."""
+    return pareto_front(
+        [c.name for c in candidates],
+        np.stack([c.values for c in candidates]) if candidates else np.zeros((0, 0)),
+        np.stack([c.latencies_ms for c in candidates]) if candidates else np.zeros((0, 0)),
+        label=measure_label(result.headline),
+        seed=result.settings.seed,
+    )
 
 
 def _describe(view: ViewName, n: int, total: int) -> str:

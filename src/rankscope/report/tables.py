@@ -79,10 +79,14 @@ def _p(row: ConfigStatistics | None, baseline: str, key: str) -> Cell:
     return Cell(fmt_p(row.p_value), row.p_value, key)
 
 
+#: marks a configuration on the Pareto front (quality and latency, within noise)
+FRONT_MARK = "◆"
+
+
 def comparison_table(content: ReportContent) -> Table:
     """Per configuration: the headline mean and interval, the difference from the best with
     its interval and p, the p50 latency and the per-query latency difference from the fastest
-    with its p, the index time."""
+    with its p, the index time, and whether it is on the Pareto front."""
     level = f"{content.statistics.level * 100:g}%"
     best = content.baseline or ""
     fastest = "" if content.latency is None else content.latency.baseline
@@ -97,6 +101,7 @@ def comparison_table(content: ReportContent) -> Table:
         "Δ latency ms",
         "p (latency)",
         "index s",
+        "Pareto",
     ]
     rows = []
     for r in content.rows:
@@ -118,6 +123,7 @@ def comparison_table(content: ReportContent) -> Table:
             _delta(t, fastest, "fastest", "latency.delta", ms=True),
             _p(t, fastest, "latency.p_value"),
             _number(r.index_s, "index_s", 2),
+            Cell(FRONT_MARK if r.on_front else "", key="pareto"),
         ]
         rows.append((r.name, cells))
     return Table(header, rows)
