@@ -120,3 +120,19 @@ def test_results_json_and_the_table_mark_the_front(tmp_path: Path) -> None:
     rows = [line for line in text.splitlines() if line.startswith("│ ")]
     assert len(rows) == 2 and all("◆" in row for row in rows)
     assert "◆ Pareto front: a configuration beats another" in text
+
+
+def test_a_configuration_faster_on_every_query_beats_the_others_among_many() -> None:
+    # 34 configurations (561 pairs), equal quality, each slower than the one before on every
+    # query: only the fastest is on the front. With 10,000 draws a pair's smallest p (1/10,001)
+    # times 561 (Holm) would be above 0.05, and nothing would be beaten
+    rng = np.random.default_rng(5)
+    m, n = 34, 20
+    quality = np.tile(rng.uniform(0, 1, n), (m, 1))
+    spread = rng.uniform(0.5, 2.0, n)
+    latency = np.stack([(1.0 + i) * spread for i in range(m)])
+    names = [f"c{i:02d}" for i in range(m)]
+    found = pareto_front(names, quality, latency)
+    assert found.configs == ["c00"]
+    assert found.beaten_by["c33"] == names[:-1]
+    assert "B = 22,440" in found.rule

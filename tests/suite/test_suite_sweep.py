@@ -189,3 +189,24 @@ def test_a_params_error_names_the_suite_file_and_line() -> None:
     with pytest.raises(ConfigError) as info:
         load_suite_text(text, source="s.yaml")
     assert str(info.value).startswith("s.yaml:7: sweep.params names engines")
+
+
+def test_a_list_of_grids_sweeps_each_in_turn() -> None:
+    configs = expand_sweep(
+        spec(
+            engine="faiss",
+            params={
+                "faiss": [
+                    {"index": "hnsw", "ef_search": [10, 40]},
+                    {"index": ["ivf_flat", "ivf_pq"], "nprobe": 4},
+                ]
+            },
+        )
+    )
+    assert [c.name for c in configs] == [
+        "faiss-hnsw-ef_search10",
+        "faiss-hnsw-ef_search40",
+        "faiss-ivf_flat-nprobe4",
+        "faiss-ivf_pq-nprobe4",
+    ]
+    assert dict(configs[3].options) == {"index": "ivf_pq", "nprobe": 4}

@@ -148,7 +148,7 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
         if size is not None and overlap >= size:
             continue  # an overlap as large as the chunk is not a chunking
         chunking = None if size is None else Chunking(size, overlap, sweep.unit)
-        for point in param_grid(sweep.params.get(engine, {})):
+        for point in param_grid(*sweep.params.get(engine, [{}])):
             # an embedding model only means something to an engine that embeds
             options = {**sweep.options.get(engine, {}), **point}
             takes_model = spec_takes_embedding_model(engine, options)
@@ -175,11 +175,14 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
     return list(configs.values())
 
 
-def param_grid(grid: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
-    """Every combination of an engine's swept option values, in the order given (the last
-    option varies fastest); one empty combination when nothing is swept."""
-    keys = list(grid)
-    return [dict(zip(keys, values, strict=True)) for values in itertools.product(*grid.values())]
+def param_grid(*grids: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of an engine's swept option values, grid after grid, in the order
+    given (the last option varies fastest); one empty combination when nothing is swept."""
+    points: list[dict[str, Any]] = []
+    for grid in grids or ({},):
+        keys = list(grid)
+        points += [dict(zip(keys, v, strict=True)) for v in itertools.product(*grid.values())]
+    return points
 
 
 def params_suffix(point: Mapping[str, Any]) -> str:
