@@ -44,8 +44,10 @@ def main() -> None:
     texts = {q.id: q.text for q in suite.queries}
     vectors = {q: embedder.embed_queries([t])[0] for q, t in texts.items()}
     scores = {q: matrix @ v for q, v in vectors.items()}
-    print(f"| configuration | rankscope ann_recall@{K} | ann-benchmarks k-nn recall (eps 1e-3) "
-          f"| VectorDBBench recall | queries where they differ |")
+    print(
+        f"| configuration | rankscope ann_recall@{K} | ann-benchmarks k-nn recall (eps 1e-3) "
+        f"| VectorDBBench recall | queries where they differ |"
+    )
     print("|---|---:|---:|---:|---:|")
     for config in result.successful:
         if config.ann_units_file is None or config.per_query is None:
