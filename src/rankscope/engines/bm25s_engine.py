@@ -7,8 +7,9 @@ Documents are the fields named by ``fields`` (title and text) joined, tokenized 
 no query syntax exists. Scoring follows ``method``: ``robertson`` (the original), ``lucene``
 (Lucene's BM25, the default), ``atire``, ``bm25l`` and ``bm25+`` (these two with ``delta``),
 with ``k1`` and ``b``. Every document's score is computed (``BM25.get_scores``) and the top k
-taken with rankscope's tie rule (equal scores in indexing order), so a shallow search is
-always a prefix of a deeper one; documents scoring 0 (no query word) are not returned. Only
+of the documents holding a query word taken with rankscope's tie rule (equal scores in
+indexing order), so a shallow search is always a prefix of a deeper one; a document without
+any query word is never returned, although ``bm25l`` and ``bm25+`` give it a floor score. Only
 ``query_string`` queries are answered: bm25s indexes one text per document, without fields or
 positions.
 """
@@ -140,10 +141,17 @@ class Bm25sEngine(Engine):
         scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)
         from rankscope.engines.vector import top_k
 
-        matching = int(np.count_nonzero(scores > 0))
+        # bm25l and bm25+ give every document a floor score per query word (as rank_bm25
+        # does); only documents holding a query word are results, whatever the method
+        matrix = self._retriever.scores
+        holds = np.zeros(scores.shape[0], dtype=np.bool_)
+        for token in set(tokens):
+            holds[matrix["indices"][matrix["indptr"][token] : matrix["indptr"][token + 1]]] = True
+        matching = int(np.count_nonzero(holds))
         if not matching:
             return []
-        return [Hit(self._ids[i], float(scores[i])) for i in top_k(scores, min(k, matching))]
+        ranked = np.where(holds, scores, -np.inf).astype(np.float32)
+        return [Hit(self._ids[i], float(scores[i])) for i in top_k(ranked, min(k, matching))]
 
     def close(self) -> None:
         self._retriever = None

@@ -9,7 +9,8 @@ embedder (:mod:`rankscope.engines._ann`: the same cached vectors as every other 
   (exact); ``ivf_flat``, ``ivf_sq``, ``ivf_pq``, ``ivf_hnsw_sq`` and ``ivf_hnsw_pq`` build
   LanceDB's index with ``nlist`` partitions (``num_partitions``), ``pq_m`` sub-vectors and
   ``pq_bits`` bits (PQ), ``m`` and ``ef_construction`` (HNSW); queries scan ``nprobe``
-  partitions (``nprobes``), with ``ef_search`` (``ef``, HNSW) and ``refine_factor`` (re-rank
+  partitions (``nprobes``), with ``ef_search`` (``ef``, HNSW; ``max(ef_search, k)``, as LanceDB
+  refuses a smaller one) and ``refine_factor`` (re-rank
   that many times k candidates on the full vectors). Unset options take LanceDB's defaults.
   A hit's score is ``1 - cosine distance``.
 - ``mode: fts``: LanceDB's native full-text index (BM25) over the text, ``stem`` and
@@ -207,11 +208,12 @@ class LanceDbEngine(VectorStoreEngine):
         return li.HnswPq(**common, **pq, **hnsw)
 
     # -- searching ----------------------------------------------------------------------------
-    def _vector_query(self, builder: Any) -> Any:
+    def _vector_query(self, builder: Any, k: int) -> Any:
         if self.nprobe is not None:
             builder = builder.nprobes(self.nprobe)
         if self.ef_search is not None:
-            builder = builder.ef(self.ef_search)
+            # LanceDB refuses ef < k; hnswlib and faiss search with max(ef, k) themselves
+            builder = builder.ef(max(self.ef_search, k))
         if self.refine_factor is not None:
             builder = builder.refine_factor(self.refine_factor)
         return builder
@@ -242,7 +244,7 @@ class LanceDbEngine(VectorStoreEngine):
                 from lancedb.rerankers import RRFReranker
 
                 builder = self._table.search(query_type="hybrid", vector_column_name="vector")
-                builder = self._vector_query(builder.vector(vector).text(query.text))
+                builder = self._vector_query(builder.vector(vector).text(query.text), k)
                 found = (
                     builder.limit(k).rerank(RRFReranker(K=self.rrf_k)).select(["row"]).to_arrow()
                 )
@@ -258,7 +260,7 @@ class LanceDbEngine(VectorStoreEngine):
             return []
         builder = self._table.search(vector, vector_column_name="vector").distance_type("cosine")
         try:
-            found = self._vector_query(builder).limit(k).select(["row", "_distance"]).to_arrow()
+            found = self._vector_query(builder, k).limit(k).select(["row", "_distance"]).to_arrow()
         except Exception as exc:
             raise wrap_store_error("lancedb", "a vector query", exc) from exc
         rows = found.column("row").to_pylist()
