@@ -3,7 +3,7 @@
 It is not a judgment-based measure: for each query it compares the units (documents, or chunks
 when the configuration chunks) an engine returned with the exact nearest neighbours of the same
 query vector over the same indexed vectors, which the engine computes by brute force
-(:class:`~rankscope.engines._ann.ExactNeighbours`: every vector-store engine and the exact
+(:class:`~rankscope.engines.vectorstore.ExactNeighbours`: every vector-store engine and the exact
 ``vector`` engine).
 
 Definition, per query, with ``E`` the exact neighbours in order (exact cosine scores ``s``) and
@@ -34,8 +34,8 @@ from pathlib import Path
 from rankscope.bench.evaluation import ranking_run
 from rankscope.bench.records import ConfigRecord
 from rankscope.data.run import Run
-from rankscope.engines._ann import EXACT_TIE_TOLERANCE, ExactNeighbours
 from rankscope.engines.base import Engine, Hit, Query
+from rankscope.engines.vectorstore import EXACT_TIE_TOLERANCE, ExactNeighbours
 
 #: how far below the k-th exact cosine a unit still counts as one of the exact top k
 TOLERANCE = EXACT_TIE_TOLERANCE

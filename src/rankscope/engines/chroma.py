@@ -1,6 +1,6 @@
 """Vector search with Chroma (``chromadb``): a persistent client on a local folder, offline.
 
-The unit vectors of rankscope's embedder (:mod:`rankscope.engines._ann`) are added to one
+The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) are added to one
 collection (no Chroma embedding function: Chroma never embeds or downloads anything) whose HNSW
 index is configured by ``space`` (``cosine``, ``ip`` or ``l2``), ``m`` (Chroma's
 ``max_neighbors``), ``ef_construction`` and ``ef_search``. A hit's score is the cosine
@@ -19,7 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rankscope.engines._ann import (
+from rankscope.engines.base import Document, register_engine
+from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import (
     StoreFolder,
     VectorStoreEngine,
     check_choice,
@@ -27,8 +29,6 @@ from rankscope.engines._ann import (
     folder_bytes,
     wrap_store_error,
 )
-from rankscope.engines.base import Document, register_engine
-from rankscope.engines.embeddings import Matrix
 from rankscope.errors import ConfigError, EngineError
 
 SPACES = ("cosine", "ip", "l2")
@@ -52,7 +52,7 @@ class ChromaEngine(VectorStoreEngine):
     (default ``rankscope``), ``space`` (``cosine`` default, ``ip``, ``l2``), ``m`` (default
     16), ``ef_construction`` (default 100), ``ef_search`` (default 100; Chroma's defaults),
     ``where`` (a metadata filter applied to every query), and the embedding options of
-    :class:`~rankscope.engines._ann.VectorStoreEngine`.
+    :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
     name = "chroma"

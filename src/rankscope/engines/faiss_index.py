@@ -1,7 +1,7 @@
 """Vector search with faiss (``faiss-cpu``): Flat, HNSW, IVF-Flat and IVF-PQ indexes.
 
-The unit vectors of rankscope's embedder (:mod:`rankscope.engines._ann`) are searched by inner
-product, which on unit vectors is the cosine. Index kinds:
+The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) are searched
+by inner product, which on unit vectors is the cosine. Index kinds:
 
 - ``flat``: exact search (``IndexFlatIP``);
 - ``hnsw``: ``IndexHNSWFlat`` with ``m`` links per node, ``ef_construction`` and ``ef_search``;
@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.engines._ann import (
+from rankscope.engines.base import Document, register_engine
+from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import (
     VectorStoreEngine,
     check_choice,
     check_int,
     wrap_store_error,
 )
-from rankscope.engines.base import Document, register_engine
-from rankscope.engines.embeddings import Matrix
 from rankscope.errors import ConfigError, EngineError
 
 INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
@@ -56,7 +56,7 @@ class FaissEngine(VectorStoreEngine):
     ``round(4 * sqrt(n))``, at most n), ``nprobe`` (cells scanned per query, default 1),
     ``pq_m`` (PQ sub-quantizers, must divide the dimension; default dimension / 8), ``pq_bits``
     (default 8), ``threads`` (faiss's OpenMP threads; default: faiss's own), and the embedding
-    options of :class:`~rankscope.engines._ann.VectorStoreEngine`.
+    options of :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
     name = "faiss"

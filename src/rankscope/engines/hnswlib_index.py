@@ -1,6 +1,6 @@
 """HNSW vector search with hnswlib, the reference implementation of the HNSW paper.
 
-The unit vectors of rankscope's embedder (:mod:`rankscope.engines._ann`) go into an
+The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) go into an
 ``hnswlib.Index`` in the ``ip`` space (inner product, the cosine on unit vectors; hnswlib
 reports ``1 - ip`` as the distance, turned back into the cosine here). The graph is built with
 ``m`` links per node and ``ef_construction``, searched with ``ef_search`` (hnswlib uses
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.engines._ann import VectorStoreEngine, check_int, wrap_store_error
 from rankscope.engines.base import Document, register_engine
 from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import VectorStoreEngine, check_int, wrap_store_error
 from rankscope.errors import EngineError
 
 
@@ -41,7 +41,7 @@ class HnswlibEngine(VectorStoreEngine):
     Options: ``m`` (links per node, default 16), ``ef_construction`` (default 200),
     ``ef_search`` (default 10; hnswlib's defaults), ``seed`` (the graph's random levels,
     default 100), ``threads`` (threads building the graph, default 1: a reproducible graph),
-    and the embedding options of :class:`~rankscope.engines._ann.VectorStoreEngine`.
+    and the embedding options of :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
     name = "hnswlib"

@@ -3,7 +3,7 @@ full-text index, and its hybrid query.
 
 One Lance table in a local folder holds each unit's row number, its text (the fields named by
 ``fields`` joined) and, in the ``vector`` and ``hybrid`` modes, its unit vector from rankscope's
-embedder (:mod:`rankscope.engines._ann`: the same cached vectors as every other store).
+embedder (:mod:`rankscope.engines.vectorstore`: the same cached vectors as every other store).
 
 - ``mode: vector`` (default): nearest neighbours by cosine. ``index: none`` scans every vector
   (exact); ``ivf_flat``, ``ivf_sq``, ``ivf_pq``, ``ivf_hnsw_sq`` and ``ivf_hnsw_pq`` build
@@ -32,7 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.engines._ann import (
+from rankscope.engines.base import Document, Hit, Query, register_engine
+from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import (
     StoreFolder,
     VectorStoreEngine,
     check_choice,
@@ -40,8 +42,6 @@ from rankscope.engines._ann import (
     folder_bytes,
     wrap_store_error,
 )
-from rankscope.engines.base import Document, Hit, Query, register_engine
-from rankscope.engines.embeddings import Matrix
 from rankscope.errors import EngineError
 
 MODES = ("vector", "fts", "hybrid")
@@ -73,7 +73,7 @@ class LanceDbEngine(VectorStoreEngine):
     ``pq_m``, ``pq_bits``, ``m``, ``ef_construction``, ``nprobe``, ``ef_search``,
     ``refine_factor``, ``stem`` (default true), ``remove_stop_words`` (default true),
     ``rrf_k`` (default 60), and the embedding options of
-    :class:`~rankscope.engines._ann.VectorStoreEngine` (not used by ``mode: fts``).
+    :class:`~rankscope.engines.vectorstore.VectorStoreEngine` (not used by ``mode: fts``).
     """
 
     name = "lancedb"

@@ -10,7 +10,7 @@ random vectors for 50 of 50 queries (Milvus Lite's documentation: it "only suppo
 type"). ``index_stats()`` reports ``exact_search: 1``: numbers from it are a Milvus server's
 quality at perfect recall, not its speed or its index's recall.
 
-The unit vectors of rankscope's embedder (:mod:`rankscope.engines._ann`) are stored under the
+The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) are stored under the
 ``COSINE`` metric; a hit's score is Milvus's cosine similarity.
 """
 
@@ -22,7 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rankscope.engines._ann import (
+from rankscope.engines.base import Document, register_engine
+from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import (
     StoreFolder,
     VectorStoreEngine,
     check_choice,
@@ -30,8 +32,6 @@ from rankscope.engines._ann import (
     folder_bytes,
     wrap_store_error,
 )
-from rankscope.engines.base import Document, register_engine
-from rankscope.engines.embeddings import Matrix
 from rankscope.errors import ConfigError, EngineError
 
 INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
@@ -59,7 +59,7 @@ class MilvusEngine(VectorStoreEngine):
     ``m`` (16), ``ef_construction`` (200), ``ef_search`` (64), ``nlist`` (128), ``nprobe`` (8),
     ``pq_m`` (default dimension / 8), ``pq_bits`` (8) (recorded and passed to Milvus; Milvus
     Lite searches exactly), and the embedding options of
-    :class:`~rankscope.engines._ann.VectorStoreEngine`.
+    :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
     name = "milvus"

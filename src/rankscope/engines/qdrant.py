@@ -8,7 +8,7 @@ itself says so: "Local mode performs exact (brute-force) search"). ``index_stats
 ``exact_search: 1``. Numbers from it are a Qdrant server's quality at perfect recall, not its
 speed.
 
-The unit vectors of rankscope's embedder (:mod:`rankscope.engines._ann`) are stored under the
+The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) are stored under the
 cosine distance; a hit's score is Qdrant's cosine similarity.
 """
 
@@ -19,15 +19,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rankscope.engines._ann import (
+from rankscope.engines.base import Document, register_engine
+from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import (
     StoreFolder,
     VectorStoreEngine,
     check_int,
     folder_bytes,
     wrap_store_error,
 )
-from rankscope.engines.base import Document, register_engine
-from rankscope.engines.embeddings import Matrix
 from rankscope.errors import ConfigError, EngineError
 
 
@@ -48,7 +48,7 @@ class QdrantEngine(VectorStoreEngine):
     Options: ``path`` (the folder; default a temporary one, removed on close), ``collection``
     (default ``rankscope``), ``m`` (default 16), ``ef_construction`` (default 100) and
     ``ef_search`` (default: none, Qdrant's) (recorded; local mode searches exactly), and the
-    embedding options of :class:`~rankscope.engines._ann.VectorStoreEngine`.
+    embedding options of :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
     name = "qdrant"

@@ -1,6 +1,6 @@
 """HNSW vector search with USearch (``usearch``), optionally on quantised vectors.
 
-The unit vectors of rankscope's embedder (:mod:`rankscope.engines._ann`) go into a
+The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) go into a
 ``usearch.index.Index`` with the cosine metric (USearch reports ``1 - cos`` as the distance,
 turned back into the cosine here). ``m`` is USearch's ``connectivity``, ``ef_construction`` its
 ``expansion_add`` and ``ef_search`` its ``expansion_search``; ``dtype`` stores the vectors as
@@ -16,9 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from rankscope.engines._ann import VectorStoreEngine, check_choice, check_int, wrap_store_error
 from rankscope.engines.base import Document, register_engine
 from rankscope.engines.embeddings import Matrix
+from rankscope.engines.vectorstore import (
+    VectorStoreEngine,
+    check_choice,
+    check_int,
+    wrap_store_error,
+)
 from rankscope.errors import EngineError
 
 DTYPES = ("f32", "f16", "bf16", "i8")
@@ -42,7 +47,7 @@ class UsearchEngine(VectorStoreEngine):
     128), ``ef_search`` (expansion_search, default 64; USearch's defaults), ``dtype``
     (``f32`` default, ``f16``, ``bf16``, ``i8``), ``exact`` (brute force, default false),
     ``threads`` (threads adding vectors; default 1, a reproducible graph), and the embedding
-    options of :class:`~rankscope.engines._ann.VectorStoreEngine`.
+    options of :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
     name = "usearch"

@@ -170,9 +170,9 @@ class VectorEngine(Engine):
         return [Hit(doc_id=self._ids[i], score=float(scores[i])) for i in top_k(scores, k)]
 
     def exact_neighbours(self, query: Query, k: int) -> list[Hit] | None:
-        """The exact top ``k`` and its ties (see :mod:`rankscope.engines._ann`): this engine's
-        own answer, so its ``ann_recall@k`` is 1 by construction."""
-        from rankscope.engines._ann import exact_top
+        """The exact top ``k`` and its ties (see :mod:`rankscope.engines.vectorstore`): this
+        engine's own answer, so its ``ann_recall@k`` is 1 by construction."""
+        from rankscope.engines.vectorstore import exact_top
 
         self.check_kind(query)
         matrix = self._matrix_for(query)
