@@ -5,8 +5,14 @@ Every store runs on the model-free hashing embedder (the MiniLM path is the vect
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import random
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -209,3 +215,40 @@ def test_bm25s_refuses_an_unknown_stemmer_language() -> None:
     pytest.importorskip("Stemmer")
     with pytest.raises(ConfigError, match="PyStemmer does not know"):
         create_engine("bm25s", stemmer="klingon")
+
+
+def test_temporary_store_folders_are_gone_after_close_and_exit(tmp_path: Path) -> None:
+    """Each store with a temporary folder removes it on close, and nothing writes it again when
+    the process exits (Milvus Lite's server flushes at exit unless stopped on close)."""
+    stores = [(n, m) for n, m in _FOLDER_STORES if importlib.util.find_spec(m) is not None]
+    if not stores:
+        pytest.skip("no store with a folder is installed")
+    script = textwrap.dedent(
+        f"""
+        from rankscope.engines import Document, Query, create_engine
+        for name in {[n for n, _ in stores]!r}:
+            engine = create_engine(name, model="hashing:16")
+            engine.index([Document("a", "x y"), Document("b", "y z")])
+            engine.search(Query("q", "x"), 2)
+            print(engine._folder.path)
+            engine.close()
+        """
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    folders = done.stdout.split()
+    assert len(folders) == len(stores)
+    assert all(folder.startswith(str(tmp_path)) for folder in folders)
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("rankscope-")]
+
+
+_FOLDER_STORES = [
+    ("chroma", "chromadb"),
+    ("qdrant", "qdrant_client"),
+    ("lancedb", "lancedb"),
+    ("milvus", "milvus_lite"),
+]
+SRC = Path(__file__).resolve().parents[2] / "src"

@@ -1,7 +1,8 @@
 """Vector search with Milvus Lite (``milvus-lite`` + ``pymilvus``): Milvus in a local file.
 
-``pymilvus.MilvusClient`` given a local ``.db`` file starts Milvus Lite (a Milvus server built
-for one process, over a Unix socket), offline. Milvus Lite accepts every index type and its
+``pymilvus.MilvusClient`` given a local ``.db`` path starts Milvus Lite, offline: since
+milvus-lite 3, a pure-Python Milvus (its gRPC API served from a thread of this process on a
+loopback port, its data in that folder). Milvus Lite accepts every index type and its
 parameters (``index``: ``flat``, ``hnsw``, ``ivf_flat``, ``ivf_pq``; ``m``, ``ef_construction``,
 ``ef_search``, ``nlist``, ``nprobe``, ``pq_m``, ``pq_bits``) and reports them back from
 ``describe_index``, but it searches **exactly** whatever they are: measured here, IVF-PQ with
@@ -186,4 +187,10 @@ class MilvusEngine(VectorStoreEngine):
         if client is not None:
             with contextlib.suppress(Exception):  # the server may be gone; the folder goes anyway
                 client.close()
+            # Milvus Lite's server outlives its clients and writes its files once more when it
+            # stops (at exit): stop it now, before its folder goes
+            with contextlib.suppress(Exception):
+                from milvus_lite.server_manager import server_manager_instance
+
+                server_manager_instance.release_server(str(self._folder.path / "milvus.db"))
         self._folder.remove()
