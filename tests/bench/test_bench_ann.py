@@ -176,3 +176,14 @@ def test_benchmark_ann_recall_is_one_when_exact_and_the_brute_force_count_when_n
             ks=[1, 10],
         )
         assert config.per_query is not None and again == config.per_query.ann_recall
+
+    # the HTML report's table of every measure carries it, beside nDCG and recall
+    from rankscope.report.content import build
+    from rankscope.report.tables import measures_table
+
+    table = measures_table(build(result))
+    assert table.header[-2:] == ["ann_recall@1", "ann_recall@10"]
+    rows = dict(table.rows)
+    assert [c.value for c in rows["flat"][-2:]] == [1.0, 1.0]
+    assert [c.value for c in rows["sqlite"][-2:]] == [None, None]
+    assert rows["ivf"][-1].value == mean

@@ -42,6 +42,8 @@ class Row:
     index_s: float | None
     summary: dict[str, float | None]
     on_front: bool = False
+    #: vector searches: ``ann_recall@k`` means over the view (empty for other engines)
+    ann_recall: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -188,6 +190,7 @@ def _row(
         p50_by_pass_ms=list(scores.latency.p50_by_pass_ms),
         index_s=config.index_time_s,
         summary=dict(scores.summary),
+        ann_recall=dict(scores.ann_recall),
     )
 
 

@@ -146,10 +146,18 @@ def category_table(content: ReportContent) -> Table | None:
 
 
 def measures_table(content: ReportContent) -> Table:
-    """Every reported measure's mean over the view, per configuration."""
-    header = ["configuration"] + [measure_label(m) for m in content.measures]
+    """Every reported measure's mean over the view, per configuration, and for vector searches
+    ``ann_recall@k`` (against exact search over the same vectors)."""
+    ann = sorted(
+        {k for r in content.rows for k in r.ann_recall}, key=lambda k: int(k.rsplit("@", 1)[1])
+    )
+    header = ["configuration"] + [measure_label(m) for m in content.measures] + ann
     rows = [
-        (r.name, [_number(r.summary.get(m), f"summary.{m}") for m in content.measures])
+        (
+            r.name,
+            [_number(r.summary.get(m), f"summary.{m}") for m in content.measures]
+            + [_number(r.ann_recall.get(k), f"ann_recall.{k}") for k in ann],
+        )
         for r in content.rows
     ]
     return Table(header, rows, best="column")
