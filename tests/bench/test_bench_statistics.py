@@ -392,7 +392,7 @@ def test_the_table_fits_the_terminal_leaving_out_secondary_columns(
     header = next(line for line in full.splitlines() if "configuration" in line)
     everything = [h.strip() for h in header.split("┃")[2:-1]]
     assert everything[:5] == ["nDCG@10 lin", "95% CI", "Δ best", "p", "MAP"]
-    assert everything[-4:] == ["p50 ms", "p50 IQR", "p95 ms", "index s"]
+    assert everything[-5:] == ["p50 ms", "p50 IQR", "p95 ms", "index s", "Pareto"]
     for width in (100, 80):
         text = _table_at(result, width)
         lines = text.splitlines()

@@ -188,7 +188,11 @@ def test_bench_csv_has_the_table_columns_at_full_precision(
     assert list(rows[0])[:6] == [
         "configuration", "nDCG@10 lin", "95% CI low", "95% CI high", "Δ best", "p"
     ]  # fmt: skip
-    assert list(rows[0])[-4:] == ["p50 ms", "p50 IQR", "p95 ms", "index s"]
+    assert list(rows[0])[-5:] == ["p50 ms", "p50 IQR", "p95 ms", "index s", "Pareto"]
+    front = data["statistics"]["answered"]["pareto"]["configs"]
+    assert [r["Pareto"] for r in rows] == [
+        "1.0" if r["configuration"] in front else "0.0" for r in rows
+    ]
     for row, config in zip(rows, data["configurations"], strict=True):
         view = config["views"]["answered"]
         assert float(row["MAP"]) == view["summary"]["map"]  # the value itself, not rounded

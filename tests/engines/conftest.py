@@ -272,6 +272,53 @@ add_engine_case(
 )
 
 
+# Embedded vector stores: the same hashing embedder as vector-hashing (no model), each store's
+# exact and approximate index kinds that index a corpus of 8 documents (IVF and PQ need more
+# vectors to train: tests/engines/test_engines_vector_stores.py covers them)
+_HASHING = "hashing:256"
+for _case, _engine, _options, _module in (
+    ("faiss-flat", "faiss", {"index": "flat"}, "faiss"),
+    ("faiss-hnsw", "faiss", {"index": "hnsw", "m": 8, "ef_search": 32}, "faiss"),
+    ("hnswlib", "hnswlib", {"m": 8, "ef_search": 32}, "hnswlib"),
+    ("usearch", "usearch", {"m": 8}, "usearch"),
+    ("usearch-exact", "usearch", {"exact": True, "cache_queries": True}, "usearch"),
+    ("chroma", "chroma", {"m": 8}, "chromadb"),
+    ("qdrant", "qdrant", {}, "qdrant_client"),
+    ("lancedb", "lancedb", {}, "lancedb"),
+    ("lancedb-hybrid", "lancedb", {"mode": "hybrid"}, "lancedb"),
+    ("milvus", "milvus", {}, "milvus_lite"),
+):
+    add_engine_case(
+        EngineCase(
+            _case,
+            lambda ctx, e=_engine, o=_options: create_engine(e, model=_HASHING, **o),
+            requires=(_module,),
+        )
+    )
+add_engine_case(
+    EngineCase(
+        "chroma-folder",
+        lambda ctx: create_engine("chroma", model=_HASHING, path=str(ctx.tmp_path / "chroma")),
+        requires=("chromadb",),
+    )
+)
+add_engine_case(
+    EngineCase(
+        "lancedb-fts",
+        lambda ctx: create_engine("lancedb", mode="fts", path=str(ctx.tmp_path / "lance")),
+        requires=("lancedb",),
+    )
+)
+add_engine_case(EngineCase("bm25s", lambda ctx: create_engine("bm25s"), requires=("bm25s",)))
+add_engine_case(
+    EngineCase(
+        "bm25s-atire",
+        lambda ctx: create_engine("bm25s", method="atire", stemmer=None, stopwords=None),
+        requires=("bm25s",),
+    )
+)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "engine_case" in metafunc.fixturenames:
         metafunc.parametrize(

@@ -134,3 +134,79 @@ def test_embedding_model_on_a_lexical_engine_is_rejected_with_its_line() -> None
     with pytest.raises(ConfigError) as info:
         load_suite_text(text, source="s.yaml")
     assert "s.yaml:7" in str(info.value) and "engines[0].embedding_model" in str(info.value)
+
+
+def test_params_sweep_an_engines_options_and_name_each_configuration() -> None:
+    configs = expand_sweep(
+        spec(
+            engine=["faiss", "sqlite"],
+            options={"faiss": {"index": "hnsw", "model": "hashing:64"}},
+            params={"faiss": {"m": [8, 16], "ef_search": [16, 64.5], "exact": True}},
+        )
+    )
+    names = [c.name for c in configs]
+    assert names == [
+        "faiss-m8-ef_search16-exact",
+        "faiss-m8-ef_search64.5-exact",
+        "faiss-m16-ef_search16-exact",
+        "faiss-m16-ef_search64.5-exact",
+        "sqlite",
+    ]
+    assert dict(configs[1].options) == {
+        "index": "hnsw",
+        "model": "hashing:64",
+        "m": 8,
+        "ef_search": 64.5,
+        "exact": True,
+    }
+    # a string value is named by itself; a swept value wins over the engine's options
+    (one,) = expand_sweep(
+        spec(
+            engine="faiss",
+            options={"faiss": {"index": "flat"}},
+            params={"faiss": {"index": "ivf_pq"}},
+        )
+    )
+    assert one.name == "faiss-ivf_pq" and one.options["index"] == "ivf_pq"
+
+
+def test_params_for_an_engine_not_swept_or_clashing_names_are_refused() -> None:
+    with pytest.raises(ConfigError, match="does not run: hnswlib"):
+        expand_sweep(spec(engine=["faiss"], params={"hnswlib": {"m": [8]}}))
+    # string values are named by themselves: "p-q" + "r" and "p" + "q-r" read the same
+    grid = {"faiss": {"a": ["p-q", "p"], "b": ["r", "q-r"]}}
+    with pytest.raises(ConfigError, match="two configurations would be named 'faiss-p-q-r'"):
+        expand_sweep(spec(engine=["faiss"], params=grid))
+
+
+def test_a_params_error_names_the_suite_file_and_line() -> None:
+    from rankscope.suite import load_suite_text
+
+    text = (
+        "name: t\ncorpus: {type: jsonl, path: d.jsonl}\nqueries: [x]\n"
+        "sweep:\n  engine: [sqlite]\n  params:\n    faiss: {m: [8]}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_suite_text(text, source="s.yaml")
+    assert str(info.value).startswith("s.yaml:7: sweep.params names engines")
+
+
+def test_a_list_of_grids_sweeps_each_in_turn() -> None:
+    configs = expand_sweep(
+        spec(
+            engine="faiss",
+            params={
+                "faiss": [
+                    {"index": "hnsw", "ef_search": [10, 40]},
+                    {"index": ["ivf_flat", "ivf_pq"], "nprobe": 4},
+                ]
+            },
+        )
+    )
+    assert [c.name for c in configs] == [
+        "faiss-hnsw-ef_search10",
+        "faiss-hnsw-ef_search40",
+        "faiss-ivf_flat-nprobe4",
+        "faiss-ivf_pq-nprobe4",
+    ]
+    assert dict(configs[3].options) == {"index": "ivf_pq", "nprobe": 4}

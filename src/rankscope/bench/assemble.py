@@ -17,8 +17,11 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from rankscope.bench.ann import TOLERANCE as ANN_TOLERANCE
+from rankscope.bench.ann import ann_recall_values
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
 from rankscope.bench.latency import latency_stats, query_latency_ms
+from rankscope.bench.pareto import pareto_front
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
     Candidate,
@@ -42,7 +45,7 @@ from rankscope.bench.results import (
     ViewName,
     ViewScores,
 )
-from rankscope.bench.statistics import ViewStatistics
+from rankscope.bench.statistics import ParetoFront, ViewStatistics
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.results import Results
@@ -106,7 +109,9 @@ def assemble_results(
     evaluator = _Evaluator(qrels, runs, measures, settings.max_k, settings.relevance_threshold)
     views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
     judged = [q in set(qrels.query_ids) for q in query_ids]
-    configurations = [_config_result(r, views, sets, measures, query_ids, judged) for r in records]
+    configurations = [
+        _config_result(r, views, sets, measures, query_ids, judged, settings.k) for r in records
+    ]
     from rankscope import __version__
 
     result = BenchmarkResult(
@@ -162,6 +167,9 @@ def with_statistics(result: BenchmarkResult, *, fresh: bool = False) -> Benchmar
     for view in VIEW_NAMES:
         if fresh or view not in statistics:
             statistics[view], recommendations[view] = _recommendations(result, view)
+        elif statistics[view].pareto is None:  # written before the front was stored
+            front = view_pareto(result, view_candidates(result, view))
+            statistics[view] = statistics[view].model_copy(update={"pareto": front})
     return result.model_copy(update={"statistics": statistics, "recommendations": recommendations})
 
 
@@ -219,6 +227,7 @@ def _config_result(
     measures: list[str],
     query_ids: list[str],
     judged: list[bool],
+    ks: Sequence[int] = (),
 ) -> ConfigResult:
     base = ConfigResult(
         name=record.name,
@@ -240,8 +249,11 @@ def _config_result(
         "answered": sets["answered"],
         "all": [q for q in query_ids if q in samples],
     }
+    ann = ann_recall_values(record, query_ids, ks)
     scores = {
-        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]])
+        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]]).model_copy(
+            update={"ann_recall": _ann_means(ann, query_ids, sets[view])}
+        )
         for view, evaluation in views.items()
     }
     overall = views["all"].overall
@@ -285,10 +297,26 @@ def _config_result(
                 ]
                 for m in measures
             },
+            ann_recall=ann,
         ),
         run_file=record.run_file,
         chunks_file=record.chunks_file,
+        exact_run_file=record.exact_run_file,
+        ann_units_file=record.ann_units_file,
+        ann_recall_tolerance=ANN_TOLERANCE if ann else None,
     )
+
+
+def _ann_means(
+    ann: Mapping[str, list[float | None]], query_ids: list[str], chosen: list[str]
+) -> dict[str, float | None]:
+    """Mean ann_recall@k over the view's queries that have a value."""
+    rows = [i for i, q in enumerate(query_ids) if q in set(chosen)]
+    means: dict[str, float | None] = {}
+    for name, column in ann.items():
+        values = [v for v in (column[i] for i in rows) if v is not None]
+        means[name] = float(np.mean(values)) if values else None
+    return means
 
 
 def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[float]]) -> ViewScores:
@@ -346,6 +374,7 @@ def _recommendations(
         view=view,
         query_set=described,
     )
+    statistics = statistics.model_copy(update={"pareto": view_pareto(result, candidates)})
     picks = recommend(
         candidates,
         result.headline,
@@ -356,6 +385,18 @@ def _recommendations(
         statistics=statistics,
     )
     return statistics, picks
+
+
+def view_pareto(result: BenchmarkResult, candidates: Sequence[Candidate]) -> ParetoFront:
+    """The Pareto front (headline and per-query latency, within noise) of a view's
+    candidates."""
+    return pareto_front(
+        [c.name for c in candidates],
+        np.stack([c.values for c in candidates]) if candidates else np.zeros((0, 0)),
+        np.stack([c.latencies_ms for c in candidates]) if candidates else np.zeros((0, 0)),
+        label=measure_label(result.headline),
+        seed=result.settings.seed,
+    )
 
 
 def _describe(view: ViewName, n: int, total: int, failures: bool = False) -> str:

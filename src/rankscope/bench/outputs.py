@@ -40,8 +40,8 @@ def trec_safe(value: str) -> bool:
 
 
 def write_run_files(out: Path, record: ConfigRecord, fmt: FileFormat) -> None:
-    """The run file and, for chunked configurations, the chunk rankings; sets their paths and
-    hashes on ``record``."""
+    """The run file, for chunked configurations the chunk rankings, and for vector searches
+    the two rankings ``ann_recall@k`` compares; sets their paths and hashes on ``record``."""
     base = safe_name(record.name)
     run_path = out / "runs" / f"{base}{_SUFFIX[fmt]}"
     _atomic(run_path, lambda tmp: write_run(ranking_run(record.rankings, base), tmp, format=fmt))
@@ -58,11 +58,34 @@ def write_run_files(out: Path, record: ConfigRecord, fmt: FileFormat) -> None:
         atomic_write_text(chunk_path, "".join(rows))
         record.chunks_file = chunk_path.relative_to(out).as_posix()
         record.chunks_sha256 = file_sha256(chunk_path)
+    if record.exact_rankings is not None and record.ann_units is not None:
+        # the two sides of ann_recall@k (rankscope.bench.ann), as runs of the indexed units
+        exact = _write_ranking(
+            out / "ann" / f"{base}.exact{_SUFFIX[fmt]}", record.exact_rankings, fmt
+        )
+        units = _write_ranking(out / "ann" / f"{base}.units{_SUFFIX[fmt]}", record.ann_units, fmt)
+        record.exact_run_file, record.exact_run_sha256 = exact
+        record.ann_units_file, record.ann_units_sha256 = units
+
+
+def _write_ranking(
+    path: Path, rankings: dict[str, list[tuple[str, float]]], fmt: FileFormat
+) -> tuple[str, str]:
+    """A run file of ``rankings`` at ``path``; its path relative to the output folder (two
+    levels up) and its SHA-256."""
+    run = ranking_run(rankings, path.stem)
+    _atomic(path, lambda tmp: write_run(run, tmp, format=fmt))
+    return path.relative_to(path.parent.parent).as_posix(), file_sha256(path)
 
 
 def run_files_intact(out: Path, record: ConfigRecord) -> bool:
     """Whether the record's files are there with the content it wrote."""
-    pairs = [(record.run_file, record.run_sha256), (record.chunks_file, record.chunks_sha256)]
+    pairs = [
+        (record.run_file, record.run_sha256),
+        (record.chunks_file, record.chunks_sha256),
+        (record.exact_run_file, record.exact_run_sha256),
+        (record.ann_units_file, record.ann_units_sha256),
+    ]
     if record.run_file is None:
         return False
     for rel, digest in pairs:
@@ -94,7 +117,7 @@ def remove_results(out: Path) -> None:
 
 def remove_run_files(out: Path) -> None:
     """Delete the run and chunk files a benchmark wrote (``--fresh``)."""
-    for pattern in ("runs/*.trec", "runs/*.jsonl", "chunks/*.jsonl"):
+    for pattern in ("runs/*.trec", "runs/*.jsonl", "chunks/*.jsonl", "ann/*.trec", "ann/*.jsonl"):
         for path in out.glob(pattern):
             path.unlink(missing_ok=True)
 

@@ -117,6 +117,15 @@ class ConfigRecord(_Model):
     run_sha256: str | None = None
     chunks_file: str | None = None
     chunks_sha256: str | None = None
+    #: vector searches (engines that know their exact neighbours, see rankscope.bench.ann):
+    #: per query, the exact nearest units of the query vector (the largest k of them and the
+    #: ties of the last) and the engine's own first units, the two sides of ann_recall@k
+    exact_rankings: dict[str, list[tuple[str, float]]] | None = None
+    ann_units: dict[str, list[tuple[str, float]]] | None = None
+    exact_run_file: str | None = None
+    exact_run_sha256: str | None = None
+    ann_units_file: str | None = None
+    ann_units_sha256: str | None = None
     #: set when read back from a checkpoint instead of run now (not stored)
     resumed: bool = Field(default=False, exclude=True)
 

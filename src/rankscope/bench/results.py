@@ -70,6 +70,9 @@ class ViewScores(_Model):
     summary: dict[str, float | None]
     latency: LatencyStats
     per_category: dict[str, CategoryScores] = Field(default_factory=dict)
+    #: vector searches: the mean ``ann_recall@k`` over the view's queries that have a value
+    #: (see :mod:`rankscope.bench.ann`); empty for other engines
+    ann_recall: dict[str, float | None] = Field(default_factory=dict)
 
 
 class QueryArrays(_Model):
@@ -84,6 +87,8 @@ class QueryArrays(_Model):
     num_results: list[int]
     latency_ms: list[float | None]
     values: dict[str, list[float | None]]
+    #: vector searches: ``{"ann_recall@k": [value per query]}`` (None: not run, or no vector)
+    ann_recall: dict[str, list[float | None]] = Field(default_factory=dict)
 
 
 class ConfigResult(_Model):
@@ -118,6 +123,11 @@ class ConfigResult(_Model):
     per_query: QueryArrays | None = None
     run_file: str | None = None
     chunks_file: str | None = None
+    #: vector searches: the exact neighbours and the engine's first units, per query (the two
+    #: sides of ann_recall@k), and the tie tolerance on exact cosines
+    exact_run_file: str | None = None
+    ann_units_file: str | None = None
+    ann_recall_tolerance: float | None = None
 
     @property
     def ok(self) -> bool:

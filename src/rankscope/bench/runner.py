@@ -51,6 +51,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from rankscope.bench.ann import engine_units, exact_rankings
 from rankscope.bench.assemble import (
     QRELS_STEMS,
     assemble_results,
@@ -425,6 +426,12 @@ def run_config(
                     if first is None:
                         first = hits
             record.search_stats = read_search_stats(engine)
+            if first is not None:
+                # untimed: the exact neighbours ann_recall@k compares the engine's hits with
+                depth = max(settings.k)
+                record.exact_rankings = exact_rankings(engine, queries, depth)
+                if record.exact_rankings is not None:
+                    record.ann_units = engine_units(first, depth)
         assert first is not None  # repeats >= 1 is enforced by the schema
         record.failed_queries = {qid: str(error) for qid, error in failed.items()}
         for qid in failed:  # what a query that failed in a later pass measured before
@@ -525,6 +532,8 @@ def _fail(record: ConfigRecord, stage: Stage, error: Exception, prefix: str) -> 
     record.rankings = {}
     record.chunk_rankings = None
     record.latency_samples_s = {}
+    record.exact_rankings = None
+    record.ann_units = None
 
 
 class _NoPool:

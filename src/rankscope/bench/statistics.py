@@ -122,9 +122,24 @@ class ConfigurationComparison(_Model):
         return len(self.configurations) >= 2
 
 
+class ParetoFront(_Model):
+    """The configurations no other beats on both the headline and latency, within noise
+    (:func:`rankscope.bench.pareto.pareto_front`).
+
+    ``configs``: those on the front, in suite order; ``beaten_by``: for each other
+    configuration, the configurations that beat it; ``rule``: what "beats" means and how it was
+    tested; ``notes``: what could not be tested."""
+
+    configs: list[str]
+    beaten_by: dict[str, list[str]] = {}
+    rule: str = ""
+    notes: list[str] = []
+
+
 class ViewStatistics(_Model):
     """The comparison statistics of one view: the settings they share, and the quality and
-    latency comparisons (None, with the reason in ``notes``, when they cannot be made)."""
+    latency comparisons (None, with the reason in ``notes``, when they cannot be made), and the
+    Pareto front on both (None in results written before it existed)."""
 
     alpha: float = ALPHA
     level: float = LEVEL
@@ -134,6 +149,7 @@ class ViewStatistics(_Model):
     quality: ConfigurationComparison | None = None
     latency: ConfigurationComparison | None = None
     notes: list[str] = []
+    pareto: ParetoFront | None = None
 
 
 def compare_configurations(
@@ -507,6 +523,7 @@ __all__ = [
     "TEST_NAMES",
     "ConfigStatistics",
     "ConfigurationComparison",
+    "ParetoFront",
     "ViewStatistics",
     "compare_benchmark",
     "compare_configurations",

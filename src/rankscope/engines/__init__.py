@@ -20,7 +20,7 @@ from rankscope.engines.base import (
 # Every module of this package except these registers one engine with @register_engine. Each
 # imports its heavy dependency lazily (inside the engine), so importing it costs nothing when the
 # extra is not installed.
-_NOT_ENGINES = frozenset({"base", "chunking", "embeddings", "onnx_bert"})
+_NOT_ENGINES = frozenset({"base", "chunking", "embeddings", "onnx_bert", "vectorstore"})
 _loaded = False
 
 

@@ -169,6 +169,21 @@ class VectorEngine(Engine):
         scores = matrix @ q
         return [Hit(doc_id=self._ids[i], score=float(scores[i])) for i in top_k(scores, k)]
 
+    def exact_neighbours(self, query: Query, k: int) -> list[Hit] | None:
+        """The exact top ``k`` and its ties (see :mod:`rankscope.engines.vectorstore`): this
+        engine's own answer, so its ``ann_recall@k`` is 1 by construction."""
+        from rankscope.engines.vectorstore import exact_top
+
+        self.check_kind(query)
+        matrix = self._matrix_for(query)
+        if matrix is None or matrix.shape[0] == 0 or not query.text.strip():
+            return []
+        q = self.embedder.embed_queries([query.text])[0]
+        if not float(np.linalg.norm(q)) > 0:
+            return []  # no known word: every cosine is 0, there are no nearest neighbours
+        scores = matrix @ q
+        return [Hit(doc_id=self._ids[i], score=float(scores[i])) for i in exact_top(scores, k)]
+
     def close(self) -> None:
         self._matrix = None
         self._field_matrices = {}

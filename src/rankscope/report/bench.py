@@ -28,6 +28,8 @@ from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 from rankscope.bench.statistics import ConfigurationComparison, ViewStatistics
 
 WORSE = "▼"
+#: a configuration on the Pareto front (quality and latency, within noise)
+FRONT_MARK = "◆"
 
 Better = Literal["max", "min", "none"]
 
@@ -128,7 +130,77 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
                 drop_rank=top + 4,
             )
         )
+    cols += vector_columns(result, chosen, top + 5)
     return cols
+
+
+ANN_HEADER = "ann R@{k}"
+FRONT_HEADER = "Pareto"
+
+
+def ann_cutoff(result: BenchmarkResult) -> int:
+    """The cut-off of the ``ann_recall`` column: 10 when the suite measures it, else the
+    smallest k."""
+    ks = sorted(set(result.settings.k))
+    return 10 if 10 in ks else ks[0]
+
+
+def vector_columns(result: BenchmarkResult, view: ViewName, rank: int) -> list[Column]:
+    """Columns for vector searches and index sweeps, each shown when some configuration has
+    it: ``ann_recall@k`` (against exact search), the store's build time and index size, and
+    the Pareto front mark."""
+    ok = result.successful
+    cols: list[Column] = []
+    ref = ann_cutoff(result)
+    key = f"ann_recall@{ref}"
+    if any(c.view(view).ann_recall for c in ok):
+        cols.append(
+            Column(
+                ANN_HEADER.format(k=ref),
+                lambda c: c.view(view).ann_recall.get(key),
+                "max",
+                4,
+                drop_rank=rank,
+            )
+        )
+    if any("build_seconds" in c.index_stats for c in ok):
+        cols.append(
+            Column(
+                "build s",
+                lambda c: c.index_stats.get("build_seconds"),
+                "min",
+                3,
+                drop_rank=rank + 1,
+            )
+        )
+    if any("index_bytes" in c.index_stats for c in ok):
+        cols.append(
+            Column(
+                "index MB",
+                lambda c: _megabytes(c.index_stats.get("index_bytes")),
+                "min",
+                2,
+                drop_rank=rank + 2,
+            )
+        )
+    stats = result.statistics.get(view)
+    front = None if stats is None or stats.pareto is None else set(stats.pareto.configs)
+    if front is not None and len(ok) > 1:
+        cols.append(
+            Column(
+                FRONT_HEADER,
+                lambda c: float(c.name in front),  # 1.0 on the front (CSV)
+                "none",
+                0,
+                cell=lambda c: FRONT_MARK if c.name in front else "",
+                drop_rank=1,  # among the last to go when the terminal is narrow
+            )
+        )
+    return cols
+
+
+def _megabytes(value: float | None) -> float | None:
+    return None if value is None else value / 1e6
 
 
 def fit_columns(
@@ -326,6 +398,7 @@ def notes(
         )
     if has_gain_label(table_measures(result)):
         out.append(Note(GAIN_NOTE, "dim"))
+    out += vector_notes(result, chosen)
     repeats = result.settings.repeats
     out.append(
         Note(
@@ -341,6 +414,45 @@ def notes(
     elif recommendations.left_out:
         why = "; ".join(f"{name}: {reason}" for name, reason in recommendations.left_out.items())
         out.append(Note(f"not recommended: {why}", "yellow"))
+    return out
+
+
+def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
+    """What the vector-search columns and the front mark mean."""
+    ok = result.successful
+    out: list[Note] = []
+    if any(c.view(view).ann_recall for c in ok):
+        k = ann_cutoff(result)
+        out.append(
+            Note(
+                f"ann R@{k}: ann_recall@{k}, the share of the exact {k} nearest neighbours of the "
+                "query vector (brute force over the same vectors) in the configuration's top "
+                f"{k}, mean over the view's queries; 1 for exact search",
+                "dim",
+            )
+        )
+    if any("build_seconds" in c.index_stats for c in ok):
+        out.append(
+            Note(
+                "build s: the store building its index from the vectors (embedding excluded); "
+                "index MB: its files on disk, or its serialised size for in-memory indexes",
+                "dim",
+            )
+        )
+    exact = [c.name for c in ok if c.index_stats.get("exact_search")]
+    if exact:
+        out.append(
+            Note(
+                f"exact search whatever the index settings (Qdrant local mode, Milvus Lite): "
+                f"{', '.join(exact)}",
+                "yellow",
+            )
+        )
+    stats = result.statistics.get(view)
+    if stats is not None and stats.pareto is not None and len(ok) > 1:
+        p = stats.pareto
+        out.append(Note(f"{FRONT_MARK} Pareto front: {p.rule}", "dim"))
+        out += [Note(f"Pareto front: {n}", "yellow") for n in p.notes]
     return out
 
 

@@ -46,6 +46,8 @@ class Row:
     index_s: float | None
     summary: dict[str, float | None]
     on_front: bool = False
+    #: vector searches: ``ann_recall@k`` means over the view (empty for other engines)
+    ann_recall: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,7 @@ def build(result: BenchmarkResult, view: ViewName | None = None) -> ReportConten
     stats = result.statistics[chosen]
     ok = result.successful
     rows = [_row(result, c, stats, chosen) for c in ok]
-    rows = _mark_front(rows)
+    rows = _mark_front(rows, stats)
     return ReportContent(
         result=result,
         view=chosen,
@@ -196,6 +198,7 @@ def _row(
         p50_by_pass_ms=list(scores.latency.p50_by_pass_ms),
         index_s=config.index_time_s,
         summary=dict(scores.summary),
+        ann_recall=dict(scores.ann_recall),
     )
 
 
@@ -209,8 +212,10 @@ def _find(comparison: ConfigurationComparison | None, name: str) -> ConfigStatis
 
 
 def pareto_front(points: list[tuple[str, float, float]]) -> list[str]:
-    """Names of the points (name, quality, latency) that no other point beats on both: at
-    least as good on quality and latency, and better on one."""
+    """Names of the points (name, quality, latency) that no other point beats on both means:
+    at least as good on quality and latency, and better on one (the classic front, without
+    noise; the report shows the front results.json stores, see
+    :mod:`rankscope.bench.pareto`)."""
     front = []
     for name, q, t in points:
         dominated = any(
@@ -223,7 +228,11 @@ def pareto_front(points: list[tuple[str, float, float]]) -> list[str]:
     return front
 
 
-def _mark_front(rows: list[Row]) -> list[Row]:
+def _mark_front(rows: list[Row], stats: ViewStatistics) -> list[Row]:
+    """The rows on the view's Pareto front (within noise), as results.json stores it."""
+    if stats.pareto is not None:
+        front = set(stats.pareto.configs)
+        return [Row(**{**r.__dict__, "on_front": r.name in front}) for r in rows]
     points = [
         (r.name, r.quality.mean, r.p50_ms)
         for r in rows

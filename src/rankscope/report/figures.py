@@ -198,7 +198,7 @@ def scatter_svg(content: ReportContent) -> str | None:
     ax.set_ylabel(f"{content.label} (bars: 95% CI)")
     ax.set_title(
         f"Quality against latency over {content.num_queries} queries; orange: the Pareto "
-        "front (no configuration is both better and faster)",
+        "front (no configuration is at least as good on both and better on one, beyond noise)",
         fontsize=9,
         loc="left",
     )

@@ -168,8 +168,9 @@ def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
             "quality-latency",
             "Quality and latency",
             f"Mean {content.label} (95% CI) against p50 latency (range of the per-pass p50s); "
-            "the Pareto front joins the configurations that no other is both better and faster "
-            "than.",
+            "the Pareto front joins the configurations that no other beats: at least as good on "
+            "both within noise and significantly better on one (randomised Tukey HSD on quality, "
+            "paired randomization test on per-query latency, Holm-corrected, over all pairs).",
         )
     )
     categories = category_table(content)

@@ -79,10 +79,14 @@ def _p(row: ConfigStatistics | None, baseline: str, key: str) -> Cell:
     return Cell(fmt_p(row.p_value), row.p_value, key)
 
 
+#: marks a configuration on the Pareto front (quality and latency, within noise)
+FRONT_MARK = "◆"
+
+
 def comparison_table(content: ReportContent) -> Table:
     """Per configuration: the headline mean and interval, the difference from the best with
     its interval and p, the p50 latency and the per-query latency difference from the fastest
-    with its p, the index time."""
+    with its p, the index time, and whether it is on the Pareto front."""
     level = f"{content.statistics.level * 100:g}%"
     best = content.baseline or ""
     fastest = "" if content.latency is None else content.latency.baseline
@@ -97,6 +101,7 @@ def comparison_table(content: ReportContent) -> Table:
         "Δ latency ms",
         "p (latency)",
         "index s",
+        "Pareto",
     ]
     rows = []
     for r in content.rows:
@@ -118,6 +123,7 @@ def comparison_table(content: ReportContent) -> Table:
             _delta(t, fastest, "fastest", "latency.delta", ms=True),
             _p(t, fastest, "latency.p_value"),
             _number(r.index_s, "index_s", 2),
+            Cell(FRONT_MARK if r.on_front else "", key="pareto"),
         ]
         rows.append((r.name, cells))
     return Table(header, rows)
@@ -140,10 +146,18 @@ def category_table(content: ReportContent) -> Table | None:
 
 
 def measures_table(content: ReportContent) -> Table:
-    """Every reported measure's mean over the view, per configuration."""
-    header = ["configuration"] + [measure_label(m) for m in content.measures]
+    """Every reported measure's mean over the view, per configuration, and for vector searches
+    ``ann_recall@k`` (against exact search over the same vectors)."""
+    ann = sorted(
+        {k for r in content.rows for k in r.ann_recall}, key=lambda k: int(k.rsplit("@", 1)[1])
+    )
+    header = ["configuration"] + [measure_label(m) for m in content.measures] + ann
     rows = [
-        (r.name, [_number(r.summary.get(m), f"summary.{m}") for m in content.measures])
+        (
+            r.name,
+            [_number(r.summary.get(m), f"summary.{m}") for m in content.measures]
+            + [_number(r.ann_recall.get(k), f"ann_recall.{k}") for k in ann],
+        )
         for r in content.rows
     ]
     return Table(header, rows, best="column")

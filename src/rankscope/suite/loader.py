@@ -109,7 +109,16 @@ def _resolve(
                 hint=f"embedding_model applies to: {', '.join(embedding_engine_names())}",
             )
     if spec.sweep is not None:
-        swept = expand_sweep(spec.sweep)
+        try:
+            swept = expand_sweep(spec.sweep)
+        except ConfigError as error:
+            raise ConfigError(
+                error.problem,
+                path=source,
+                line=line_of(("sweep", "params"), lines),
+                value=error.value,
+                hint=error.hint,
+            ) from None
         _check_engines(swept, [("sweep", "engine")] * len(swept), lines, source)
         if spec.sweep.preset is not None:
             try:

@@ -284,6 +284,26 @@ class SweepSpec(_Strict):
     reranker: list[str | None] | None = None
     #: per-engine options, e.g. {tantivy: {...}}
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    #: per-engine option grids: every combination of the listed values is a configuration,
+    #: e.g. {faiss: {m: [16, 32], ef_search: [16, 64]}} (index parameters); a list of grids
+    #: sweeps each in turn ({faiss: [{index: hnsw, ef_search: [..]}, {index: ivf_pq, ...}]})
+    params: dict[str, list[dict[str, list[Any]]]] = Field(default_factory=dict)
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _grid_lists(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+
+        def lists(grid: Any) -> Any:
+            if not isinstance(grid, dict):
+                return grid
+            return {k: v if isinstance(v, list) else [v] for k, v in grid.items()}
+
+        return {
+            engine: [lists(g) for g in grids] if isinstance(grids, list) else [lists(grids)]
+            for engine, grids in value.items()
+        }
 
     @field_validator(
         "engine", "chunk_size", "overlap", "embedding_model", "reranker", mode="before"

@@ -1,8 +1,10 @@
 """Resolved benchmark configurations, sweep expansion and the named presets.
 
-A sweep is a matrix over engine × chunk size × overlap × embedding model × reranker. Axes that do
-not apply to a combination collapse instead of multiplying: overlap without chunking, an embedding
-model for a lexical engine. Presets fill the axes a sweep leaves out.
+A sweep is a matrix over engine × chunk size × overlap × embedding model × reranker, and, per
+engine, over the values of its swept options (``params``: index parameters such as ``m``,
+``ef_search`` or ``nprobe``). Axes that do not apply to a combination collapse instead of
+multiplying: overlap without chunking, an embedding model for a lexical engine, an engine's
+parameters for another engine. Presets fill the axes a sweep leaves out.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 import importlib.util
 import itertools
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,6 +134,13 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
     models = axes.get("embedding_model") or [None]
     rerankers = axes.get("reranker") or [None]
 
+    unknown = sorted(set(sweep.params) - set(engines))
+    if unknown:
+        raise ConfigError(
+            f"sweep.params names engines the sweep does not run: {', '.join(unknown)}",
+            value=unknown,
+            hint=f"add them to sweep.engine ({', '.join(engines) or 'empty'}) or remove them",
+        )
     configs: dict[str, BenchConfig] = {}
     for engine, size, overlap, model, reranker in itertools.product(
         engines, sizes, overlaps, models, rerankers
@@ -138,20 +148,58 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
         if size is not None and overlap >= size:
             continue  # an overlap as large as the chunk is not a chunking
         chunking = None if size is None else Chunking(size, overlap, sweep.unit)
-        # an embedding model only means something to an engine that embeds
-        options = dict(sweep.options.get(engine, {}))
-        takes_model = spec_takes_embedding_model(engine, options)
-        model = (model or DEFAULT_EMBEDDING_MODEL) if takes_model else None
-        config = BenchConfig(
-            name=config_name(engine, chunking, model, reranker),
-            engine=engine,
-            options=options,
-            chunking=chunking,
-            embedding_model=model,
-            reranker=reranker,
-        )
-        configs.setdefault(config.name, config)
+        for point in param_grid(*sweep.params.get(engine, [{}])):
+            # an embedding model only means something to an engine that embeds
+            options = {**sweep.options.get(engine, {}), **point}
+            takes_model = spec_takes_embedding_model(engine, options)
+            used = (model or DEFAULT_EMBEDDING_MODEL) if takes_model else None
+            name = config_name(engine, chunking, used, reranker)
+            name += params_suffix(point)
+            config = BenchConfig(
+                name=name,
+                engine=engine,
+                options=options,
+                chunking=chunking,
+                embedding_model=used,
+                reranker=reranker,
+            )
+            earlier = configs.setdefault(config.name, config)
+            if earlier != config:
+                raise ConfigError(
+                    f"sweep: two configurations would be named {name!r} (options "
+                    f"{dict(earlier.options)} and {options})",
+                    value=name,
+                    hint="give the parameters values that differ in their names (a string "
+                    "value is named by the value alone)",
+                )
     return list(configs.values())
+
+
+def param_grid(*grids: Mapping[str, list[Any]]) -> list[dict[str, Any]]:
+    """Every combination of an engine's swept option values, grid after grid, in the order
+    given (the last option varies fastest); one empty combination when nothing is swept."""
+    points: list[dict[str, Any]] = []
+    for grid in grids or ({},):
+        keys = list(grid)
+        points += [dict(zip(keys, v, strict=True)) for v in itertools.product(*grid.values())]
+    return points
+
+
+def params_suffix(point: Mapping[str, Any]) -> str:
+    """The part of a configuration's name that says its swept options: ``-m16-ef_search64``
+    (a number after its option's name), ``-hnsw`` (a string value alone), ``-exact`` /
+    ``-no_exact`` (booleans), ``-nlistnone`` (null)."""
+    parts = []
+    for key, value in point.items():
+        if isinstance(value, bool):
+            parts.append(key if value else f"no_{key}")
+        elif value is None:
+            parts.append(f"{key}none")
+        elif isinstance(value, int | float):
+            parts.append(f"{key}{value:g}" if isinstance(value, float) else f"{key}{value}")
+        else:
+            parts.append(re.sub(r"[^A-Za-z0-9_.+-]+", "_", str(value)))
+    return "".join(f"-{p}" for p in parts)
 
 
 def config_name(
