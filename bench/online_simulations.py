@@ -4,8 +4,9 @@ library functions (seeded), written to bench/ONLINE_SIMULATIONS.md.
     PYTHONPATH=src python bench/online_simulations.py [--out bench/ONLINE_SIMULATIONS.md]
 
 Traffic: rankscope.testing.traffic (Zipf-distributed queries, true grades 0-3, engines that rank
-by grade plus Gaussian noise, users who browse as the DBN click model describes). The same
-functions run in the tests (tests/online/test_online_simulations.py) with fewer repetitions.
+by grade plus Gaussian noise, users who browse as the DBN click model describes). The tests
+(tests/online/test_online_simulations.py, test_online_clicks.py) run the rows docs/service.md
+quotes in the same settings and check them against the table this writes.
 """
 
 from __future__ import annotations
