@@ -16,7 +16,8 @@ check, ``-J``), the measures (``m_*.c``; ``utility`` with ``-N``), averaging (``
 run lacks under ``-c`` (``trec_eval.c``: scored on a one-document stand-in ranking, then the
 values printed as exactly ``num_ret`` or ``utility`` set to 0), printing (``meas_print_*.c``)
 and exit statuses (``trec_eval.c``: 1 for an unknown measure, 2 for unreadable input, 4 for a
-document listed twice in an evaluated query or no query in common).
+document listed twice in an evaluated query, no query in common, or ``utility`` given other than
+four coefficients).
 
 It follows rankscope's two documented deviations from 10.0: a qrels query missing from the run
 is skipped without ``-c`` (10.0 stops), and a first query judged only negatively is evaluated
