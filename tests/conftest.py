@@ -1,9 +1,14 @@
-"""Session-wide fixtures: one throwaway PostgreSQL cluster for the whole test session.
+"""Session-wide fixtures: one throwaway PostgreSQL cluster for the whole test session, and the
+rule that nothing skips under ``CI=true``.
 
 ``postgres_dsn`` starts a cluster (initdb into a temporary folder, unix socket only, fsync off)
 the first time a test asks for it and deletes it at the end of the session. Set
 ``RANKSCOPE_TEST_PG_DSN`` to use an existing server instead. Without PostgreSQL binaries the
 tests that need it are skipped with a message saying how to install them.
+
+With ``CI=true`` a skip is a failure (``scripts/test`` installs every prerequisite, so a skip
+there means a reference test did not run), except in tests marked ``external``, which need a
+service the tests cannot start (tests/prerequisites.py). The end of the run says so.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
+from prerequisites import in_ci, shared_data_root
 from rankscope.testing.pgcluster import INSTALL_HINT, PgCluster, PgClusterError, find_bindir
 
 # Generated examples are the same on every run (a seed per test), so the suite passes or fails
@@ -61,3 +67,56 @@ def pgvector_dsn(postgres_dsn: str) -> str:
         except psycopg.Error as exc:  # e.g. RANKSCOPE_TEST_PG_DSN without superuser rights
             pytest.skip(f"cannot create the pgvector extension: {exc}")
     return postgres_dsn
+
+
+# ----------------------------------------------------------------- no skip under CI=true
+
+_CI_NOTE = "skipped under CI=true, where every prerequisite is installed"
+
+
+def _skip_reason(report: pytest.TestReport | pytest.CollectReport) -> str:
+    longrepr = report.longrepr
+    return str(longrepr[2]) if isinstance(longrepr, tuple) else str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    longrepr = report.longrepr
+    if report.skipped and isinstance(longrepr, tuple) and longrepr[0].endswith("prerequisites.py"):
+        # a skip raised by a helper of tests/prerequisites.py is reported at the test
+        path, line = item.reportinfo()[:2]
+        report.longrepr = (os.fspath(path), (line or 0) + 1, longrepr[2])
+    if (
+        in_ci()
+        and report.skipped
+        and not hasattr(report, "wasxfail")
+        and item.get_closest_marker("external") is None
+    ):
+        report.outcome = "failed"
+        report.longrepr = f"{_CI_NOTE}: {_skip_reason(report)}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    report: pytest.CollectReport = outcome.get_result()  # type: ignore[attr-defined]
+    if in_ci() and report.skipped:  # a module-level skip (importorskip, skip(allow_module_level))
+        report.outcome = "failed"
+        report.longrepr = f"{_CI_NOTE}: {_skip_reason(report)}"
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    skipped = len(terminalreporter.stats.get("skipped", []))
+    deselected = len(terminalreporter.stats.get("deselected", []))
+    where = (
+        "CI=true: only tests marked external (a real Elasticsearch/OpenSearch cluster, "
+        "RANKSCOPE_ES_URL / RANKSCOPE_OPENSEARCH_URL) may skip"
+        if in_ci()
+        else f"not CI: a missing prerequisite skips (shared data: {shared_data_root()})"
+    )
+    terminalreporter.write_sep("-", "skips")
+    terminalreporter.write_line(
+        f"{skipped} skipped, {deselected} deselected (engine capabilities and -k/-m); {where}"
+    )

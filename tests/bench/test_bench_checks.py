@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import textwrap
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from bench_suites import make_suite
 from rich.console import Console
 
+from prerequisites import shared_data
 from rankscope.bench import run_benchmark
 from rankscope.errors import ConfigError
 from rankscope.report import render_table
@@ -82,12 +82,7 @@ def test_nothing_relevant_retrieved_is_warned(tmp_path: Path) -> None:
 
 
 def test_readme_suite_over_the_cranfield_beir_folder_is_refused(tmp_path: Path) -> None:
-    shared = Path(
-        os.environ.get("RANKSCOPE_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data")
-    )
-    beir = shared / "cranfield" / "beir"
-    if not (beir / "corpus.jsonl").is_file():
-        pytest.skip(f"Cranfield BEIR copy not found under {beir}")
+    beir = shared_data("cranfield", "beir", "corpus.jsonl").parent
     suite = tmp_path / "suite.yaml"
     suite.write_text(
         textwrap.dedent(

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from prerequisites import shared_data
 from rankscope.cli.app import main
 from rankscope.testing.llm_server import (
     ErrorBody,
@@ -26,11 +27,6 @@ from rankscope.testing.llm_server import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _shared_data() -> Path:
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    return Path(env) if env else REPO.parent / "shared" / "data"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -409,10 +405,7 @@ HUMAN_TO_LLM = {4: 3, 3: 2, 2: 1, 1: 1, 0: 0}
 
 
 def _cranfield() -> Path:
-    root = _shared_data() / "cranfield"
-    if not (root / "beir" / "corpus.jsonl").exists():
-        pytest.skip(f"Cranfield data not found under {root}")
-    return root
+    return shared_data("cranfield", "beir", "corpus.jsonl").parents[1]
 
 
 def _noisy_llm(root: Path, seed: int = 7):  # type: ignore[no-untyped-def]

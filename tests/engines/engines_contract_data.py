@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rankscope.engines import Document, Engine, Query
+from rankscope.engines import QUERY_KINDS, Document, Engine, Query
 from rankscope.engines.base import QueryKind
 
 # -- the contract corpus ------------------------------------------------------------------------
@@ -120,11 +120,30 @@ class CaseContext:
 _NAMES = itertools.count()
 
 
+ALL_KINDS: frozenset[QueryKind] = frozenset(QUERY_KINDS)
+
+
 @dataclass(frozen=True)
 class EngineCase:
+    """One engine configuration of the contract test.
+
+    ``kinds`` (the query kinds the engine supports; ``test_declares_kinds`` checks it against
+    the engine) and ``indexes`` (it indexes the documents it is given) are its capabilities:
+    a test marked ``engine_capability`` is deselected, not skipped, for a case without it.
+    """
+
     id: str
     make: Callable[[CaseContext], Engine]
     requires: tuple[str, ...] = ()
     fixtures: tuple[str, ...] = ()
     indexes: bool = True
     marks: tuple[pytest.MarkDecorator, ...] = ()
+    kinds: frozenset[QueryKind] = ALL_KINDS
+
+    def has(self, capability: str, kind: str | None = None) -> bool:
+        """Whether the case has ``capability``: ``indexes``, or ``kind`` (the query kind)."""
+        if capability == "indexes":
+            return self.indexes
+        if capability == "kind":
+            return kind in self.kinds
+        raise ValueError(f"unknown engine capability {capability!r}")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
+from prerequisites import run_slow
 from rankscope import evaluate
 from rankscope.bench.build import build_engine
 from rankscope.demo import SUITE_PATH
@@ -16,8 +15,7 @@ from rankscope.suite import load_suite
 
 @pytest.mark.slow
 def test_demo_hybrid_is_at_least_as_good_as_its_best_member() -> None:
-    if os.environ.get("RANKSCOPE_RUN_SLOW") != "1":
-        pytest.skip("embeds the demo corpus with MiniLM; set RANKSCOPE_RUN_SLOW=1 to run")
+    run_slow("embeds the demo corpus with MiniLM")
     suite = load_suite(SUITE_PATH)
     (config,) = [c for c in suite.configs if c.engine == "hybrid"]
     docs = suite.documents()
@@ -44,8 +42,7 @@ def test_demo_hybrid_is_at_least_as_good_as_its_best_member() -> None:
 
 @pytest.mark.slow
 def test_demo_dense_quality_is_the_same_with_onnx_and_torch() -> None:
-    if os.environ.get("RANKSCOPE_RUN_SLOW") != "1":
-        pytest.skip("embeds the demo corpus twice with MiniLM; set RANKSCOPE_RUN_SLOW=1 to run")
+    run_slow("embeds the demo corpus twice with MiniLM")
     pytest.importorskip("onnxruntime")
     pytest.importorskip("sentence_transformers")
     suite = load_suite(SUITE_PATH)

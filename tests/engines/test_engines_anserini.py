@@ -3,13 +3,13 @@ sloppy phrases as the reference for ``_phrase.py``, and the errors when parts ar
 
 from __future__ import annotations
 
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from prerequisites import shared_data
 from rankscope import Run, evaluate
 from rankscope.engines import Document, Query, create_engine
 from rankscope.engines.phrase import phrase_matches
@@ -17,11 +17,7 @@ from rankscope.errors import ConfigError, EngineError
 
 pytest.importorskip("jnius_config")  # not jnius: importing it starts the JVM
 
-SHARED = Path(
-    os.environ.get("RANKSCOPE_SHARED_DATA", Path(__file__).parents[3] / "shared" / "data")
-)
-CRANFIELD = SHARED / "cranfield"
-LUCENE_RUN = CRANFIELD / "runs" / "stevinjs_CS7IS3-CA1" / "results_standard_bm25.txt"
+LUCENE_RUN = ("cranfield", "runs", "stevinjs_CS7IS3-CA1", "results_standard_bm25.txt")
 
 
 @pytest.fixture(autouse=True)
@@ -37,11 +33,10 @@ def test_cranfield_reproduces_the_published_lucene_bm25_run() -> None:
     every query, the same scores to that precision, and its nDCG@10 0.343 / MAP 0.262."""
     from rankscope.suite.corpus import read_jsonl_documents, read_jsonl_queries
 
-    beir = CRANFIELD / "beir"
-    if not (beir / "corpus.jsonl").is_file() or not LUCENE_RUN.is_file():
-        pytest.skip(f"Cranfield data not found under {CRANFIELD}")
+    beir = shared_data("cranfield", "beir", "corpus.jsonl").parent
+    lucene_run = shared_data(*LUCENE_RUN)
     reference: dict[str, dict[str, float]] = {}
-    for line in LUCENE_RUN.read_text().splitlines():
+    for line in lucene_run.read_text().splitlines():
         qid, _, doc, _, score, _ = line.split()
         reference.setdefault(qid, {})[doc] = float(score)
     queries = read_jsonl_queries(beir / "queries.jsonl")
@@ -58,7 +53,7 @@ def test_cranfield_reproduces_the_published_lucene_bm25_run() -> None:
         assert worst <= 0.00005 + 1e-9, (qid, worst)  # the reference printed 4 decimals
     qrels = beir / "qrels" / "test.tsv"
     mine = evaluate(qrels, Run.from_dict(ours, name="anserini"), ["ndcg@10", "map"]).mean()
-    published = evaluate(qrels, LUCENE_RUN, ["ndcg@10", "map"]).mean()
+    published = evaluate(qrels, lucene_run, ["ndcg@10", "map"]).mean()
     assert round(mine["ndcg@10"], 3) == round(published["ndcg@10"], 3) == 0.343
     assert round(mine["map"], 3) == round(published["map"], 3) == 0.262
 

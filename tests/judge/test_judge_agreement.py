@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rankscope import evaluate
 from rankscope.data import Qrels, Run
 from rankscope.judge.agreement import (
     cohen_kappa,
@@ -67,7 +68,8 @@ def test_tau_b_by_hand_and_against_scipy() -> None:
     # ties: x = 1,1,2 ; y = 1,2,3 -> nc = 2, nd = 0, n0 = 3, ties in x = 1: 2/sqrt(2*3)
     assert kendall_tau_b([1, 1, 2], [1, 2, 3]) == pytest.approx(2 / math.sqrt(6))
     assert kendall_tau_b([1], [1]) is None and kendall_tau_b([2, 2], [1, 3]) is None
-    stats = pytest.importorskip("scipy.stats")
+    from scipy import stats
+
     x = [0.31, 0.25, 0.25, 0.40, 0.12, 0.33, 0.40]
     y = [0.29, 0.22, 0.30, 0.41, 0.10, 0.30, 0.35]
     assert kendall_tau_b(x, y) == pytest.approx(stats.kendalltau(x, y).statistic)
@@ -93,7 +95,6 @@ def test_parse_grade_map_errors() -> None:
 
 
 def test_ranking_agreement_uses_evaluate() -> None:
-    pytest.importorskip("rankscope.metrics.evaluate")
     qrels = Qrels.from_dict({"1": {"a": 1, "b": 1}, "2": {"c": 1}})
     flipped = Qrels.from_dict({"1": {"x": 1}, "2": {"y": 1}})
     good = Run.from_dict({"1": {"a": 2, "b": 1, "x": 0.5}, "2": {"c": 1, "y": 0.5}}, name="good")
@@ -103,6 +104,11 @@ def test_ranking_agreement_uses_evaluate() -> None:
     assert [r.measure for r in res] == ["ndcg@10", "map"]
     assert all(r.tau_b == pytest.approx(1.0) for r in res)
     assert res[0].order("a") == ["good", "mid", "bad"]
+    # the means are evaluate()'s, over the queries both qrels judge
+    means = evaluate(qrels, [good, mid, bad], ["ndcg@10", "map"])
+    for r in res:
+        assert r.scores_a == {n: means.mean(n)[r.measure] for n in ("good", "mid", "bad")}
+        assert r.queries == 2
     inverse = ranking_agreement(qrels, flipped, [good, mid, bad], ["map"])[0]
     assert inverse.tau_b is not None and inverse.tau_b < 0
 
@@ -131,7 +137,8 @@ def test_kappa_properties(pairs: list[tuple[int, int]]) -> None:
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=25))
 def test_tau_b_matches_scipy(pairs: list[tuple[int, int]]) -> None:
-    stats = pytest.importorskip("scipy.stats")
+    from scipy import stats
+
     x = [float(p[0]) for p in pairs]
     y = [float(p[1]) for p in pairs]
     ours = kendall_tau_b(x, y)

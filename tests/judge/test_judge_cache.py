@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,13 @@ def test_an_unusable_cache_path_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "dir.sqlite").mkdir()
     with pytest.raises(JudgeError, match="pass --cache"):
         JudgmentCache(tmp_path / "dir.sqlite")
+
+
+@pytest.mark.parametrize("field", ["provider", "model", "template_hash", "query_hash", "doc_hash"])
+def test_a_key_differing_in_one_field_misses(tmp_path: Path, field: str) -> None:
+    key = CacheKey("anthropic", "claude-haiku", "t", "q", "d")
+    other = replace(key, **{field: "other"})
+    with JudgmentCache(tmp_path / "c.sqlite") as cache:
+        cache.put(key, _answer(1))
+        assert cache.get(key) is not None
+        assert cache.get(other) is None  # another model's answer is never reused

@@ -99,6 +99,23 @@ def test_changing_the_template_is_a_new_cache_key(tmp_path, server, keys, fast_s
     assert server.request_count == 10
 
 
+def test_another_model_misses_the_cache(tmp_path, server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
+    server.handler = _answer
+    with JudgmentCache(tmp_path / "cache.sqlite") as cache:
+        haiku = _judge(server, cache, fast_settings)
+        judge_pool(_pool(), haiku, tmp_path / "a")
+        provider = make_provider(
+            "anthropic", "claude-sonnet", fast_settings, base_url=server.base_url
+        )
+        other = judge_pool(_pool(), RelevanceJudge(provider, cache=cache), tmp_path / "b")
+        again = judge_pool(_pool(), haiku, tmp_path / "c")
+    assert (other.paid_calls, other.from_cache) == (5, 0)  # each model answers for itself
+    assert (again.paid_calls, again.from_cache) == (0, 5)
+    assert server.request_count == 10
+    models = {r["model"] for r in read_judgments(tmp_path / "b" / "judgments.jsonl")}
+    assert models == {provider.model} != {haiku.provider.model}
+
+
 def test_resume_skips_rows_already_written(tmp_path, server, keys, fast_settings) -> None:  # type: ignore[no-untyped-def]
     server.handler = _answer
     out = tmp_path / "out"

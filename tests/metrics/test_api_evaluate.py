@@ -71,6 +71,25 @@ def test_average_over_qrels_counts_missing_queries_as_zero() -> None:
     assert r.settings["average_over_qrels"] is True
 
 
+def test_average_over_qrels_scores_a_missing_query_as_trec_eval_c() -> None:
+    # trec_eval -c ranks one unjudged stand-in document for q2, then zeroes `utility` (and
+    # num_ret, rbp_resid, unj) but not `utility_2,-1,0.5,1`, whose printed name differs:
+    # 2·0 - 1·1 + 0.5·2 + 1·(0 + 0 - 1 - 2) = -3 with R = 2 and no -N
+    qrels = {"q1": {"d1": 1}, "q2": {"d1": 1, "d3": 2, "d4": 0}}
+    r = evaluate(
+        qrels,
+        {"q1": {"d1": 2.0}},
+        ["utility", "utility(2,-1,0.5,1)", "rbp_resid", "rbp_resid(p=0.5)"],
+        average_over_qrels=True,
+    )
+    assert r.per_query()["q2"] == {
+        "utility": 0.0,
+        "utility(2,-1,0.5,1)": -3.0,
+        "rbp_resid": 0.0,
+        "rbp_resid(0.5)": 1.0,
+    }
+
+
 def test_inputs_objects_dicts_and_files_agree(tmp_path: Path) -> None:
     qrels, run = random_data(1)
     measures = ["hit@5", "judged@10", "f1@10", "mrr@10", "ndcg_exp@10"]

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import pytrec_eval
 from test_api_evaluate import random_data
 
+from prerequisites import shared_data
 from rankscope import Qrels, Run, evaluate
 from rankscope.errors import InputError
 from rankscope.metrics import trec_eval as trec
 
 
 def test_trec_measures_agree_with_pytrec_eval() -> None:
-    pytrec_eval = pytest.importorskip("pytrec_eval")
     qrels, run = random_data(6)
     mine = evaluate(
         qrels,
@@ -89,14 +90,7 @@ def test_default_measures_and_rel_level_groups() -> None:
 
 # ---------------------------------------------------------------- trec_eval's own test outputs
 def _shared_data() -> Path:
-    import os
-
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[3] / "shared" / "data"
-    folder = root / "trec_eval_test"
-    if not folder.is_dir():
-        pytest.skip(f"trec_eval test data not found at {folder}")
-    return folder
+    return shared_data("trec_eval_test")
 
 
 def _read_pairs(path: Path, doc_col: int, value_col: int, cast: type) -> dict[str, dict]:  # type: ignore[type-arg]

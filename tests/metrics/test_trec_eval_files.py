@@ -2,26 +2,20 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
+from prerequisites import shared_data, shared_data_root
 from rankscope.cli.app import main
 from rankscope.data import read_qrels, read_run
 from rankscope.metrics.trec_eval import read_zscores, trec_measures
 
-
-def _data_dir() -> Path:
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    return root / "trec_eval_test"
+DATA = shared_data_root() / "trec_eval_test"  # checked by the autouse fixture below
 
 
-DATA = _data_dir()
-pytestmark = pytest.mark.skipif(
-    not (DATA / "out.test").is_file(), reason=f"trec_eval test data not found in {DATA}"
-)
+@pytest.fixture(autouse=True)
+def _trec_eval_data() -> None:
+    shared_data("trec_eval_test", "out.test")
+
 
 # expected output, trec_eval flags, qrels, run  (from the README / Makefile of trec_eval)
 CASES = [

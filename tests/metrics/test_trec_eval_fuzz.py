@@ -1,15 +1,23 @@
 """Differential fuzz of ``rankscope trec_eval`` against a plain reference of trec_eval 10.0.
 
-The reference below is written from trec_eval 10.0's C source, one query at a time, in plain
-Python, sharing no code with rankscope: reading (``get_qrels.c``, ``get_trec_results.c``: C
-``isspace`` separators, ``#`` comments, at least six words per result line and exactly four per
-judgment, the last line's runid, numbers through glibc's own ``atof``/``atol``/``lround``),
-ranking and judging (``form_res_rels.c``: score descending, docno descending on ties, ``-M``
-before the duplicate check, ``-J``), the measures (``m_*.c``), averaging (``meas_avg.c``,
-``m_num_q.c``, ``m_num_rel.c``: under ``-c`` every qrels query counts and the summary ``num_rel``
-is the number of judgments graded above 0, whatever ``-l`` says), printing (``meas_print_*.c``)
+The reference is not trec_eval: it is a model of trec_eval 10.0 written in this file, from its C
+source, one query at a time, in plain Python, sharing no code with rankscope. To keep the model
+honest, every generated case that pytrec_eval (trec_eval 9's C code) can also run is scored by
+pytrec_eval too, and the model's per-query values must match it (:func:`_check_with_pytrec`);
+the printing, averaging, options and ``-c`` rules pytrec_eval lacks were checked by hand against
+the trec_eval 10.0 binary, and the pinned tests at the end hold that binary's output. The model
+covers reading (``get_qrels.c``, ``get_trec_results.c``: C ``isspace`` separators, ``#``
+comments, at least six words per result line and exactly four per judgment, the last line's
+runid, numbers through glibc's own ``atof``/``atol``/``lround``), ranking and judging
+(``form_res_rels.c``: score descending, docno descending on ties, ``-M`` before the duplicate
+check, ``-J``), the measures (``m_*.c``; ``utility`` with ``-N``), averaging (``meas_avg.c``,
+``m_num_q.c``, ``m_num_rel.c``: under ``-c`` every qrels query counts and the summary
+``num_rel`` is the number of judgments graded above 0, whatever ``-l`` says), a qrels query the
+run lacks under ``-c`` (``trec_eval.c``: scored on a one-document stand-in ranking, then the
+values printed as exactly ``num_ret`` or ``utility`` set to 0), printing (``meas_print_*.c``)
 and exit statuses (``trec_eval.c``: 1 for an unknown measure, 2 for unreadable input, 4 for a
-document listed twice in an evaluated query or no query in common).
+document listed twice in an evaluated query, no query in common, or ``utility`` given other than
+four coefficients).
 
 It follows rankscope's two documented deviations from 10.0: a qrels query missing from the run
 is skipped without ``-c`` (10.0 stops), and a first query judged only negatively is evaluated
@@ -17,7 +25,7 @@ is skipped without ``-c`` (10.0 stops), and a first query judged only negatively
 docnos and query ids (``#``, dots, UTF-8, trec_eval's stand-in docno), graded and negative
 grades, C-``atof`` scores (``abc``, ``0x1p1``, ``inf``), queries on one side only, duplicates,
 any mix of blanks, CRLF, blank and comment lines, extra words, bytes that are not UTF-8 where
-trec_eval never looks, and the options ``-q -c -l -M -J -n -m``.
+trec_eval never looks, and the options ``-q -c -l -M -J -N -n -m``.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,7 +67,7 @@ NONPOOL, UNJUDGED = -1, -2
 # trec_eval's measure order (measures.c) for the measures the reference implements
 ORDER = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "recall", "ndcg_cut", "success", "set_P",
+    "recip_rank", "iprec_at_recall", "P", "recall", "utility", "ndcg_cut", "success", "set_P",
     "set_recall", "num_nonrel_judged_ret",
 )  # fmt: skip
 OFFICIAL = (
@@ -74,6 +83,10 @@ DEFAULTS = {
     "iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
 }
 LONGS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+UTILITY = (1.0, -1.0, 0.0, 0.0)  # m_utility.c's default coefficients
+# trec_eval.c, after scoring the stand-in ranking of a query the run lacks: the values whose
+# printed name is exactly one of these are set to 0 (of the measures modelled here)
+STAND_IN_ZEROED = ("num_ret", "utility")
 
 
 class Refused(Exception):
@@ -245,6 +258,15 @@ def measure(name: str, rr: ResRels, opts: Options, params: Sequence[float]) -> l
         return [v / rr.num_rel for v in _at_cuts(so_far, params, rr.num_ret)]  # type: ignore[arg-type]
     if name == "success":
         return [1.0 if v else 0.0 for v in _at_cuts(so_far, params, rr.num_ret)]  # type: ignore[arg-type]
+    if name == "utility":
+        if len(params) != 4:
+            raise Refused(4)  # "improper number of coefficients", then "Can't calculate"
+        a, b, c, d = params
+        n = opts.num_docs
+        ret, rel, rel_ret = rr.num_ret, rr.num_rel, rr.num_rel_ret
+        return [
+            a * rel_ret + b * (ret - rel_ret) + c * (rel - rel_ret) + d * (n + rel_ret - ret - rel)
+        ]
     if name == "set_P":
         return [rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0]
     if name == "set_recall":
@@ -300,11 +322,13 @@ class Options:
     depth: int | None = None
     judged_only: bool = False
     summary: bool = True
+    num_docs: int = 0  # -N, read with atol
 
     def argv(self) -> list[str]:
         args = [a for m in self.measures for a in ("-m", m)]
         args += ["-q"] * self.per_query + ["-c"] * self.complete + ["-J"] * self.judged_only
         args += ["-n"] * (not self.summary) + [f"-l{self.level}"]
+        args += ["-N", str(self.num_docs)] if self.num_docs else []
         return args + ([] if self.depth is None else ["-M", str(self.depth)])
 
 
@@ -345,6 +369,12 @@ def _columns(specs: Sequence[str]) -> list[tuple[str, str, Sequence[float]]]:
             if cuts[0] <= 0 or len(set(cuts)) != len(cuts):
                 raise Refused(2)
             out.extend((name, f"{name}_{c}", (c,)) for c in cuts)
+        elif name == "utility":  # te_init_meas_s_double_p_double: the name shows the text
+            if name in params:
+                numbers = tuple(float(_libc.atof(p.encode())) for p in params[name].split(","))
+                out.append((name, f"{name}_{params[name]}", numbers))
+            else:
+                out.append((name, name, UTILITY))
         else:
             out.append((name, name, ()))
     return out
@@ -356,16 +386,31 @@ def _fmt(value: float) -> str:
     return f"{value:6.4f}"
 
 
-def reference(qrels_data: bytes, run_data: bytes, opts: Options) -> tuple[int, bytes]:
+@dataclass
+class Seen:
+    """What the model read and computed, for :func:`_check_with_pytrec`: the judgments and
+    rankings per query, the columns, and each evaluated query's values before ``-c`` zeroes
+    any (a query the run lacks maps to the stand-in ranking in ``rankings``)."""
+
+    topics: dict[bytes, dict[bytes, int]] = field(default_factory=dict)
+    rankings: dict[bytes, list[tuple[bytes, float]]] = field(default_factory=dict)
+    columns: list[tuple[str, str, Sequence[float]]] = field(default_factory=list)
+    values: dict[bytes, dict[str, float]] = field(default_factory=dict)
+
+
+def reference(
+    qrels_data: bytes, run_data: bytes, opts: Options, seen: Seen | None = None
+) -> tuple[int, bytes]:
     """trec_eval 10.0's exit status and standard output (rankscope's deviations applied)."""
+    seen = Seen() if seen is None else seen
     try:
-        columns = _columns(opts.measures or ["official"])
+        columns = seen.columns = _columns(opts.measures or ["official"])
         judgments = read_qrels(qrels_data)
         results, runid = read_run(run_data)
         # only measures that rank and judge (all but runid and num_q) call form_res_rels,
         # where trec_eval notices a repeated document
         judging = any(name not in ("runid", "num_q") for name, _, _ in columns)
-        topics: dict[bytes, dict[bytes, int]] = {}
+        topics = seen.topics
         for q, d, g in judgments:
             if d in topics.setdefault(q, {}) and judging:
                 raise Refused(4)  # found when the query is evaluated (10.0 evaluates all)
@@ -385,14 +430,15 @@ def reference(qrels_data: bytes, run_data: bytes, opts: Options) -> tuple[int, b
                 continue  # rankscope's deviation: trec_eval 9's skip
             rr = form_res_rels(topics[q], mine, opts) if judging else None
             evaluated += 1
-            values: dict[str, float] = {}
+            seen.rankings[q] = mine
+            values = seen.values[q] = {}
             for name, printed, params in columns:
                 if name == "runid":
                     continue
                 [v] = [1.0] if rr is None else measure(name, rr, opts, params)
-                if q not in ranked and name in ("num_ret",):
-                    v = 0.0  # trec_eval.c's clean-up after a stand-in ranking
                 values[printed] = v
+                if q not in ranked and printed in STAND_IN_ZEROED:
+                    v = 0.0  # trec_eval.c's clean-up after a stand-in ranking
                 totals.setdefault(printed, []).append(v)
                 if opts.per_query and name not in ("num_q", "gm_map"):
                     text = str(int(v)) if name in LONGS else _fmt(v)
@@ -438,7 +484,10 @@ MEASURES = [
     "official", "map", "P.1,3,5", "P.2", "recall.2,4", "success.1,2", "ndcg_cut.3,10",
     "num_rel", "num_ret", "num_rel_ret", "Rprec", "recip_rank", "set_P", "set_recall",
     "gm_map", "num_nonrel_judged_ret", "runid", "num_q", "bpref", "iprec_at_recall..2,.5",
+    "utility", "utility.2,-1,0.5,1", "utility.0,0,0,1", "utility.1,-1,0,0",
 ]  # fmt: skip
+# -c zeroes the first two on a query the run lacks, not the rest (their printed names differ)
+ZEROED_OR_NOT = ["num_ret", "utility", "utility.2,-1,0.5,1", "utility.0,0,0,1", "utility.1,-1,0,0"]
 
 
 @st.composite
@@ -450,7 +499,10 @@ def line(draw: st.DrawFn, words: list[bytes]) -> bytes:
 
 
 @st.composite
-def case(draw: st.DrawFn) -> tuple[bytes, bytes, Options]:
+def case(draw: st.DrawFn, lacking: bool = False) -> tuple[bytes, bytes, Options]:
+    """One input; ``lacking``: under ``-c``, with a qrels query the run lacks and a measure
+    whose value on it ``-c`` may zero (``num_ret``, ``utility``)."""
+
     # hypothesis favours the ends of a range: rare events are drawn as a value inside one
     def rarely(n: int) -> bool:
         return draw(st.integers(0, n)) == n // 2
@@ -471,6 +523,8 @@ def case(draw: st.DrawFn) -> tuple[bytes, bytes, Options]:
         qrels_lines[-1] = b" " + qrels_lines[-1]
     run_lines: list[bytes] = []
     ranked = [q for q in judged if not rarely(4)]  # a qrels query the run lacks, now and then
+    if lacking:
+        ranked = [q for q in ranked if q != judged[-1]]
     ranked += draw(st.lists(st.sampled_from(QIDS), max_size=2))  # queries without judgments
     for q in dict.fromkeys(ranked):
         docs = draw(st.lists(st.sampled_from(DOCS), min_size=1, max_size=7, unique=True))
@@ -490,18 +544,85 @@ def case(draw: st.DrawFn) -> tuple[bytes, bytes, Options]:
     qrels = end.join(qrels_lines) + draw(st.sampled_from([end, b""]))
     run = end.join(run_lines) + end
     measures = draw(st.lists(st.sampled_from(MEASURES), max_size=4))
+    if lacking:
+        measures.insert(draw(st.integers(0, len(measures))), draw(st.sampled_from(ZEROED_OR_NOT)))
     if rarely(30):
-        measures.append("nope")
+        measures.append(draw(st.sampled_from(["nope", "utility.1,2"])))
     opts = Options(
         measures,
         per_query=draw(st.booleans()),
-        complete=draw(st.booleans()),
-        level=draw(st.sampled_from([0, 1, 1, 2])),
+        complete=lacking or draw(st.booleans()),
+        level=draw(st.sampled_from([1, 0, 1, 2])),
         depth=draw(st.sampled_from([None, None, 0, 1, 2, 3, 10])),
         judged_only=rarely(4),
         summary=not rarely(6),
+        num_docs=draw(st.sampled_from([0, 0, 5, 30])),
     )
     return qrels, run, opts
+
+
+def _pytrec_spec(name: str, printed: str, params: Sequence[float]) -> tuple[str, str] | None:
+    """The pytrec_eval measure and result key for one of the model's columns (``None``: a
+    column pytrec_eval cannot compute: runid, and utility given coefficients, which its
+    parameter parser cannot read when negative)."""
+    if name == "runid" or (name == "utility" and printed != name):
+        return None
+    if name == "iprec_at_recall":
+        return f"{name}.{params[0]!r}", printed
+    if name in DEFAULTS:
+        return f"{name}.{int(params[0])}", printed
+    return name, name
+
+
+def _top(ranking: list[tuple[bytes, float]], depth: int | None) -> list[tuple[bytes, float]]:
+    return sorted(ranking, key=cmp_to_key(_comp_sim_docno))[:depth]
+
+
+def _old_cut(p: float, r: int) -> int:
+    return int(p * r + 0.9)  # trec_eval 9 (pytrec_eval); 10 uses lround(p * r)
+
+
+def _check_with_pytrec(opts: Options, seen: Seen, status: int) -> int:
+    """The model's per-query values against pytrec_eval's, on every query of a case it can run;
+    returns the number of values compared.
+
+    pytrec_eval scores one query at a time from dictionaries, so it checks the measures, not
+    reading, options or printing. It cannot run: a case trec_eval refuses (duplicates...),
+    ``-l`` below 1, or a query judged only negatively (it crashes); it has no ``-M``, so it is
+    handed the model's top ``-M`` documents; it rounds ``iprec_at_recall``'s cutoffs as
+    trec_eval 9 did (compared where both roundings agree) and has no ``-N`` (so no ``utility``
+    with coefficients). A query the run lacks is given the stand-in ranking that trec_eval's
+    ``-c`` scores.
+    """
+    if status != 0 or opts.level < 1 or not seen.values:
+        return 0
+    queries = [q for q in seen.values if any(g >= 0 for g in seen.topics[q].values())]
+    specs = {c[1]: _pytrec_spec(*c) for c in seen.columns}
+    wanted = {s[0] for s in specs.values() if s is not None}
+    if not queries or not wanted:
+        return 0
+    qrels = {q.decode(): {d.decode(): g for d, g in seen.topics[q].items()} for q in queries}
+    run = {
+        q.decode(): {d.decode(): s for d, s in _top(seen.rankings[q], opts.depth)} for q in queries
+    }
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, wanted, relevance_level=opts.level, judged_docs_only_flag=opts.judged_only
+    )
+    theirs = evaluator.evaluate(run)
+    compared = 0
+    for q in queries:
+        num_rel = sum(1 for g in seen.topics[q].values() if g >= opts.level)
+        for (name, printed, params), spec in zip(seen.columns, specs.values(), strict=True):
+            if spec is None:
+                continue
+            if name == "iprec_at_recall" and _old_cut(params[0], num_rel) != int(
+                _libm.lround(params[0] * num_rel)
+            ):
+                continue
+            want, got = theirs[q.decode()][spec[1]], seen.values[q][printed]
+            assert got == pytest.approx(want, rel=1e-12, abs=1e-15, nan_ok=True), (q, printed)
+            compared += 1
+    return compared
 
 
 def dropin(qrels: bytes, run: bytes, opts: Options, tmp: Path) -> tuple[int, bytes]:
@@ -522,9 +643,26 @@ def dropin(qrels: bytes, run: bytes, opts: Options, tmp: Path) -> tuple[int, byt
 def test_dropin_matches_the_reference(
     example: tuple[bytes, bytes, Options], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    qrels, run, opts = example
-    want = reference(qrels, run, opts)
-    got = dropin(qrels, run, opts, tmp_path_factory.mktemp("fuzz"))
+    _check(*example, tmp_path_factory.mktemp("fuzz"))
+
+
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(example=case(lacking=True))
+def test_complete_matches_the_reference_on_queries_the_run_lacks(
+    example: tuple[bytes, bytes, Options], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _check(*example, tmp_path_factory.mktemp("fuzz"))
+
+
+def _check(qrels: bytes, run: bytes, opts: Options, tmp: Path) -> None:
+    seen = Seen()
+    want = reference(qrels, run, opts, seen)
+    _check_with_pytrec(opts, seen, want[0])
+    got = dropin(qrels, run, opts, tmp)
     assert got[0] == want[0], (got, want)
     assert got[1] == want[1]
 
@@ -635,3 +773,64 @@ def test_repeated_documents_go_unnoticed_by_query_counts(tmp_path: Path) -> None
         b"runid                 \tall\tr\nnum_q                 \tall\t1\n",
     )
     assert _both(qrels, run, Options(["num_q", "map"]), tmp_path)[0] == 4
+
+
+@pytest.mark.parametrize(
+    ("measures", "expected"),
+    [
+        (  # parameters are appended to the printed name: nothing cleared but num_ret and unj
+            [
+                "utility.2,-1,0.5,1",
+                "rbp_resid.p=0.5",
+                "relstring.3",
+                "unj.3",
+                "num_ret",
+                "ideal_dcg",
+            ],
+            "num_ret               \t1\t2\n"
+            "relstring_3           \t1\t'1-'\n"
+            "utility_2,-1,0.5,1    \t1\t4.0000\n"
+            "ideal_dcg             \t1\t1.0000\n"
+            "rbp_resid_p=0.5       \t1\t0.5000\n"
+            "unj_3                 \t1\t0.3333\n"
+            "num_ret               \t2\t0\n"
+            "relstring_3           \t2\t'-'\n"
+            "utility_2,-1,0.5,1    \t2\t2.0000\n"
+            "ideal_dcg             \t2\t2.6309\n"
+            "rbp_resid_p=0.5       \t2\t1.0000\n"
+            "unj_3                 \t2\t0.0000\n"
+            "num_ret               \tall\t2\n"
+            "utility_2,-1,0.5,1    \tall\t3.0000\n"
+            "ideal_dcg             \tall\t1.8155\n"
+            "rbp_resid_p=0.5       \tall\t0.7500\n"
+            "unj_3                 \tall\t0.1667\n",
+        ),
+        (  # printed as exactly utility, rbp_resid, relstring: cleared
+            ["utility", "rbp_resid", "relstring", "num_ret"],
+            "num_ret               \t1\t2\n"
+            "relstring             \t1\t'1-'\n"
+            "utility               \t1\t0.0000\n"
+            "rbp_resid             \t1\t0.9000\n"
+            "num_ret               \t2\t0\n"
+            "relstring             \t2\t''\n"
+            "utility               \t2\t0.0000\n"
+            "rbp_resid             \t2\t0.0000\n"
+            "num_ret               \tall\t2\n"
+            "utility               \tall\t0.0000\n"
+            "rbp_resid             \tall\t0.4500\n",
+        ),
+    ],
+)
+def test_complete_clears_only_the_names_trec_eval_clears(
+    measures: list[str], expected: str, tmp_path: Path
+) -> None:
+    # trec_eval 10.0's output.  Query 2 is missing from the run: -c scores it on the stand-in
+    # ranking (one unjudged document), then clears the values printed as exactly num_ret,
+    # utility, rbp_resid or relstring, and unj_*.  With -N 5 and R = 2 (d1, d3), utility
+    # 2,-1,0.5,1 is 2·0 - 1·1 + 0.5·2 + 1·(5 - 1 - 2) = 2; ideal_dcg is never 0 there.
+    (tmp_path / "q").write_bytes(b"1 0 d1 1\n1 0 d2 0\n2 0 d1 1\n2 0 d3 2\n2 0 d4 0\n")
+    (tmp_path / "r").write_bytes(b"1 Q0 d1 1 2 r\n1 Q0 d5 2 1 r\n")
+    out = io.StringIO()
+    args = ["-q", "-c", "-N", "5", *(a for m in measures for a in ("-m", m))]
+    assert run_trec_eval([*args, str(tmp_path / "q"), str(tmp_path / "r")], out, io.StringIO()) == 0
+    assert out.getvalue() == expected

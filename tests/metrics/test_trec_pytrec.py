@@ -22,14 +22,13 @@ import os
 
 import numpy as np
 import pytest
+import pytrec_eval
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rankscope.data import Qrels, Run
 from rankscope.errors import InputError
 from rankscope.metrics.trec_eval import trec_measures
-
-pytrec_eval = pytest.importorskip("pytrec_eval")
 
 SPECS = [
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",

@@ -3,6 +3,8 @@ grades: the figures docs/service.md publishes, recomputed in their setting."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -31,6 +33,8 @@ from rankscope.testing.click_study import (
     fit,
     rounded,
 )
+
+TABLES = Path(__file__).parents[2] / "bench" / "ONLINE_SIMULATIONS.md"
 
 
 def session(name: str, docs: list[str], clicked: set[str], query: str = "q") -> list[Shown]:

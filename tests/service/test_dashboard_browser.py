@@ -344,9 +344,13 @@ def test_drilldown_shows_the_ranked_list(tab: Tab) -> None:
     tab.page.wait_for_selector(f"#drilldown[data-id='{row['data-id']}'][data-state='ready']")
     text = tab.page.text_content("#dd-body") or ""
     assert "judgments replaced later" in text
-    assert "alice-doc-1 · grade 2" in text or "alice-doc-1" in str(
-        tab.attrs("#dd-body tr.relevant", "data-doc")
-    )
+    # the seeded feedback grades alice-doc-1 2, which this record retrieved at position 7: the
+    # one relevant row, with its grade, and nothing listed as missed
+    assert tab.attrs("#dd-body tr.relevant", "data-doc", "data-position") == [
+        {"data-doc": "alice-doc-1", "data-position": "7"}
+    ]
+    assert tab.attrs("#dd-body tr.relevant td[data-grade]", "data-grade") == [{"data-grade": "2"}]
+    assert tab.attrs("#dd-body ul.missed li", "data-doc") == []
 
 
 def test_judging_a_query_sends_feedback(tab: Tab) -> None:

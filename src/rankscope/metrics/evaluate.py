@@ -27,7 +27,14 @@ from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run, renamed, unique_run_names
 from rankscope.errors import InputError, RankscopeError
 from rankscope.metrics.align import align, query_split
-from rankscope.metrics.kernels import aggregate, compute, group_by_level, kernel_for, reads_top
+from rankscope.metrics.kernels import (
+    aggregate,
+    compute,
+    group_by_level,
+    kernel_for,
+    reads_top,
+    zeroed_for_stand_in,
+)
 from rankscope.metrics.names import Measure, parse_measures
 from rankscope.metrics.results import Results, RunScores
 from rankscope.metrics.segments import offsets_from_counts, positions
@@ -61,7 +68,8 @@ def evaluate(
     - ``depth`` (trec_eval ``-M``): keep the top ``depth`` documents of each query.
     - ``rel_level`` (``-l``): the lowest grade counted relevant (a measure's own ``rel=`` wins).
     - ``judged_only`` (``-J``): drop unjudged documents before ranking.
-    - ``average_over_qrels`` (``-c``): average over every qrels query, 0 for those a run lacks.
+    - ``average_over_qrels`` (``-c``): average over every qrels query; one a run lacks is
+      scored as trec_eval ``-c`` scores it (see :func:`score_run`), 0 for most measures.
 
     Raises :class:`~rankscope.errors.MeasureError` for an unknown measure name and
     :class:`~rankscope.errors.InputError` for unreadable input or a run sharing no query with
@@ -130,8 +138,11 @@ def score_run(
 
     Rank-cutoff measures read only their top rows, so unless ``all_rows`` (or ``judged_only``,
     which re-ranks after dropping rows) the run is joined to the qrels only as deep as the
-    deepest cutoff asked for.  Raises :class:`~rankscope.errors.InputError` when the run shares
-    no query with the qrels and ``average_over_qrels`` is off.
+    deepest cutoff asked for.  With ``average_over_qrels`` a qrels query the run lacks is
+    scored as trec_eval 10's ``-c`` scores it: on a one-document stand-in ranking
+    (:data:`STAND_IN_DOCNO`), then the measures :func:`~.kernels.zeroed_for_stand_in` names are
+    set to 0.  Raises :class:`~rankscope.errors.InputError` when the run shares no query with
+    the qrels and ``average_over_qrels`` is off.
     """
     shared, missing = query_split(qrels, run)
     if not shared and not average_over_qrels:
@@ -159,7 +170,7 @@ def score_run(
     for level, group in group_by_level(measures, rel_level).items():
         ctx = contexts.setdefault(level, Ctx(aligned, level, num_docs_in_coll))
         for m, v in compute(ctx, group).items():
-            if stand_in.any() and kernel_for(m).stand_in_zero:
+            if stand_in.any() and zeroed_for_stand_in(m):
                 v = np.where(stand_in, 0.0, v)
             values[m] = v
     return ScoredRun(run.name, aligned.query_ids, missing, stand_in, values, contexts)

@@ -46,7 +46,8 @@ class Kernel:
       the per-query values, which are logarithms floored at log(0.00001)).
     - ``counts``: per-query values are whole numbers (printed without decimals).
     - ``stand_in_zero``: trec_eval's ``-c`` zeroes this family for the stand-in ranking it
-      gives a query the run lacks (``num_ret``, ``utility``, ``unj``, ``rbp_resid``).
+      gives a query the run lacks (``num_ret``, ``utility``, ``unj``, ``rbp_resid``), but only
+      a measure without parameters: see :func:`zeroed_for_stand_in`.
     """
 
     family: str
@@ -65,6 +66,17 @@ def kernel_for(measure: Measure) -> Kernel:
         return KERNELS[measure.name]
     except KeyError:  # pragma: no cover - every family of names.FAMILIES is registered
         raise MeasureError(f"no kernel computes {measure}") from None
+
+
+def zeroed_for_stand_in(measure: Measure) -> bool:
+    """Whether trec_eval's ``-c`` sets ``measure`` to 0 on a query the run lacks.
+
+    trec_eval scores such a query on a one-document stand-in ranking, then zeroes the values
+    it prints as exactly ``num_ret``, ``utility`` or ``rbp_resid``, or as ``unj…``
+    (``trec_eval.c``).  A measure given parameters prints with them appended
+    (``utility_2,-1,0.5,1``, ``rbp_resid_p=0.5``), so it keeps its stand-in value.
+    """
+    return kernel_for(measure).stand_in_zero and measure.param is None
 
 
 def reads_top(measure: Measure) -> int | None:
@@ -337,4 +349,5 @@ __all__ = [
     "kernel_for",
     "measure_values",
     "reads_top",
+    "zeroed_for_stand_in",
 ]

@@ -7,11 +7,12 @@ Aggregates (:meth:`Results.mean`) are trec_eval's ``all`` values for trec_eval's
 (arithmetic mean for most, geometric mean for ``gm_map``/``gm_bpref``, sums for ``num_ret``,
 ``num_rel``, ``num_rel_ret``, ``num_nonrel_judged_ret``) and the arithmetic mean over the
 evaluated queries for the extra measures; with ``average_over_qrels`` (trec_eval ``-c``) every
-qrels query counts, with 0 for those the run lacks.  ``gm_map`` and ``gm_bpref`` exist only as
-aggregates: their per-query values are NaN (``null`` in JSON); ``num_q`` is 1 per query.  The
-aggregate of a count is always the sum of its per-query values: under ``-c`` with a relevance
-level other than 1 trec_eval prints instead, for ``num_rel``, the number of judgments graded
-above 0 in the whole qrels file (``rankscope trec_eval`` reproduces that line).
+qrels query counts, those the run lacks scored as trec_eval scores them (0 for most measures).
+``gm_map`` and ``gm_bpref`` exist only as aggregates: their per-query values are NaN (``null``
+in JSON); ``num_q`` is 1 per query. The aggregate of a count is always the sum of its per-query
+values: under ``-c`` with a relevance level other than 1 trec_eval prints instead, for
+``num_rel``, the number of judgments graded above 0 in the whole qrels file
+(``rankscope trec_eval`` reproduces that line).
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ class RunScores:
     """Scores of one run: ``values[m, q]`` is measure ``m`` on query ``query_ids[q]``.
 
     ``means[m]`` is the aggregate of measure ``m``; ``missing_query_ids`` are the qrels queries
-    the run lacks (listed in ``query_ids`` only with ``average_over_qrels``, scored as an empty
-    ranking: 0 for every measure but counts such as ``num_rel``).
+    the run lacks (listed in ``query_ids`` only with ``average_over_qrels``, scored as trec_eval
+    ``-c`` scores them: on a one-document stand-in ranking, which gives 0 for most measures but
+    not for ``num_rel``, ``ideal_dcg`` or a ``utility``/``rbp_resid`` given parameters).
     """
 
     name: str

@@ -9,11 +9,12 @@ kernels), then summarises and formats as trec_eval 10.0 (commit f4253652) does:
 
 - columns in trec_eval's measure order, cutoffs sorted, names as trec_eval prints them;
   parameters read with C ``atof``/``atol``; the first ``-m`` argument given for a measure wins;
-- summaries: counts are summed, ``gm_*`` are geometric means (floor 0.00001), the rest
-  averaged; with ``-c`` over every qrels query (a query the run lacks is scored on a one-document
-  stand-in ranking, then ``num_ret``, ``utility``, ``unj*``, ``rbp_resid`` and ``relstring``
-  are cleared), ``num_q`` counts every qrels query and the summary ``num_rel`` counts every
-  judgment of the qrels file with a grade above 0, whatever ``-l`` says (``m_num_rel.c``);
+- summaries: counts are summed, ``gm_*`` are geometric means (floor 0.00001), the rest averaged;
+  with ``-c`` over every qrels query (a query the run lacks is scored on a one-document stand-in
+  ranking, then the values printed as exactly ``num_ret``, ``utility``, ``rbp_resid`` and
+  ``relstring``, and ``unj*``, are cleared: ``utility_2,-1,0,0`` keeps its value), ``num_q``
+  counts every qrels query and the summary ``num_rel`` counts every judgment of the qrels file
+  with a grade above 0, whatever ``-l`` says (``m_num_rel.c``);
 - ``-Z``: per-query values become z-scores before they are summarised; ``-n``: no summary.
 
 Deviations, kept on purpose: a qrels query missing from the run (without ``-c``) is skipped, as
@@ -391,8 +392,12 @@ def trec_measures(
             per_query[col.name] = scored.values[col.measure]
         elif col.per_query == "text":
             texts = tc.relstrings(scored.contexts[rel_level], col.length)
+            # trec_eval clears the string it prints as exactly "relstring", not relstring_20
+            cleared = (
+                scored.stand_in.tolist() if col.name == col.trec.name else [False] * len(texts)
+            )
             strings[col.name] = tuple(
-                "" if gone else s for s, gone in zip(texts, scored.stand_in.tolist(), strict=True)
+                "" if gone else s for s, gone in zip(texts, cleared, strict=True)
             )
     if zscores is not None:
         per_query = _to_zscores(per_query, query_ids, zscores)
