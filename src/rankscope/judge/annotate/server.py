@@ -409,8 +409,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own errors (a bad request line, headers too long, an unknown method)
-        as JSON, like every other answer."""
+        as JSON, like every other answer, with a status line even to what looked like an
+        HTTP/0.9 request (a request line of one word)."""
         self.close_connection = True
+        if getattr(self, "request_version", "HTTP/0.9") in ("HTTP/0.9", ""):
+            self.request_version = "HTTP/1.0"
         try:
             phrase = HTTPStatus(code).phrase
         except ValueError:
