@@ -36,6 +36,11 @@ function setState(name) {
   document.body.dataset.state = name;
 }
 
+// counts the answers the server confirmed (grades, skips, undos, notes): a test waits for it
+function confirmed() {
+  document.body.dataset.actions = String(Number(document.body.dataset.actions || 0) + 1);
+}
+
 class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
@@ -247,6 +252,7 @@ async function act(path, body, after) {
     const data = await call("POST", path, { annotator: state.annotator, ...body });
     after(data);
     render(data);
+    confirmed();
   } catch (error) {
     failed(error);
   } finally {
@@ -312,6 +318,7 @@ async function saveNote() {
     show("note-saved", true);
     $("note").blur();
     setState("ready");
+    confirmed();
   } catch (error) {
     failed(error);
   } finally {
@@ -370,6 +377,12 @@ function raterTable(rows, bLabel) {
     })));
 }
 
+function labelsText(references) {
+  if (!references) return "hidden";
+  const shown = Object.entries(references).map(([s, g]) => `${SOURCE_NAMES[s] || s} ${g}`);
+  return shown.length ? shown.join(" · ") : "none";
+}
+
 async function loadAgreement() {
   const box = clear($("agreement"));
   box.append(h("p", {}, "Loading…"));
@@ -392,7 +405,7 @@ async function loadAgreement() {
         h("tbody", {}, data.disagreements.map((d) => h("tr", { dataset: { pairId: String(d.pairId), queryId: d.queryId, docId: d.docId } },
           h("td", {}, d.queryId), h("td", {}, d.docId), h("td", { class: "disagreement-query" }, d.query),
           h("td", {}, Object.entries(d.grades).map(([n, g]) => `${n} ${g}`).join(" · ")),
-          h("td", {}, d.references ? Object.entries(d.references).map(([s, g]) => `${SOURCE_NAMES[s] || s} ${g}`).join(" · ") : "hidden"),
+          h("td", {}, labelsText(d.references)),
           h("td", {}, Object.entries(d.notes).map(([n, t]) => `${n}: ${t}`).join(" | ")))))));
     } else {
       box.append(h("p", {}, "None."));
