@@ -410,10 +410,16 @@ class _Handler(BaseHTTPRequestHandler):
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own errors (a bad request line, headers too long, an unknown method)
         as JSON, like every other answer, with a status line even to what looked like an
-        HTTP/0.9 request (a request line of one word)."""
+        HTTP/0.9 request (a request line of one word), and as 4xx: an unknown method is a 405,
+        an HTTP version it does not speak a 400."""
         self.close_connection = True
         if getattr(self, "request_version", "HTTP/0.9") in ("HTTP/0.9", ""):
             self.request_version = "HTTP/1.0"
+        if code == 501:  # a method no handler has: the client's mistake, not the server's
+            self._error(HttpError(405, "method_not_allowed", f"{message or 'method'}"))
+            return
+        if code >= 500:  # 505: an HTTP version it does not speak
+            code = 400
         try:
             phrase = HTTPStatus(code).phrase
         except ValueError:
