@@ -210,8 +210,7 @@ class AnnotationApp:
         return value
 
     def _state(self, name: str) -> dict[str, Any]:
-        item = self.store.next_item(name)
-        progress = self.store.progress(name)
+        item, progress = self.store.state(name)
         return {
             "item": _item_json(item, progress.assigned),
             "progress": {

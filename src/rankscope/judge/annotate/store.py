@@ -584,31 +584,43 @@ class AnnotationStore:
         return {int(p): n for p, n in rows if n}
 
     def progress(self, name: str) -> Progress:
-        queue = set(self.queue(name))
-        answers = [a for p, a in self.answers(name).items() if p in queue]
-        graded = sum(1 for a in answers if a.kind == "grade")
-        skipped = sum(1 for a in answers if a.kind == "skip")
-        return Progress(len(queue), graded, skipped, len(queue) - graded)
+        return self.state(name)[1]
 
     def next_item(self, name: str) -> QueueItem | None:
         """The pair to show: the first unanswered one in queue order, else the skipped ones in
         the order they were skipped; None when every pair is graded."""
-        queue = self.queue(name)
-        answers = self.answers(name)
+        return self.state(name)[0]
+
+    def state(self, name: str) -> tuple[QueueItem | None, Progress]:
+        """The pair to show and the progress, read together (one read of the answers: plain
+        tuples, as a queue may hold thousands)."""
+        with self._lock:
+            aid = self._annotator_id(name)
+            queue = [
+                int(r[0])
+                for r in self._read(
+                    "SELECT pair_id FROM assignments WHERE annotator_id = ? ORDER BY pair_id",
+                    (aid,),
+                )
+            ]
+            answers = {
+                int(p): (kind, int(i)) for p, kind, _, i, _ in self._read(_ANSWERS, {"a": aid})
+            }
         place = {p: i for i, p in enumerate(queue, 1)}
-        chosen = next((p for p in queue if p not in answers), None)
+        mine = {p: a for p, a in answers.items() if p in place}
+        graded = sum(1 for kind, _ in mine.values() if kind == "grade")
+        progress = Progress(len(queue), graded, len(mine) - graded, len(queue) - graded)
+        chosen = next((p for p in queue if p not in mine), None)
         skipped = False
         if chosen is None:
-            later = sorted(
-                (a for p, a in answers.items() if a.kind == "skip" and p in place),
-                key=lambda a: a.action_id,
-            )
+            later = sorted((i, p) for p, (kind, i) in mine.items() if kind == "skip")
             if not later:
-                return None
-            chosen, skipped = later[0].pair_id, True
-        return QueueItem(
+                return None, progress
+            chosen, skipped = later[0][1], True
+        item = QueueItem(
             self.pair(chosen), place[chosen], self.notes(name).get(chosen, ""), skipped
         )
+        return item, progress
 
     def references(self, source: str) -> dict[tuple[str, str], int]:
         rows = self._read(
