@@ -336,6 +336,24 @@ def test_keyboard_flow_export_and_labels_after_answering(plain: Server, tabs: An
     tab.page.keyboard.press("9")  # off the scale: nothing happens
     tab.page.keyboard.press("x")
     assert (tab.pair(), tab.actions()) == (at, before)
+    # a note typed, then a grade clicked: the note is saved first; Esc saves one too
+    fourth = tab.pair()
+    assert fourth is not None
+    tab.page.keyboard.press("n")
+    tab.page.keyboard.type("clicked away")
+    before = tab.actions()
+    tab.page.click('#scale button[data-grade="2"]')
+    tab.page.wait_for_function(f"() => Number(document.body.dataset.actions) > {before}")
+    tab.wait_ready()
+    pressed[fourth] = 2
+    fifth = tab.pair()
+    tab.page.keyboard.press("n")
+    tab.page.keyboard.type("esc keeps it")
+    tab.press("Escape")
+    assert tab.page.evaluate("() => document.activeElement.id") != "note"
+    tab.press("1")
+    assert fifth is not None
+    pressed[fifth] = 1
     rest = []
     while (current := tab.pair()) is not None:
         tab.press("1")
@@ -350,10 +368,15 @@ def test_keyboard_flow_export_and_labels_after_answering(plain: Server, tabs: An
     mine = tab.download('#export button[data-format="qrels"][data-scope="mine"]')
     assert mine == qrels_of(pressed)
     csv_text = tab.download('#export button[data-format="csv"][data-scope="mine"]')
-    assert "check the date" in csv_text and csv_text.count("\n") == len(pressed) + 1
+    assert "check the date" in csv_text and "esc keeps it" in csv_text
+    assert csv_text.count("\n") == len(pressed) + 1
     with plain.store() as store:
         assert store.grades()["alice"] == pressed
-        assert store.notes("alice") == {queue[2]: "check the date"}
+        assert store.notes("alice") == {
+            queue[2]: "check the date",
+            queue[3]: "clicked away",
+            queue[4]: "esc keeps it",
+        }
         assert [a.kind for a in store.log()].count("undo") == 2
 
 

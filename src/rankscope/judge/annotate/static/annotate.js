@@ -244,11 +244,21 @@ function lastLine(parts, dataset) {
   Object.assign(last.dataset, dataset);
 }
 
+// a note typed but not saved yet goes with the answer: it is saved first
+async function keepNote() {
+  const item = state.item;
+  const text = $("note").value;
+  if (!item || text === item.note) return;
+  await call("POST", "/api/note", { annotator: state.annotator, pairId: item.pairId, note: text });
+  item.note = text;
+}
+
 async function act(path, body, after) {
   if (state.busy || !state.annotator) return;
   state.busy = true;
   setState("busy");
   try {
+    if (body.pairId !== undefined) await keepNote();
     const data = await call("POST", path, { annotator: state.annotator, ...body });
     after(data);
     render(data);
@@ -262,7 +272,7 @@ async function act(path, body, after) {
 
 function answer(grade) {
   const item = state.item;
-  if (!item) return;
+  if (!item || state.busy) return;
   const button = $("scale").querySelector(`button[data-grade="${grade}"]`);
   if (!button) return;
   button.classList.add("chosen");
@@ -311,8 +321,7 @@ async function saveNote() {
   setState("busy");
   try {
     const text = $("note").value;
-    await call("POST", "/api/note", { annotator: state.annotator, pairId: item.pairId, note: text });
-    item.note = text;
+    await keepNote();
     const saved = $("note-saved");
     saved.textContent = text ? "note saved" : "note cleared";
     show("note-saved", true);
@@ -335,7 +344,8 @@ function onKey(event) {
       saveNote();
     } else if (event.key === "Escape") {
       event.preventDefault();
-      target.blur();
+      if (state.item && target.value !== state.item.note) saveNote();
+      else target.blur();
     }
     return;
   }
