@@ -109,16 +109,16 @@ def serve_command(
         "--overlap",
         min=0.0,
         max=1.0,
-        help="Fraction of pairs given to two annotators, for agreement [default: 0.1].",
+        help="Fraction of pairs given to two annotators, for agreement (default 0.1).",
         show_default=False,
     ),
     seed: int | None = typer.Option(
-        None, "--seed", help="Seed of the split [default: 0].", show_default=False
+        None, "--seed", help="Seed of the split (default 0).", show_default=False
     ),
     rejudge: bool | None = typer.Option(
         None,
         "--rejudge/--no-rejudge",
-        help="Queue the pairs --qrels already grades too [default: no].",
+        help="Queue the pairs --qrels already grades too (default: no).",
         show_default=False,
     ),
     show_labels: str = typer.Option(
@@ -132,7 +132,7 @@ def serve_command(
     host: str | None = typer.Option(
         None,
         "--host",
-        help="Address to listen on [default: 127.0.0.1]; another one makes the page reachable "
+        help="Address to listen on (default 127.0.0.1); another one makes the page reachable "
         "from other machines (with the token).",
         show_default=False,
     ),
@@ -188,6 +188,11 @@ def serve_command(
         typer.echo(f"store: {path} ({store.pair_count()} pairs)")
         if plan.annotators is None:
             typer.echo("queues: open; anyone who gives a name judges every queued pair")
+            if overlap is not None or seed is not None:
+                echo_err(
+                    "note: --overlap and --seed split pairs among --annotators; an open "
+                    "store gives everyone every pair"
+                )
         else:
             typer.echo(
                 f"queues: {len(plan.annotators)} annotator(s), overlap {plan.overlap:g}, "
@@ -305,8 +310,7 @@ def agree_command(
     output_format: str = typer.Option("table", "--format", "-f", help="table or json."),
     limit: int = typer.Option(50, "--limit", help="Disagreements listed in the table at most."),
 ) -> None:
-    """Cohen's kappa between annotators and against the reference labels, on the overlap; the
-    pairs graded differently."""
+    """Cohen's kappa on the overlap (annotators, reference labels); the disagreements."""
     from rankscope.judge.annotate.agreement import agreement_report
     from rankscope.judge.annotate.store import AnnotationStore
 
