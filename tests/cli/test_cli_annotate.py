@@ -130,68 +130,33 @@ def seeded_store(tmp_path: Path) -> Path:
     return pool
 
 
+def export(*args: object) -> int:
+    return main(["annotate", "export", *map(str, args)])
+
+
 def test_export_one_annotator_everyone_and_each(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     pool = seeded_store(tmp_path)
     store = tmp_path / "pool.annotations.sqlite"
-    assert (
-        main(
-            [
-                "annotate",
-                "export",
-                str(store),
-                "--annotator",
-                "ann",
-                "-o",
-                str(tmp_path / "a.qrels"),
-            ]
-        )
-        == 0
-    )
+    assert export(store, "--annotator", "ann", "-o", tmp_path / "a.qrels") == 0
     assert (tmp_path / "a.qrels").read_text() == "q1 0 d11 2\nq1 0 d12 0\nq1 0 d13 1\n"
     # the pool's path finds the store beside it
-    assert main(["annotate", "export", str(pool), "-o", str(tmp_path / "all.qrels")]) == 0
-    assert (tmp_path / "all.qrels").read_text() == "q1 0 d11 2\nq1 0 d13 1\n"
+    assert export(pool, "-o", tmp_path / "all.txt") == 0
+    assert (tmp_path / "all.txt").read_text() == "q1 0 d11 2\nq1 0 d13 1\n"
     captured = capsys.readouterr()
     assert "wrote 2 graded pairs (all annotators)" in captured.out
     assert "1 pair(s) graded differently were left out" in captured.err
-    assert (
-        main(
-            [
-                "annotate",
-                "export",
-                str(store),
-                "-f",
-                "csv",
-                "--per-annotator",
-                "-o",
-                str(tmp_path / "each"),
-            ]
-        )
-        == 0
-    )
-    assert sorted(p.name for p in (tmp_path / "each").iterdir()) == ["ann.csv", "ben.csv"]
-    assert "maybe" in (tmp_path / "each" / "ben.csv").read_text()
-    assert (
-        main(["annotate", "export", str(store), "-f", "jsonl", "-o", str(tmp_path / "log.jsonl")])
-        == 0
-    )
+    # the format follows the suffix, as for pool and qrels import
+    assert export(store, "--annotator", "ben", "-o", tmp_path / "ben.csv") == 0
+    text = (tmp_path / "ben.csv").read_text()
+    assert text.startswith("query_id,doc_id,grade,") and "maybe" in text
+    assert export(store, "-o", tmp_path / "log.jsonl") == 0
     assert len((tmp_path / "log.jsonl").read_text().splitlines()) == 7
-    assert (
-        main(
-            [
-                "annotate",
-                "export",
-                str(store),
-                "--disagreements",
-                "error",
-                "-o",
-                str(tmp_path / "x"),
-            ]
-        )
-        == 2
-    )
+    assert export(store, "--per-annotator", "-o", tmp_path / "each") == 0
+    assert sorted(p.name for p in (tmp_path / "each").iterdir()) == ["ann.qrels", "ben.qrels"]
+    assert (tmp_path / "each" / "ann.qrels").read_text() == (tmp_path / "a.qrels").read_text()
+    assert export(store, "--disagreements", "error", "-o", tmp_path / "x") == 2
     assert "graded differently" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
@@ -202,13 +167,14 @@ def test_export_and_agree_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
     pool = str(tmp_path / "pool.jsonl")
     cases = [
         (["export", store, "--annotator", "zed", "-o", "x"], "no annotator of this name"),
-        (["export", store, "-f", "xml", "-o", "x"], "unknown --format"),
-        (["export", store, "--per-annotator", "-f", "jsonl", "-o", "x"], "--per-annotator"),
+        (["export", store, "--disagreements", "some", "-o", "x"], "unknown --disagreements"),
+        (["export", store, "--per-annotator", "--annotator", "ann", "-o", "x"], "--per-annotator"),
         (["export", str(tmp_path / "none.sqlite"), "-o", "x"], "no annotation store here"),
         (["agree", store, "-f", "xml"], "unknown --format"),
         ([pool, "--show-labels", "sometimes"], "unknown --show-labels"),
         ([pool, "--annotators", "ann,ben,cy"], "people have judged from them"),
         ([pool, "--token", "short"], "16-128 letters"),
+        ([pool, "--max-grade", "4"], "no wording for grade(s) [4]"),
     ]
     for argv, message in cases:
         assert main(["annotate", *argv]) == 2, argv
@@ -224,6 +190,12 @@ def test_agree_and_status(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert out[0] == "Cohen's kappa on the pairs both sides graded (binary: grade >= 1)"
     assert "  ann              ben                   3   0.667" in out[3]
     assert out[-2:] == ["disagreements: 1", "  q1 d12: ann 0, ben 1; llm 0; ben: 'maybe'"]
+    assert main(["annotate", "agree", store, "-l", "2", "--limit", "0"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0].endswith("(binary: grade >= 2)")
+        and out[-1] == "  ... and 1 more (-f json lists all)"
+    )
     assert main(["annotate", "agree", store, "-f", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     (pair,) = report["between_annotators"]

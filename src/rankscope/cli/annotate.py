@@ -85,35 +85,40 @@ def serve_command(
     store_file: Path | None = typer.Option(
         None,
         "--store",
+        metavar="FILE",
         help="Annotation store (SQLite; default: POOL.annotations.sqlite beside it).",
     ),
     qrels: Path | None = typer.Option(
         None,
         "--qrels",
+        metavar="FILE",
         help="Existing qrels: pairs they grade are left out of the queues (unless --rejudge) "
         "and compared with people's grades.",
     ),
     labels: Path | None = typer.Option(
         None,
         "--labels",
+        metavar="FILE",
         help="LLM labels: `rankscope judge`'s judgments.jsonl or its qrels.txt.",
     ),
     annotators: str | None = typer.Option(
         None,
         "--annotators",
+        metavar="NAMES",
         help="Comma-separated names; the pairs are split among them (default: open, anyone who "
         "gives a name judges every pair).",
     ),
     overlap: float | None = typer.Option(
         None,
         "--overlap",
+        metavar="FRACTION",
         min=0.0,
         max=1.0,
         help="Fraction of pairs given to two annotators, for agreement (default 0.1).",
         show_default=False,
     ),
     seed: int | None = typer.Option(
-        None, "--seed", help="Seed of the split (default 0).", show_default=False
+        None, "--seed", metavar="N", help="Seed of the split (default 0).", show_default=False
     ),
     rejudge: bool | None = typer.Option(
         None,
@@ -124,22 +129,34 @@ def serve_command(
     show_labels: str = typer.Option(
         "never",
         "--show-labels",
+        metavar="[never|after]",
         help="never: the LLM's label stays hidden; after: shown once the person has answered.",
     ),
     template: Path | None = typer.Option(
-        None, "--template", help="Prompt template whose 'N = wording' lines name the grades."
+        None,
+        "--template",
+        metavar="FILE",
+        help="Prompt template whose 'N = wording' lines name the grades (default: the judge's).",
+    ),
+    min_grade: int = typer.Option(0, "--min-grade", metavar="N", help="Lowest grade of the scale."),
+    max_grade: int = typer.Option(
+        3, "--max-grade", metavar="N", help="Highest grade of the scale."
     ),
     host: str | None = typer.Option(
         None,
         "--host",
+        metavar="HOST",
         help="Address to listen on (default 127.0.0.1); another one makes the page reachable "
         "from other machines (with the token).",
         show_default=False,
     ),
-    port: int = typer.Option(DEFAULT_PORT, "--port", help="Port (0: any free one)."),
+    port: int = typer.Option(
+        DEFAULT_PORT, "--port", "-p", metavar="PORT", help="Port to listen on (0: any free one)."
+    ),
     token: str | None = typer.Option(
         None,
         "--token",
+        metavar="TOKEN",
         envvar="RANKSCOPE_ANNOTATE_TOKEN",
         help="The token the page and API calls need (default: a new random one each start).",
         show_default=False,
@@ -158,11 +175,15 @@ def serve_command(
     )
     from rankscope.judge.annotate.store import AnnotationStore, default_store_path
     from rankscope.judge.pool import read_pool
-    from rankscope.judge.prompts import PromptTemplate
+    from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate
 
     if show_labels not in SHOW_LABELS:
         raise InputError("unknown --show-labels", value=show_labels, hint="never or after")
-    scale = template_scale(PromptTemplate.from_file(template) if template else None)
+    scale = template_scale(
+        PromptTemplate.from_file(template, min_grade, max_grade)
+        if template
+        else PromptTemplate(DEFAULT_TEMPLATE, min_grade, max_grade)
+    )
     pool = read_pool(pool_file)
     path = store_file or default_store_path(pool_file)
     store = AnnotationStore(path, create=True)
@@ -218,47 +239,48 @@ def serve_command(
         store.close()
 
 
+def _export_format(path: Path) -> str:
+    """The export's format, from the file's suffix (as ``pool`` and ``qrels import`` do)."""
+    return {".csv": "csv", ".jsonl": "jsonl"}.get(path.suffix.lower(), "qrels")
+
+
 @annotate_app.command("export")
 def export_command(
     store_file: Path = typer.Argument(..., metavar="STORE", help="Annotation store (or its pool)."),
     out: Path = typer.Option(
-        ..., "--out", "-o", help="File to write (a folder with --per-annotator)."
+        ...,
+        "--out",
+        "-o",
+        metavar="PATH",
+        help="File to write, its format from the suffix: .csv (for `rankscope qrels import`), "
+        ".jsonl (the whole log), else TREC qrels; with --per-annotator, a folder.",
     ),
-    format: str = typer.Option(
-        "qrels",
-        "--format",
-        "-f",
-        help="qrels (TREC), csv (for `rankscope qrels import`) or jsonl (the log).",
+    annotator: str | None = typer.Option(
+        None, "--annotator", metavar="NAME", help="One annotator's grades."
     ),
-    annotator: str | None = typer.Option(None, "--annotator", help="One annotator's grades."),
     per_annotator: bool = typer.Option(
-        False, "--per-annotator", help="One file per annotator in the --out folder (NAME.qrels)."
+        False, "--per-annotator", help="One TREC qrels file per annotator: --out DIR/NAME.qrels."
     ),
     disagreements: str = typer.Option(
         "omit",
         "--disagreements",
-        help="Pairs annotators graded differently: omit (left out, listed) or error.",
+        metavar="[omit|error]",
+        help="Pairs annotators graded differently: omit (left out, counted) or error.",
     ),
 ) -> None:
-    """Write the judgments as qrels, as CSV for `rankscope qrels import`, or the full log."""
-    from rankscope.judge.annotate.export import EXPORT_FORMATS, write_export
+    """Write the judgments as TREC qrels, as CSV for `rankscope qrels import`, or the log."""
+    from rankscope.judge.annotate.export import write_export
     from rankscope.judge.annotate.store import AnnotationStore
 
-    if format not in EXPORT_FORMATS:
-        raise InputError("unknown --format", value=format, hint=", ".join(EXPORT_FORMATS))
     if disagreements not in ("omit", "error"):
         raise InputError("unknown --disagreements", value=disagreements, hint="omit or error")
-    if per_annotator and (annotator or format == "jsonl"):
-        raise InputError(
-            "--per-annotator writes every annotator's qrels or CSV",
-            hint="drop --annotator, or use -f qrels / -f csv",
-        )
+    if per_annotator and annotator:
+        raise InputError("--per-annotator writes every annotator's qrels", hint="drop --annotator")
     with AnnotationStore(_store_path(store_file)) as store:
         if per_annotator:
-            suffix = "qrels" if format == "qrels" else "csv"
             for name in store.annotators():
-                target = out / f"{name}.{suffix}"
-                result = write_export(store, target, format, name)  # type: ignore[arg-type]
+                target = out / f"{name}.qrels"
+                result = write_export(store, target, "qrels", name)
                 rows = 0 if result is None else len(result.rows)
                 typer.echo(f"wrote {rows} graded pairs of {name} to {target}")
             return
@@ -267,7 +289,7 @@ def export_command(
         result = write_export(
             store,
             out,
-            format,  # type: ignore[arg-type]
+            _export_format(out),  # type: ignore[arg-type]
             annotator,
             disagreements=disagreements,  # type: ignore[arg-type]
         )
@@ -306,9 +328,23 @@ def _rater_rows(rows: tuple[RaterAgreement, ...], title: str) -> None:
 @annotate_app.command("agree")
 def agree_command(
     store_file: Path = typer.Argument(..., metavar="STORE", help="Annotation store (or its pool)."),
-    threshold: int = typer.Option(1, "--threshold", help="Binary relevance: grade >= threshold."),
-    output_format: str = typer.Option("table", "--format", "-f", help="table or json."),
-    limit: int = typer.Option(50, "--limit", help="Disagreements listed in the table at most."),
+    threshold: int = typer.Option(
+        1,
+        "--rel-level",
+        "-l",
+        metavar="N",
+        help="Lowest grade counted relevant (kappa on binary labels).",
+    ),
+    output_format: str = typer.Option(
+        "table",
+        "--format",
+        "-f",
+        metavar="[table|json]",
+        help="table for people; json for scripts.",
+    ),
+    limit: int = typer.Option(
+        50, "--limit", metavar="N", help="Disagreements the table lists at most."
+    ),
 ) -> None:
     """Cohen's kappa on the overlap (annotators, reference labels); the disagreements."""
     from rankscope.judge.annotate.agreement import agreement_report
