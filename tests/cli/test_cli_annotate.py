@@ -176,9 +176,14 @@ def test_export_and_agree_errors(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ([pool, "--token", "short"], "16-128 letters"),
         ([pool, "--max-grade", "4"], "no wording for grade(s) [4]"),
     ]
+    ids_only = tmp_path / "ids.jsonl"
+    write_pool(Pool((PoolEntry("q1", "d1", ()),)), ids_only)
+    cases.append(([str(ids_only)], "pool queries have no text"))
     for argv, message in cases:
         assert main(["annotate", *argv]) == 2, argv
         err = capsys.readouterr().err
+        if argv[0] != store:  # a refused start leaves no store behind
+            assert not (tmp_path / "ids.annotations.sqlite").exists()
         assert message in err and "Traceback" not in err, (argv, err)
 
 

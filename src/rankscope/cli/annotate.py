@@ -174,17 +174,19 @@ def serve_command(
         new_token,
     )
     from rankscope.judge.annotate.store import AnnotationStore, default_store_path
-    from rankscope.judge.pool import read_pool
+    from rankscope.judge.pool import read_pool, require_query_text
     from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate
 
     if show_labels not in SHOW_LABELS:
         raise InputError("unknown --show-labels", value=show_labels, hint="never or after")
+    token = check_token(token) if token else new_token()
     scale = template_scale(
         PromptTemplate.from_file(template, min_grade, max_grade)
         if template
         else PromptTemplate(DEFAULT_TEMPLATE, min_grade, max_grade)
     )
     pool = read_pool(pool_file)
+    require_query_text(pool)  # a person cannot judge a pair without its query either
     path = store_file or default_store_path(pool_file)
     store = AnnotationStore(path, create=True)
     try:
@@ -198,7 +200,7 @@ def serve_command(
             typer.echo(f"{source} labels: {kept} pairs of the pool from {given}{left}")
         plan = store.configure(_names(annotators), overlap=overlap, seed=seed, rejudge=rejudge)
         config = ServerConfig(
-            token=check_token(token) if token else new_token(),
+            token=token,
             scale=scale,
             show_labels=show_labels,  # type: ignore[arg-type]
             host=host or "127.0.0.1",
