@@ -208,6 +208,15 @@ class Tab:
             timeout=30_000,
         )
 
+    def pick(self, selector: str) -> None:
+        """Click what picks an annotator, and wait until their queue is on the page."""
+        self.page.click(selector)
+        self.page.wait_for_function(
+            "() => ['ready', 'done'].includes(document.body.dataset.state)"
+            " && document.getElementById('who').textContent !== ''",
+            timeout=30_000,
+        )
+
     def actions(self) -> int:
         return int(self.page.evaluate("() => Number(document.body.dataset.actions || 0)"))
 
@@ -402,8 +411,7 @@ def test_state_survives_a_reload_a_closed_tab_and_a_killed_server(plain: Server,
         "#picker-names button", "els => els.map(e => e.textContent)"
     )
     assert names == ["alice", "bob"]
-    again.page.click('#picker-names button[data-annotator="bob"]')
-    again.wait_ready()
+    again.pick('#picker-names button[data-annotator="bob"]')
     assert (again.pair(), again.progress()) == (at, progress)
     # the server dies by SIGKILL: the key fails visibly and is not counted
     plain.kill()
@@ -487,8 +495,7 @@ def test_hostile_texts_stay_text(tmp_path: Path, tabs: Any) -> None:
         tab = tabs(server)
         tab.open()
         tab.page.fill("#join-name", "tester")
-        tab.page.click("#join-submit")
-        tab.wait_ready()
+        tab.pick("#join-submit")
         with server.store() as store:
             pairs = {(p.query_id, p.doc_id): p for p in store.pairs()}
         seen = 0
