@@ -26,7 +26,7 @@ from rankscope.cli.options import (
     Format,
     JudgedOnlyOption,
     RelLevelOption,
-    no_blas_threads,
+    lean_numpy,
 )
 from rankscope.errors import InputError
 
@@ -74,7 +74,7 @@ def eval_command(
     ),
 ) -> None:
     """Score runs against qrels: trec_eval's measures and more, several runs side by side."""
-    no_blas_threads()  # before numpy is imported
+    lean_numpy()  # before numpy is imported
     from rankscope.metrics.evaluate import DEFAULT_MEASURES, evaluate
     from rankscope.metrics.names import parse_measures
 

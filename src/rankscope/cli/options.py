@@ -46,16 +46,21 @@ class View(StrEnum):
     all = "all"
 
 
-def no_blas_threads() -> None:
-    """One OpenBLAS thread for a command that does no linear algebra (``eval``).
+def lean_numpy() -> None:
+    """numpy set up for a command that makes large arrays once and does no linear algebra
+    (``eval``); both settings are read when numpy is first imported, so this must run before
+    that, and a value the user set is kept.
 
-    numpy loads OpenBLAS, which starts a thread per core that spins for a while before it
-    sleeps (about 50 ms of CPU at start-up here, more where cores are many). Its thread count
-    is read once, when numpy is first imported, so this must run before that; a value the user
-    set is kept.
+    - One OpenBLAS thread: numpy loads OpenBLAS, which starts a thread per core that spins for
+      a while before it sleeps (about 50 ms of CPU at start-up here, more where cores are many).
+    - No transparent huge pages for numpy's arrays (``NUMPY_MADVISE_HUGEPAGE=0``): the kernel
+      zeroes a fresh 2 MiB page at first touch, and on a 10-million-line run that cost 0.6-0.8 s
+      of system time against 0.3-0.5 s with 4 KiB pages, in five alternating runs each on an
+      idle two-core machine (user time the same; bench/RESULTS.md).
     """
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
 
 
 # -- evaluation, as trec_eval's flags (eval, compare) -----------------------------------------
