@@ -30,12 +30,12 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_service import one_record
 
-import rankscope.service.records as records_module
-from rankscope.service.records import NewRecord, build_rows, settings_thresholds
-from rankscope.service.schemas import BatchCreate
+import rankscope.service.ingest.rows as records_module
+from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
+from rankscope.service.schemas.records import BatchCreate
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import make_engine, migrate
-from rankscope.service.store.repository import MetricsStore, _insert_plan
+from rankscope.service.store.records import MetricsStore, _insert_plan
 
 
 def random_ids(n: int) -> list[uuid.UUID]:

@@ -35,13 +35,13 @@ import orjson
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_service import one_record
 
-from rankscope.service import measures as current_measures
-from rankscope.service import records as current_records
 from rankscope.service.app import tune_gc
-from rankscope.service.records import NewRecord, settings_thresholds
-from rankscope.service.schemas import BatchCreate
+from rankscope.service.ingest import measures as current_measures
+from rankscope.service.ingest import rows as current_records
+from rankscope.service.ingest.rows import NewRecord, settings_thresholds
+from rankscope.service.schemas.records import BatchCreate
 from rankscope.service.settings import ServiceSettings
-from rankscope.service.store import repository as current_repository
+from rankscope.service.store import records as current_repository
 
 STAGES = ("build_rows", "score_values", "convert", "outcomes", "total")
 RESPONSES = ("respond str(id)", "respond orjson id")

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from rankscope.service.records import NewRecord, build_rows, settings_thresholds
-from rankscope.service.schemas import MetricCreate
+from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
+from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
 from rankscope.service.store.models import metrics_table
-from rankscope.service.store.repository import (
+from rankscope.service.store.records import (
     COPY_MIN_ROWS,
     MetricsStore,
     WriteGroup,

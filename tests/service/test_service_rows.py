@@ -13,17 +13,17 @@ import pytest
 from sqlalchemy import select
 from stored_rows import DEFAULT_THRESHOLD, GOLDEN, NOW, OWN, THRESHOLDS, bodies, stored
 
-from rankscope.service.records import (
+from rankscope.service.ingest.rows import (
     VALUE_COLUMNS,
     NewRecord,
     build_rows,
     rescore,
     with_user_thresholds,
 )
-from rankscope.service.schemas import MetricCreate
+from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.store.db import Principal, make_engine, migrate
 from rankscope.service.store.models import metrics_table
-from rankscope.service.store.repository import MetricsStore, WriteGroup
+from rankscope.service.store.records import MetricsStore, WriteGroup
 
 pytestmark = pytest.mark.service
 SERVICE = Principal(user_id="svc", role="service")

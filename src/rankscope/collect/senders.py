@@ -67,10 +67,10 @@ class LocalSender:
     the same validation, measures and idempotency. Needs the ``serve`` extra."""
 
     def __init__(self, path: str | Path, user_id: str, threshold: float | None = None) -> None:
-        from rankscope.service.records import settings_thresholds
+        from rankscope.service.ingest.rows import settings_thresholds
         from rankscope.service.settings import load_settings
         from rankscope.service.store.db import make_engine, migrate
-        from rankscope.service.store.repository import MetricsStore
+        from rankscope.service.store.records import MetricsStore
 
         raw = str(path)
         url = raw if raw.startswith("sqlite:") else f"sqlite:///{Path(raw).expanduser()}"
@@ -85,10 +85,10 @@ class LocalSender:
         from pydantic import ValidationError
         from sqlalchemy.exc import SQLAlchemyError
 
-        from rankscope.service.batcher import write_items
+        from rankscope.service.ingest.batcher import write_items
+        from rankscope.service.ingest.rows import NewRecord
         from rankscope.service.nul import nul_error, nul_paths
-        from rankscope.service.records import NewRecord
-        from rankscope.service.schemas import MetricCreate
+        from rankscope.service.schemas.records import MetricCreate
         from rankscope.service.store.db import Principal
 
         principal = Principal(self.user_id)

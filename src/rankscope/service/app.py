@@ -23,28 +23,28 @@ from rankscope import __version__
 from rankscope.errors import ServiceError
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
+from rankscope.service.api.limits import RateLimiter
 from rankscope.service.api.routes import (
     alerts,
+    clicks,
     compare,
     events,
     health,
-    judgments,
     me,
-    metrics,
+    records,
     thresholds,
 )
 from rankscope.service.auth import Authenticator
-from rankscope.service.batcher import WriteBatcher
-from rankscope.service.bulk import BulkWriter
 from rankscope.service.dashboard import install as install_dashboard
-from rankscope.service.online_schemas import EventsCreate
-from rankscope.service.ratelimit import RateLimiter
-from rankscope.service.records import settings_thresholds
-from rankscope.service.schemas import BatchCreate, MetricCreate
+from rankscope.service.ingest.batcher import WriteBatcher
+from rankscope.service.ingest.bulk import BulkWriter
+from rankscope.service.ingest.rows import settings_thresholds
+from rankscope.service.schemas.events import EventsCreate
+from rankscope.service.schemas.records import BatchCreate, MetricCreate
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
-from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import MetricsStore
+from rankscope.service.store.events import OnlineStore
+from rankscope.service.store.records import MetricsStore
 
 log = logging.getLogger("rankscope.service")
 
@@ -97,7 +97,7 @@ def start_alert_checks(state: ServiceState) -> asyncio.Task[None] | None:
     interval = state.settings.alert_check_interval_seconds
     if interval <= 0 or not state.settings.alert_rules:
         return None
-    from rankscope.service.alerts import check_alerts
+    from rankscope.service.analysis.alerts import check_alerts
 
     async def loop() -> None:
         while True:
@@ -166,9 +166,9 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
     app.include_router(health.router)
     app.include_router(thresholds.router)
     app.include_router(compare.router)  # before metrics: /{record_id} would take "compare"
-    app.include_router(metrics.router)
+    app.include_router(records.router)
     app.include_router(events.router)
-    app.include_router(judgments.router)
+    app.include_router(clicks.router)
     app.include_router(alerts.router)
     app.include_router(me.router)
     install_dashboard(app)

@@ -22,17 +22,17 @@ from rankscope.online.sampling import (
     ShownDocument,
     sample_for_judging,
 )
-from rankscope.service.alerts import CheckResult, check_alerts
-from rankscope.service.events import event_rows
-from rankscope.service.online_analysis import calibrate, click_labels
-from rankscope.service.online_schemas import CalibrationPublic
-from rankscope.service.records import settings_thresholds
+from rankscope.service.analysis.alerts import CheckResult, check_alerts
+from rankscope.service.analysis.experiments import calibrate, click_labels
+from rankscope.service.analysis.sessions import event_rows
+from rankscope.service.ingest.rows import settings_thresholds
+from rankscope.service.ingest.ubi import UbiImport, read_ubi
 from rankscope.service.retention import purge
+from rankscope.service.schemas.events import CalibrationPublic
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, is_postgres, make_engine, migrate
-from rankscope.service.store.online import EventFilters, OnlineStore
-from rankscope.service.store.repository import Filters, MetricsStore
-from rankscope.service.ubi import UbiImport, read_ubi
+from rankscope.service.store.events import EventFilters, OnlineStore
+from rankscope.service.store.records import Filters, MetricsStore
 
 
 @contextlib.contextmanager

@@ -11,8 +11,8 @@ from sqlalchemy import select
 
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
+from rankscope.service.store.events import OnlineStore
 from rankscope.service.store.models import user_settings_table
-from rankscope.service.store.online import OnlineStore
 
 PURGER = Principal("rankscope-purge", "service")
 

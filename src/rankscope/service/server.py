@@ -13,7 +13,7 @@ from typing import Any, Literal
 from rankscope.errors import ServiceError
 from rankscope.service.settings import ENV_PREFIX, ServiceSettings
 from rankscope.service.store.db import describe, is_postgres, make_engine, migrate
-from rankscope.service.store.repository import (
+from rankscope.service.store.records import (
     KeyInfo,
     create_key,
     list_keys,

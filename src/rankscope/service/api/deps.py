@@ -14,15 +14,15 @@ from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from rankscope.service.api.limits import RateLimiter
 from rankscope.service.auth import Authenticator
-from rankscope.service.batcher import WriteBatcher
-from rankscope.service.bulk import BulkWriter
 from rankscope.service.errors import ApiError, bad_request, forbidden, unprocessable
-from rankscope.service.ratelimit import RateLimiter
+from rankscope.service.ingest.batcher import WriteBatcher
+from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import Filters, MetricsStore
+from rankscope.service.store.events import OnlineStore
+from rankscope.service.store.records import Filters, MetricsStore
 
 
 @dataclass

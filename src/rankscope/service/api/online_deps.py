@@ -15,7 +15,7 @@ from rankscope.service.api.deps import (
     acting_user,
     date_range,
 )
-from rankscope.service.store.online import EventFilters
+from rankscope.service.store.events import EventFilters
 
 
 async def event_filters(

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 
-from rankscope.service.alerts import check_alerts, public_alert
+from rankscope.service.analysis.alerts import check_alerts, public_alert
 from rankscope.service.api.deps import (
     CurrentPrincipal,
     OtherUserQuery,
@@ -16,15 +16,15 @@ from rankscope.service.api.deps import (
     acting_user,
     parse_date,
 )
-from rankscope.service.api.routes.metrics import ERRORS
+from rankscope.service.api.routes.records import ERRORS
 from rankscope.service.errors import bad_request, forbidden
-from rankscope.service.online_schemas import (
+from rankscope.service.schemas.events import (
     AlertCheck,
     AlertsPage,
     RetentionPublic,
     RetentionUpdate,
 )
-from rankscope.service.schemas import Envelope
+from rankscope.service.schemas.records import Envelope
 from rankscope.service.store.db import Principal
 
 router = APIRouter(tags=["alerts and retention"], responses=ERRORS)

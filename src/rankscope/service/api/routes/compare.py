@@ -7,12 +7,12 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 
+from rankscope.service.analysis.experiments import compare_records, measure_columns
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
-from rankscope.service.api.routes.metrics import ERRORS
+from rankscope.service.api.routes.records import ERRORS
 from rankscope.service.errors import unprocessable
-from rankscope.service.online_analysis import compare_records, measure_columns
-from rankscope.service.online_schemas import ArmsComparison
-from rankscope.service.schemas import Envelope
+from rankscope.service.schemas.events import ArmsComparison
+from rankscope.service.schemas.records import Envelope
 
 router = APIRouter(prefix="/api/metrics/retrieval", tags=["retrieval metrics"], responses=ERRORS)
 

@@ -13,14 +13,19 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import ValidationError
 
 from rankscope.online.interleaving import summarise
+from rankscope.service.analysis.sessions import event_rows
 from rankscope.service.api.deps import CurrentPrincipal, State
 from rankscope.service.api.online_deps import EventRowFilters
-from rankscope.service.api.routes.metrics import ERRORS, body_of, parse_body
+from rankscope.service.api.routes.records import ERRORS, body_of, parse_body
 from rankscope.service.errors import ApiError, invalid_fields, too_large, unprocessable
-from rankscope.service.events import event_rows
-from rankscope.service.ingest import SHAPE_CHECK_BYTES, body_details, check_timestamp, owner_of
+from rankscope.service.ingest.requests import (
+    SHAPE_CHECK_BYTES,
+    body_details,
+    check_timestamp,
+    owner_of,
+)
 from rankscope.service.nul import refuse_nul_json
-from rankscope.service.online_schemas import (
+from rankscope.service.schemas.events import (
     DateRange,
     EventCreate,
     EventPublic,
@@ -32,8 +37,8 @@ from rankscope.service.online_schemas import (
     Rate,
     events_models,
 )
-from rankscope.service.schemas import Envelope, Id
-from rankscope.service.store.online import EventFilters
+from rankscope.service.schemas.records import Envelope, Id
+from rankscope.service.store.events import EventFilters
 
 router = APIRouter(prefix="/api/events", tags=["events"], responses=ERRORS)
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
-from rankscope.service.api.routes.metrics import ERRORS
+from rankscope.service.api.routes.records import ERRORS
 from rankscope.service.errors import unprocessable
 from rankscope.service.nul import refuse_nul_model
-from rankscope.service.schemas import Envelope, Thresholds, ThresholdsUpdate
+from rankscope.service.schemas.records import Envelope, Thresholds, ThresholdsUpdate
 from rankscope.service.settings import SEARCH_TYPES, search_type_key
 from rankscope.service.store.db import Principal
 

@@ -14,12 +14,17 @@ from typing import Any
 from rankscope.online.clicks import DEFAULT_THRESHOLDS, ClickJudgments, GradeThresholds, Model
 from rankscope.online.clicks import click_judgments as grade_clicks
 from rankscope.online.queries import normalise_query
-from rankscope.service import measures
-from rankscope.service.events import CLICK_LOG_ACTIONS, Sessions, missing_texts, sessions_of
+from rankscope.service.analysis.sessions import (
+    CLICK_LOG_ACTIONS,
+    Sessions,
+    missing_texts,
+    sessions_of,
+)
+from rankscope.service.ingest import measures
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.online import EventFilters, OnlineStore
-from rankscope.service.store.repository import Filters
+from rankscope.service.store.events import EventFilters, OnlineStore
+from rankscope.service.store.records import Filters
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, TypeAdapter, model_validator
 
-from rankscope.service.schemas import Camel, Count, Finite, Id, Interval, Text
+from rankscope.service.schemas.records import Camel, Count, Finite, Id, Interval, Text
 
 #: actions the service gives a meaning to; any other name (UBI allows custom ones such as
 #: ``add_to_cart``) is stored and counted, not interpreted

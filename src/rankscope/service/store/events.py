@@ -1,5 +1,5 @@
 """Reads and writes of the online loop (events, alerts, user settings, purge), each in one
-transaction acting as a principal, through :class:`~rankscope.service.store.repository.
+transaction acting as a principal, through :class:`~rankscope.service.store.records.
 MetricsStore`'s transactions: every statement filters by user in SQL as well (SQLite has no
 row-level security); on PostgreSQL the policies of migration 0002 enforce it again.
 """
@@ -24,7 +24,7 @@ from rankscope.service.store.models import (
     metrics_table,
     user_settings_table,
 )
-from rankscope.service.store.repository import Filters, MetricsStore
+from rankscope.service.store.records import Filters, MetricsStore
 
 E = events_table.c
 A = alerts_table.c

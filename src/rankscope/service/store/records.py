@@ -37,7 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import SQLAlchemyError
 
 from rankscope.errors import ServiceError
-from rankscope.service.records import (
+from rankscope.service.ingest.rows import (
     NewRecord,
     ThresholdLookup,
     build_rows,

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 
 from rankscope import __version__
 from rankscope.ids import uuid7s
-from rankscope.service import measures
-from rankscope.service.schemas import MetricCreate
+from rankscope.service.ingest import measures
+from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.settings import ServiceSettings, search_type_key
 
 #: (user id, search type label) -> threshold

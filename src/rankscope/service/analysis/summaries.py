@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from rankscope.service.intervals import mean_interval
-from rankscope.service.schemas import GroupStats, Interval, MetricsSummary, SourceGroups
-from rankscope.service.store.repository import MEASURE_COLUMNS, GroupRow
+from rankscope.service.analysis.intervals import mean_interval
+from rankscope.service.schemas.records import GroupStats, Interval, MetricsSummary, SourceGroups
+from rankscope.service.store.records import MEASURE_COLUMNS, GroupRow
 
 Kind = Literal["judged", "heuristic"]
 

@@ -44,7 +44,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rankscope.errors import FormatError
-from rankscope.service.online_schemas import EventCreate
+from rankscope.service.schemas.events import EventCreate
 
 ACTIONS = {
     "click": "click",

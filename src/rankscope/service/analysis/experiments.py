@@ -13,19 +13,19 @@ from rankscope.online.ab import compare_arms, compare_arms_paired
 from rankscope.online.calibration import calibrate_threshold
 from rankscope.online.clicks import Model
 from rankscope.online.queries import normalise_query, query_key
-from rankscope.service.judgments import click_qrels, event_filters_of, scored_with
-from rankscope.service.online_schemas import (
+from rankscope.service.analysis.clicks import click_qrels, event_filters_of, scored_with
+from rankscope.service.ingest.rows import settings_thresholds, with_user_thresholds
+from rankscope.service.schemas.events import (
     ArmsComparison,
     CalibrationGroup,
     CalibrationPublic,
     CiPublic,
     MeasureDifference,
 )
-from rankscope.service.records import settings_thresholds, with_user_thresholds
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import MEASURE_API_NAMES, MEASURE_COLUMNS, Filters
+from rankscope.service.store.events import OnlineStore
+from rankscope.service.store.records import MEASURE_API_NAMES, MEASURE_COLUMNS, Filters
 from rankscope.stats import Interval
 
 #: the API's names of the stored measures -> their columns

@@ -12,12 +12,13 @@ from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
+from rankscope.service.analysis.summaries import group_stats, summary
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
 from rankscope.service.errors import not_found, unprocessable
-from rankscope.service.ingest import owner_of, read_record
+from rankscope.service.ingest.requests import owner_of, read_record
+from rankscope.service.ingest.rows import NewRecord, judgments_of
 from rankscope.service.nul import refuse_nul_model
-from rankscope.service.records import NewRecord, judgments_of
-from rankscope.service.schemas import (
+from rankscope.service.schemas.records import (
     BatchCreate,
     BatchResult,
     Breakdown,
@@ -36,7 +37,6 @@ from rankscope.service.schemas import (
     Timeseries,
     TimeseriesPoint,
 )
-from rankscope.service.summaries import group_stats, summary
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorEnvelope, "description": text}
@@ -308,11 +308,11 @@ def export(
         int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
     ] = None,
 ) -> Response:
-    from rankscope.service.export import export_response
+    from rankscope.service.analysis.export import export_response
 
     clicks = None
     if judgments == "clicks":
-        from rankscope.service.judgments import click_qrels, event_filters_of
+        from rankscope.service.analysis.clicks import click_qrels, event_filters_of
 
         graded = click_qrels(
             state.online,

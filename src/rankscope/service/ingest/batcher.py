@@ -14,9 +14,9 @@ import contextlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from rankscope.service.records import NewRecord
+from rankscope.service.ingest.rows import NewRecord
 from rankscope.service.store.db import Principal
-from rankscope.service.store.repository import MetricsStore, WriteGroup, WriteOutcome
+from rankscope.service.store.records import MetricsStore, WriteGroup, WriteOutcome
 
 Item = tuple[Principal, NewRecord]
 

@@ -1,7 +1,7 @@
 """From a collect request's body to stored records: validation, limits, owner, the batch write.
 
 Plain functions, so that a batch runs the same code on the bulk thread of the serving process
-or in a bulk worker process (:mod:`rankscope.service.bulk`).
+or in a bulk worker process (:mod:`rankscope.service.ingest.bulk`).
 
 A body's cost is bounded before it is validated item by item: each list's length is checked as
 it is read (the service's limits are the models' ``max_length``, :func:`collect_models`),
@@ -18,7 +18,6 @@ from typing import Any, NamedTuple, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from rankscope.service.batcher import write_items
 from rankscope.service.errors import (
     MAX_ERROR_DETAILS,
     ApiError,
@@ -28,9 +27,10 @@ from rankscope.service.errors import (
     unprocessable,
     validation_details,
 )
+from rankscope.service.ingest.batcher import write_items
+from rankscope.service.ingest.rows import NewRecord
 from rankscope.service.nul import refuse_nul_json
-from rankscope.service.records import NewRecord
-from rankscope.service.schemas import (
+from rankscope.service.schemas.records import (
     MAX_DOCUMENT_IDS,
     MAX_JUDGMENTS,
     CollectOptions,
@@ -40,7 +40,7 @@ from rankscope.service.schemas import (
 )
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.repository import MetricsStore
+from rankscope.service.store.records import MetricsStore
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -36,9 +36,9 @@ from fastapi.responses import Response
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.data.writers import write_qrels, write_run
-from rankscope.service import measures
+from rankscope.service.ingest import measures
 from rankscope.service.store.db import Principal
-from rankscope.service.store.repository import Filters, MetricsStore
+from rankscope.service.store.records import Filters, MetricsStore
 
 Format = Literal["trec", "jsonl", "suite"]
 Selection = Literal["judged", "heuristic", "provided", "feedback"]

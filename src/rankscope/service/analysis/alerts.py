@@ -15,7 +15,7 @@ judgment kind (judged or heuristic, never mixed):
 An alert's ``dedup_key`` is ``rule|scope|value|day of the check``: checking again the same day
 adds nothing. New alerts (and older ones still ``pending``) are POSTed to the rule's
 ``webhook_url`` or the ``alert_webhook_url`` setting as ``{"text": message, "alert": {...}}``
-(:mod:`rankscope.service.webhooks`); without a URL their status is ``none``.
+(:mod:`rankscope.service.analysis.webhooks`); without a URL their status is ``none``.
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ import numpy as np
 
 from rankscope.online.alerts import ewma_chart, window_change
 from rankscope.online.queries import normalise_query
-from rankscope.service.online_schemas import AlertPublic
+from rankscope.service.analysis.webhooks import deliver
+from rankscope.service.schemas.events import AlertPublic
 from rankscope.service.settings import AlertRule, ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import Filters
-from rankscope.service.webhooks import deliver
+from rankscope.service.store.events import OnlineStore
+from rankscope.service.store.records import Filters
 
 CHECKER = Principal("rankscope-alerts", "service")
 DAY = dt.timedelta(days=1)

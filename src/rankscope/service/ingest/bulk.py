@@ -31,11 +31,11 @@ from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from rankscope.service.errors import ApiError
-from rankscope.service.ingest import BatchReply, store_batch
-from rankscope.service.records import settings_thresholds
+from rankscope.service.ingest.requests import BatchReply, store_batch
+from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
-from rankscope.service.store.repository import MetricsStore
+from rankscope.service.store.records import MetricsStore
 
 log = logging.getLogger("rankscope.service")
 

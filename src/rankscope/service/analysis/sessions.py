@@ -20,7 +20,7 @@ from typing import Any
 from rankscope.ids import uuid7s
 from rankscope.online.clicks import ClickLog, Feedback, Shown
 from rankscope.online.queries import normalise_query
-from rankscope.service.online_schemas import EventCreate
+from rankscope.service.schemas.events import EventCreate
 
 CLICK_LOG_ACTIONS = ("search", "impression", "click", "dwell", "thumbs_up", "thumbs_down", "cited")
 

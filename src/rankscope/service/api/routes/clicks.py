@@ -8,18 +8,18 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from rankscope.online.queries import query_key
+from rankscope.service.analysis.clicks import click_qrels
+from rankscope.service.analysis.experiments import calibrate, click_labels
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
 from rankscope.service.api.online_deps import EventRowFilters
-from rankscope.service.api.routes.metrics import ERRORS
-from rankscope.service.judgments import click_qrels
-from rankscope.service.online_analysis import calibrate, click_labels
-from rankscope.service.online_schemas import (
+from rankscope.service.api.routes.records import ERRORS
+from rankscope.service.schemas.events import (
     CalibrationPublic,
     ClickJudgmentPublic,
     ClickJudgmentsPublic,
     Thresholds3,
 )
-from rankscope.service.schemas import Envelope
+from rankscope.service.schemas.records import Envelope
 
 router = APIRouter(prefix="/api/judgments", tags=["implicit judgments"], responses=ERRORS)
 
