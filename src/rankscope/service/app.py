@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -23,15 +22,15 @@ from rankscope import __version__
 from rankscope.errors import ServiceError
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
-from rankscope.service.api.limits import RateLimiter
+from rankscope.service.api.limits import RequestLimiter
 from rankscope.service.api.routes import (
     alerts,
     clicks,
-    compare,
     events,
     health,
     me,
     records,
+    retention,
     thresholds,
 )
 from rankscope.service.auth import Authenticator
@@ -41,6 +40,7 @@ from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.schemas.events import EventsCreate
 from rankscope.service.schemas.records import BatchCreate, MetricCreate
+from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
 from rankscope.service.store.events import OnlineStore
@@ -86,7 +86,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
             writers=writers,
             gather_seconds=settings.write_gather_ms / 1000,
         ),
-        limiter=RateLimiter(settings.rate_limit_per_second),
+        limiter=RequestLimiter(settings.rate_limit_per_second),
         online=OnlineStore(store),
         bulk=BulkWriter(settings, store),
     )
@@ -110,23 +110,6 @@ def start_alert_checks(state: ServiceState) -> asyncio.Task[None] | None:
                 log.exception("the alert check failed; trying again in %g s", interval)
 
     return asyncio.create_task(loop())
-
-
-#: the collector's generation-0 threshold (CPython's default is 700)
-GC_GEN0_THRESHOLD = 50_000
-
-
-def tune_gc() -> None:
-    """Garbage collection for a serving process: what start-up allocated (modules, the app,
-    the engine) moves to the permanent generation, and young collections run every 50,000
-    allocations instead of 700. A batch of 1,000 records allocates tens of thousands of
-    objects that reference counting frees; with the default threshold validating and building
-    its rows alone ran some 50 young collections (bench/RESULTS.md has the effect). Cyclic
-    garbage is still collected, only in larger steps."""
-    gc.collect()
-    gc.freeze()
-    _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
 def create_app(settings: ServiceSettings | None = None, *, serving: bool = False) -> FastAPI:
@@ -165,11 +148,11 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
     errors.install(app)
     app.include_router(health.router)
     app.include_router(thresholds.router)
-    app.include_router(compare.router)  # before metrics: /{record_id} would take "compare"
     app.include_router(records.router)
     app.include_router(events.router)
     app.include_router(clicks.router)
     app.include_router(alerts.router)
+    app.include_router(retention.router)
     app.include_router(me.router)
     install_dashboard(app)
     app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
@@ -213,4 +196,4 @@ def create_app_from_env() -> FastAPI:
     return create_app(load_settings(), serving=True)
 
 
-__all__ = ["GC_GEN0_THRESHOLD", "build_state", "create_app", "create_app_from_env", "tune_gc"]
+__all__ = ["build_state", "create_app", "create_app_from_env"]

@@ -24,7 +24,7 @@ from rankscope.online.sampling import (
 )
 from rankscope.service.analysis.alerts import CheckResult, check_alerts
 from rankscope.service.analysis.experiments import calibrate, click_labels
-from rankscope.service.analysis.sessions import event_rows
+from rankscope.service.ingest.events import event_rows
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.ubi import UbiImport, read_ubi
 from rankscope.service.retention import purge

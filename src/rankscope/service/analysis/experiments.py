@@ -1,5 +1,6 @@
 """The online analyses the routes and commands share: A/B comparison of arms over stored
-records, and calibration of the heuristic threshold against labels."""
+records, interleaving experiments over stored impressions and clicks, and calibration of the
+heuristic threshold against labels."""
 
 from __future__ import annotations
 
@@ -12,19 +13,22 @@ from rankscope.errors import InputError
 from rankscope.online.ab import compare_arms, compare_arms_paired
 from rankscope.online.calibration import calibrate_threshold
 from rankscope.online.clicks import Model
+from rankscope.online.interleaving import impression_credits, slot_teams, summarise
 from rankscope.online.queries import normalise_query, query_key
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of, scored_with
+from rankscope.service.errors import unprocessable
 from rankscope.service.ingest.rows import settings_thresholds, with_user_thresholds
 from rankscope.service.schemas.events import (
     ArmsComparison,
     CalibrationGroup,
     CalibrationPublic,
     CiPublic,
+    InterleavingPublic,
     MeasureDifference,
 )
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import OnlineStore
+from rankscope.service.store.events import EventFilters, OnlineStore
 from rankscope.service.store.records import MEASURE_API_NAMES, MEASURE_COLUMNS, Filters
 from rankscope.stats import Interval
 
@@ -147,6 +151,85 @@ def compare_records(
     )
 
 
+def interleaving_summary(
+    online: OnlineStore,
+    principal: Principal,
+    filters: EventFilters,
+    settings: ServiceSettings,
+    *,
+    experiment: str,
+    arms: str | None = None,
+    alpha: float = 0.05,
+    min_impressions: int | None = None,
+) -> InterleavingPublic:
+    """An interleaving experiment's impressions (of the selection) and their clicks (any time):
+    wins, losses and ties of the two teams (``arms`` "a,b", default the two named, in name
+    order) and a sign test (:mod:`rankscope.online.interleaving`)."""
+    chosen = dataclasses.replace(filters, experiment=experiment)
+    shown = online.event_rows(principal, chosen, ["impression"])
+    teams = slot_teams((r["query_id"], r["document_id"], r["team"]) for r in shown)
+    names = {r["team"] for r in shown if r["team"] is not None}
+    floor = min_impressions or settings.interleaving_min_impressions
+    pair = _arms(arms, names)
+    if pair is None:  # fewer than two teams shown: nothing to compare yet
+        return InterleavingPublic(
+            experiment=experiment,
+            arms=sorted(names),
+            impressions=len(teams),
+            clicked=0,
+            wins=0,
+            losses=0,
+            ties=0,
+            preference=0.0,
+            p_value=None,
+            alpha=alpha,
+            min_impressions=floor,
+            verdict="insufficient_data",
+            winner=None,
+        )
+    clicks = online.event_rows(
+        principal, EventFilters(user_id=filters.user_id), ["click"], query_ids=list(teams)
+    )
+    credits = impression_credits(teams, ((r["query_id"], r["document_id"]) for r in clicks), pair)
+    s = summarise(credits, names=pair, alpha=alpha, min_impressions=floor)
+    return InterleavingPublic(
+        experiment=experiment,
+        arms=list(pair),
+        impressions=s.impressions,
+        clicked=s.clicked,
+        wins=s.wins,
+        losses=s.losses,
+        ties=s.ties,
+        preference=s.preference,
+        p_value=s.p_value,
+        alpha=alpha,
+        min_impressions=s.min_impressions,
+        verdict=s.verdict,
+        winner=s.winner,
+    )
+
+
+def _arms(given: str | None, seen: set[str]) -> tuple[str, str] | None:
+    if given is not None:
+        parts = [p.strip() for p in given.split(",") if p.strip()]
+        if len(parts) != 2 or parts[0] == parts[1]:
+            raise unprocessable(
+                "arms takes two different names: arms=a,b",
+                [{"path": "query.arms", "message": "two names", "type": "value_error"}],
+            )
+        return parts[0], parts[1]
+    if len(seen) > 2:
+        raise unprocessable(
+            f"the experiment's impressions name {len(seen)} teams ({', '.join(sorted(seen))}); "
+            "an interleaving compares two: choose them with arms=a,b",
+            [{"path": "query.arms", "message": "more than two teams", "type": "value_error"}],
+        )
+    if len(seen) < 2:
+        return None
+    first, second = sorted(seen)
+    return first, second
+
+
 def click_labels(
     online: OnlineStore,
     principal: Principal,
@@ -231,4 +314,11 @@ def calibrate(
     return CalibrationPublic(labels=labels_name, by=by, min_grade=min_grade, groups=out)
 
 
-__all__ = ["MEASURE_NAMES", "calibrate", "click_labels", "compare_records", "measure_columns"]
+__all__ = [
+    "MEASURE_NAMES",
+    "calibrate",
+    "click_labels",
+    "compare_records",
+    "interleaving_summary",
+    "measure_columns",
+]

@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from fastapi.responses import Response
 
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
@@ -207,7 +206,16 @@ def write_files(data: Exported, folder: Path, format: Format) -> list[Path]:
     return files
 
 
-def export_response(
+@dataclass(frozen=True)
+class ExportFile:
+    """An export as the response sends it: a zip or one file, its media type and headers."""
+
+    body: bytes
+    media_type: str
+    headers: dict[str, str]
+
+
+def export_file(
     store: MetricsStore,
     principal: Principal,
     filters: Filters,
@@ -215,7 +223,7 @@ def export_response(
     selection: Selection,
     part: Literal["qrels", "run", "queries"] | None,
     clicks: tuple[dict[str, dict[str, int]], str] | None = None,
-) -> Response:
+) -> ExportFile:
     """The export as a zip or one file; ``clicks`` (grades by normalised query, and their
     source such as ``clicks:dbn``) judges every selected record by clicks instead."""
     trec = format != "jsonl"
@@ -238,21 +246,22 @@ def export_response(
             chosen = {"qrels": files[0], "run": files[1], "queries": files[2]}[part]
             media = "application/x-ndjson" if chosen.suffix == ".jsonl" else "text/plain"
             headers["Content-Disposition"] = f'attachment; filename="{chosen.name}"'
-            return Response(chosen.read_bytes(), media_type=media, headers=headers)
+            return ExportFile(chosen.read_bytes(), media, headers)
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in files:
                 zf.write(path, path.name)
     headers["Content-Disposition"] = f'attachment; filename="rankscope-{format}.zip"'
-    return Response(buffer.getvalue(), media_type="application/zip", headers=headers)
+    return ExportFile(buffer.getvalue(), "application/zip", headers)
 
 
 __all__ = [
     "HEADER_IDS",
+    "ExportFile",
     "Exported",
     "collect_click_rows",
     "collect_rows",
-    "export_response",
+    "export_file",
     "trec_word",
     "write_files",
 ]

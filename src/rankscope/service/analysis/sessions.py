@@ -1,4 +1,4 @@
-"""From event requests to stored rows, and from stored events to click logs.
+"""From stored events to click logs.
 
 A *session* is one results page: one ``queryId``. Its query text is the first ``query`` any of
 its events carries, else the text of a collected record with the same ``queryId``, else the
@@ -12,54 +12,14 @@ query, document).
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rankscope.ids import uuid7s
 from rankscope.online.clicks import ClickLog, Feedback, Shown
 from rankscope.online.queries import normalise_query
-from rankscope.service.schemas.events import EventCreate
 
 CLICK_LOG_ACTIONS = ("search", "impression", "click", "dwell", "thumbs_up", "thumbs_down", "cited")
-
-
-def event_rows(
-    events: Sequence[EventCreate], owner: Callable[[str | None], str], now: dt.datetime
-) -> list[dict[str, Any]]:
-    """Rows for ``search_events`` (timestamps default to ``now``, in UTC)."""
-    rows = []
-    for key, event in zip(uuid7s(len(events)), events, strict=True):
-        timestamp = event.timestamp or now
-        if timestamp.tzinfo is None:
-            timestamp = timestamp.replace(tzinfo=dt.UTC)
-        rows.append(
-            {
-                "id": key,
-                "user_id": owner(event.user_id),
-                "event_id": event.event_id,
-                "action": event.action,
-                "query_id": event.query_id,
-                "query": event.query,
-                "document_id": event.document_id,
-                "position": event.position,
-                "dwell_seconds": event.dwell_time_seconds,
-                "result_count": event.result_count,
-                "topic_id": event.topic_id,
-                "search_type": event.search_type,
-                "arm": event.arm,
-                "experiment": event.experiment,
-                "team": event.team,
-                "session_id": event.session_id,
-                "client_id": event.client_id,
-                "application": event.application,
-                "attributes": event.attributes,
-                "timestamp": timestamp.astimezone(dt.UTC),
-                "created_at": now,
-            }
-        )
-    return rows
 
 
 @dataclass(frozen=True)
@@ -140,7 +100,6 @@ def sessions_of(
 __all__ = [
     "CLICK_LOG_ACTIONS",
     "Sessions",
-    "event_rows",
     "missing_texts",
     "session_texts",
     "sessions_of",

@@ -1,4 +1,5 @@
-"""Summaries of stored rows: means with intervals, judged and heuristic rows never mixed."""
+"""Summaries of stored rows: the records' means with intervals (judged and heuristic rows never
+mixed), and the events' counts and rates with Wilson intervals."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rankscope.service.analysis.intervals import mean_interval
+from rankscope.service.schemas.events import DateRange, EventsSummary, Rate
 from rankscope.service.schemas.records import GroupStats, Interval, MetricsSummary, SourceGroups
+from rankscope.service.store.db import Principal
+from rankscope.service.store.events import EventFilters, OnlineStore
 from rankscope.service.store.records import MEASURE_COLUMNS, GroupRow
 
 Kind = Literal["judged", "heuristic"]
@@ -56,4 +60,47 @@ def summary(
     )
 
 
-__all__ = ["group_stats", "summary"]
+def rate(numerator: int, denominator: int) -> Rate:
+    """A proportion with its 95% Wilson interval (scipy's binomtest)."""
+    if denominator == 0:
+        return Rate(value=None, low=None, high=None, numerator=0, denominator=0)
+    from scipy.stats import binomtest
+
+    ci = binomtest(numerator, denominator).proportion_ci(0.95, method="wilson")
+    return Rate(
+        value=numerator / denominator,
+        low=float(ci.low),
+        high=float(ci.high),
+        numerator=numerator,
+        denominator=denominator,
+    )
+
+
+def events_summary(
+    online: OnlineStore, principal: Principal, filters: EventFilters
+) -> EventsSummary:
+    """Impressions, clicks, click-through and zero-result rates and the rest of
+    ``GET /api/events/summary`` for a selection of events."""
+    c = online.event_counts(principal, filters)
+    return EventsSummary(
+        searches=c.searches,
+        impressions=c.impressions,
+        clicks=c.clicks,
+        click_through_rate=rate(min(c.clicks, c.impressions), c.impressions),
+        query_click_rate=rate(c.sessions_clicked, c.sessions_with_impressions),
+        mean_click_position=(
+            c.click_position_sum / c.clicks_with_position if c.clicks_with_position else None
+        ),
+        clicks_with_position=c.clicks_with_position,
+        zero_result_rate=rate(c.zero_result_searches, c.searches_with_count),
+        thumbs_up=c.thumbs_up,
+        thumbs_down=c.thumbs_down,
+        cited=c.cited,
+        mean_dwell_seconds=c.dwell_sum / c.dwell_count if c.dwell_count else None,
+        other_actions=c.other_actions,
+        experiments=c.experiments,
+        date_range=DateRange(start=filters.start or c.first, end=filters.end or c.last),
+    )
+
+
+__all__ = ["events_summary", "group_stats", "rate", "summary"]

@@ -1,4 +1,5 @@
-"""Shared dependencies: the service state, the caller (authenticated, rate limited), filters.
+"""Shared dependencies: the service state, the caller (authenticated, rate limited), the
+filters of records and of events.
 
 Routes take them as ``Annotated`` aliases: ``principal: CurrentPrincipal``, ``state: State``.
 """
@@ -14,14 +15,14 @@ from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from rankscope.service.api.limits import RateLimiter
+from rankscope.service.api.limits import RequestLimiter
 from rankscope.service.auth import Authenticator
 from rankscope.service.errors import ApiError, bad_request, forbidden, unprocessable
 from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import OnlineStore
+from rankscope.service.store.events import EventFilters, OnlineStore
 from rankscope.service.store.records import Filters, MetricsStore
 
 
@@ -31,7 +32,7 @@ class ServiceState:
     store: MetricsStore
     auth: Authenticator
     batcher: WriteBatcher
-    limiter: RateLimiter
+    limiter: RequestLimiter
     online: OnlineStore
     bulk: BulkWriter
 
@@ -194,10 +195,40 @@ async def filters(
 
 RowFilters = Annotated[Filters, Depends(filters)]
 
+
+async def event_filters(
+    principal: CurrentPrincipal,
+    start_date: StartDateQuery = None,
+    end_date: EndDateQuery = None,
+    topic_id: TopicIdQuery = None,
+    search_type: Annotated[str | None, Query(alias="searchType", max_length=64)] = None,
+    arm: ArmQuery = None,
+    experiment: Annotated[str | None, Query(max_length=255)] = None,
+    user_id: Annotated[
+        str | None,
+        Query(alias="userId", max_length=255, description="service role: one user's events"),
+    ] = None,
+) -> EventFilters:
+    start, end = date_range(start_date, end_date)
+    acting_user(principal, user_id, "read another user's events")
+    return EventFilters(
+        start=start,
+        end=end,
+        topic_id=topic_id,
+        search_type=search_type,
+        arm=arm,
+        experiment=experiment,
+        user_id=user_id,
+    )
+
+
+EventRowFilters = Annotated[EventFilters, Depends(event_filters)]
+
 __all__ = [
     "ArmQuery",
     "CurrentPrincipal",
     "EndDateQuery",
+    "EventRowFilters",
     "OtherUserQuery",
     "RowFilters",
     "ServiceState",
@@ -207,6 +238,7 @@ __all__ = [
     "acting_user",
     "current_principal",
     "date_range",
+    "event_filters",
     "filters",
     "get_state",
     "parse_date",

@@ -1,5 +1,6 @@
 """Requests per second per user: a token bucket (burst of two seconds' worth). In-process:
-with several workers each holds its own buckets, so the limit is per worker."""
+with several workers each holds its own buckets, so the limit is per worker. (Not
+:class:`rankscope.judge.limits.RateLimiter`, which paces calls to an LLM provider.)"""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import threading
 import time
 
 
-class RateLimiter:
+class RequestLimiter:
     def __init__(self, per_second: float) -> None:
         self.rate = per_second
         self.capacity = max(1.0, 2 * per_second)
@@ -29,4 +30,4 @@ class RateLimiter:
             return (1 - tokens) / self.rate
 
 
-__all__ = ["RateLimiter"]
+__all__ = ["RequestLimiter"]

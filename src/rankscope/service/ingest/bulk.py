@@ -33,6 +33,7 @@ from concurrent.futures.process import BrokenProcessPool
 from rankscope.service.errors import ApiError
 from rankscope.service.ingest.requests import BatchReply, store_batch
 from rankscope.service.ingest.rows import settings_thresholds
+from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
 from rankscope.service.store.records import MetricsStore
@@ -115,8 +116,6 @@ _PROCESS: tuple[ServiceSettings, MetricsStore] | None = None
 
 def _start_process(settings: ServiceSettings) -> None:
     global _PROCESS
-    from rankscope.service.app import tune_gc
-
     # Ctrl-C goes to the whole process group: the serving process finishes the batches in
     # progress, then shuts the pool down; and should it be killed, the pool ends. (SIGTERM
     # stays: a broken pool stops its remaining processes with it.)

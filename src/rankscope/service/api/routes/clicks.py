@@ -10,9 +10,8 @@ from fastapi import APIRouter, Query
 from rankscope.online.queries import query_key
 from rankscope.service.analysis.clicks import click_qrels
 from rankscope.service.analysis.experiments import calibrate, click_labels
-from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
-from rankscope.service.api.online_deps import EventRowFilters
-from rankscope.service.api.routes.records import ERRORS
+from rankscope.service.api.common import ERRORS, MinImpressions, Offset, PageSize
+from rankscope.service.api.deps import CurrentPrincipal, EventRowFilters, RowFilters, State
 from rankscope.service.schemas.events import (
     CalibrationPublic,
     ClickJudgmentPublic,
@@ -39,12 +38,10 @@ def clicks(
     state: State,
     filters: EventRowFilters,
     model: ClickModel = None,
-    min_impressions: Annotated[
-        int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
-    ] = None,
+    min_impressions: MinImpressions = None,
     graded_only: Annotated[bool, Query(alias="gradedOnly")] = False,
-    limit: Annotated[int, Query(ge=1, le=1000, description="page size (at most 1,000)")] = 100,
-    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+    limit: PageSize = 100,
+    offset: Offset = 0,
 ) -> Envelope[ClickJudgmentsPublic]:
     graded = click_qrels(
         state.online,

@@ -1,23 +1,34 @@
-"""``/api/metrics/retrieval``: collect records, read them back, summarise, export, feedback."""
+"""``/api/metrics/retrieval``: collect records, read them back, summarise, compare arms, export,
+feedback."""
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from pydantic import BaseModel
 
+from rankscope.service.analysis.clicks import click_qrels, event_filters_of
+from rankscope.service.analysis.experiments import compare_records, measure_columns
+from rankscope.service.analysis.export import export_file
 from rankscope.service.analysis.summaries import group_stats, summary
+from rankscope.service.api.common import (
+    ERRORS,
+    MinImpressions,
+    Offset,
+    PageSize,
+    body_of,
+    parse_body,
+)
 from rankscope.service.api.deps import CurrentPrincipal, RowFilters, State
 from rankscope.service.errors import not_found, unprocessable
 from rankscope.service.ingest.requests import owner_of, read_record
 from rankscope.service.ingest.rows import NewRecord, judgments_of
 from rankscope.service.nul import refuse_nul_model
+from rankscope.service.schemas.events import ArmsComparison
 from rankscope.service.schemas.records import (
     BatchCreate,
     BatchResult,
@@ -25,7 +36,6 @@ from rankscope.service.schemas.records import (
     BreakdownGroup,
     DateRange,
     Envelope,
-    ErrorEnvelope,
     FeedbackCreate,
     MetricCreate,
     MetricDetail,
@@ -37,21 +47,6 @@ from rankscope.service.schemas.records import (
     Timeseries,
     TimeseriesPoint,
 )
-
-ERRORS: dict[int | str, dict[str, Any]] = {
-    status: {"model": ErrorEnvelope, "description": text}
-    for status, text in (
-        (400, "bad request (e.g. startDate after endDate)"),
-        (401, "missing, malformed or invalid token"),
-        (403, "not allowed for this caller"),
-        (404, "no such record for this caller"),
-        (413, "body over max_request_bytes, or a batch over max_batch_records"),
-        (422, "malformed JSON or invalid fields (details list each field path)"),
-        (429, "rate limit exceeded (Retry-After says when to retry)"),
-        (500, "internal error"),
-        (503, "database unavailable; retry"),
-    )
-}
 
 router = APIRouter(prefix="/api/metrics/retrieval", tags=["retrieval metrics"], responses=ERRORS)
 
@@ -115,31 +110,6 @@ def detail(row: dict[str, Any]) -> MetricDetail:
     return MetricDetail.model_validate(data)
 
 
-T = TypeVar("T")
-
-
-async def parse_body(request: Request, parse: Callable[[bytes], T]) -> T:
-    """``parse`` of the raw body: pydantic-core validates straight from the bytes (FastAPI's own
-    body parameter decodes to Python objects first and costs several times more on the collect
-    routes). A large body is parsed on a worker thread."""
-    raw = await request.body()
-    if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
-        return parse(raw)
-    return await run_in_threadpool(parse, raw)
-
-
-def body_of(model: type[BaseModel]) -> dict[str, Any]:
-    """The OpenAPI request body of a route that parses ``model`` itself (see parse_body)."""
-    return {
-        "requestBody": {
-            "required": True,
-            "content": {
-                "application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}
-            },
-        }
-    }
-
-
 @router.post(
     "/collect",
     status_code=201,
@@ -192,8 +162,8 @@ def list_metrics(
     principal: CurrentPrincipal,
     state: State,
     filters: RowFilters,
-    limit: Annotated[int, Query(ge=1, le=1000, description="page size (at most 1,000)")] = 100,
-    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+    limit: PageSize = 100,
+    offset: Offset = 0,
     judgments: JudgmentChoice = "auto",
     sort: Annotated[
         SortChoice | None,
@@ -304,16 +274,10 @@ def export(
         Literal["ctr", "coec", "dbn"] | None,
         Query(alias="clickModel", description="judgments=clicks: the click model"),
     ] = None,
-    min_impressions: Annotated[
-        int | None, Query(alias="minImpressions", ge=1, le=1_000_000)
-    ] = None,
+    min_impressions: MinImpressions = None,
 ) -> Response:
-    from rankscope.service.analysis.export import export_response
-
     clicks = None
     if judgments == "clicks":
-        from rankscope.service.analysis.clicks import click_qrels, event_filters_of
-
         graded = click_qrels(
             state.online,
             principal,
@@ -324,7 +288,71 @@ def export(
         )
         clicks = (graded.by_query, graded.source)
         judgments = "judged"  # the rows are chosen by their click grades, not their source
-    return export_response(state.store, principal, filters, format, judgments, part, clicks)
+    out = export_file(state.store, principal, filters, format, judgments, part, clicks)
+    return Response(out.body, media_type=out.media_type, headers=out.headers)
+
+
+# before "/{record_id}", which would take "compare" as an id
+@router.get(
+    "/compare",
+    response_model=Envelope[ArmsComparison],
+    summary="A/B: the difference of each measure between two arms, with CI and a test",
+)
+def compare(
+    principal: CurrentPrincipal,
+    state: State,
+    filters: RowFilters,
+    arms: Annotated[str, Query(max_length=600, description="the two arms: arms=a,b")],
+    paired: Annotated[
+        bool, Query(description="pair over the queries seen in both arms (default: unpaired)")
+    ] = False,
+    judgments: Annotated[
+        Literal["auto", "judged", "heuristic", "clicks"],
+        Query(
+            description="rows judged or heuristic (never mixed; auto: judged when any), or "
+            "every record re-judged by click grades"
+        ),
+    ] = "auto",
+    click_model: Annotated[Literal["ctr", "coec", "dbn"] | None, Query(alias="clickModel")] = None,
+    measures: Annotated[
+        str | None,
+        Query(
+            max_length=300,
+            description="comma-separated: precision, recall, f1Score, "
+            "meanReciprocalRank, averagePrecision, ndcg (default: all)",
+        ),
+    ] = None,
+    alpha: Annotated[float, Query(gt=0, lt=1)] = 0.05,
+    min_sample: Annotated[int | None, Query(alias="minSample", ge=2, le=1_000_000)] = None,
+    seed: Annotated[int, Query(ge=0, le=2**32 - 1)] = 0,
+) -> Envelope[ArmsComparison]:
+    names = [a.strip() for a in arms.split(",") if a.strip()]
+    if len(names) != 2 or names[0] == names[1]:
+        raise unprocessable(
+            "arms takes two different arm names: arms=a,b",
+            [{"path": "query.arms", "message": "two names", "type": "value_error"}],
+        )
+    if filters.arm is not None:
+        raise unprocessable(
+            "compare takes its arms from arms=a,b; leave out the arm filter",
+            [{"path": "query.arm", "message": "not with compare", "type": "value_error"}],
+        )
+    return Envelope(
+        data=compare_records(
+            state.online,
+            principal,
+            filters,
+            state.settings,
+            arms=(names[0], names[1]),
+            paired=paired,
+            judgments=judgments,
+            click_model=click_model,
+            measures=measure_columns(measures),
+            alpha=alpha,
+            min_sample=min_sample,
+            seed=seed,
+        )
+    )
 
 
 @router.get("/{record_id}", response_model=Envelope[MetricDetail], summary="One record")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from rankscope.service.api.common import ERRORS
 from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
-from rankscope.service.api.routes.records import ERRORS
 from rankscope.service.errors import unprocessable
 from rankscope.service.nul import refuse_nul_model
 from rankscope.service.schemas.records import Envelope, Thresholds, ThresholdsUpdate
