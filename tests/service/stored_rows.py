@@ -115,9 +115,9 @@ def capture(database: Path) -> None:
     """Store :func:`bodies` through the write path of the rankscope on the path and write
     the stored values (ids left out: they are random) to :data:`GOLDEN`."""
     from rankscope.service.ingest.rows import NewRecord, build_rows, with_user_thresholds
+    from rankscope.service.ingest.writer import MetricsStore
     from rankscope.service.schemas.records import MetricCreate
     from rankscope.service.store.db import make_engine, migrate
-    from rankscope.service.store.records import MetricsStore
 
     def lookup(_user: str, search_type: str) -> float:
         return THRESHOLDS.get(search_type, DEFAULT_THRESHOLD)

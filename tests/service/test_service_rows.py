@@ -20,10 +20,10 @@ from rankscope.service.ingest.rows import (
     rescore,
     with_user_thresholds,
 )
+from rankscope.service.ingest.writer import MetricsStore, WriteGroup
 from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.store.db import Principal, make_engine, migrate
 from rankscope.service.store.models import metrics_table
-from rankscope.service.store.records import MetricsStore, WriteGroup
 
 pytestmark = pytest.mark.service
 SERVICE = Principal(user_id="svc", role="service")

@@ -68,9 +68,9 @@ class LocalSender:
 
     def __init__(self, path: str | Path, user_id: str, threshold: float | None = None) -> None:
         from rankscope.service.ingest.rows import settings_thresholds
+        from rankscope.service.ingest.writer import MetricsStore
         from rankscope.service.settings import load_settings
         from rankscope.service.store.db import make_engine, migrate
-        from rankscope.service.store.records import MetricsStore
 
         raw = str(path)
         url = raw if raw.startswith("sqlite:") else f"sqlite:///{Path(raw).expanduser()}"

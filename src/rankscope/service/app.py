@@ -38,13 +38,12 @@ from rankscope.service.dashboard import install as install_dashboard
 from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.ingest.rows import settings_thresholds
+from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.schemas.events import EventsCreate
 from rankscope.service.schemas.records import BatchCreate, MetricCreate
 from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
-from rankscope.service.store.events import OnlineStore
-from rankscope.service.store.records import MetricsStore
 
 log = logging.getLogger("rankscope.service")
 
@@ -87,7 +86,7 @@ def build_state(settings: ServiceSettings) -> ServiceState:
             gather_seconds=settings.write_gather_ms / 1000,
         ),
         limiter=RequestLimiter(settings.rate_limit_per_second),
-        online=OnlineStore(store),
+        stores=store.stores(),
         bulk=BulkWriter(settings, store),
     )
 
@@ -103,7 +102,7 @@ def start_alert_checks(state: ServiceState) -> asyncio.Task[None] | None:
         while True:
             await asyncio.sleep(interval)
             try:
-                result = await asyncio.to_thread(check_alerts, state.online, state.settings)
+                result = await asyncio.to_thread(check_alerts, state.stores, state.settings)
                 if result.fired:
                     log.warning("alert check: %d new alerts", len(result.fired))
             except Exception:

@@ -27,17 +27,19 @@ from rankscope.service.analysis.experiments import calibrate, click_labels
 from rankscope.service.ingest.events import event_rows
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.ubi import UbiImport, read_ubi
+from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.retention import purge
 from rankscope.service.schemas.events import CalibrationPublic
 from rankscope.service.settings import ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal, is_postgres, make_engine, migrate
-from rankscope.service.store.events import EventFilters, OnlineStore
-from rankscope.service.store.records import Filters, MetricsStore
+from rankscope.service.store.events import EventFilters
+from rankscope.service.store.records import Filters
 
 
 @contextlib.contextmanager
-def open_online(settings: ServiceSettings) -> Iterator[OnlineStore]:
-    """The online store on ``database_url`` (SQLite is migrated first, as the service does)."""
+def open_online(settings: ServiceSettings) -> Iterator[Stores]:
+    """The stores on ``database_url`` (SQLite is migrated first, as the service does)."""
     engine = make_engine(settings.database_url, pool_size=2)
     try:
         if not is_postgres(engine) and settings.auto_migrate:
@@ -48,7 +50,7 @@ def open_online(settings: ServiceSettings) -> Iterator[OnlineStore]:
     store = MetricsStore(engine, settings_thresholds(settings))
     try:
         store.check_schema()
-        yield OnlineStore(store)
+        yield store.stores()
     finally:
         store.close()
 
@@ -109,10 +111,10 @@ def import_ubi(
                 duplicates += data["duplicates"]
         return Imported(ubi, accepted, duplicates)
     principal = Principal(user, "user")
-    with open_online(settings) as online:
+    with open_online(settings) as stores:
         for batch in batches:
             rows = event_rows(batch, lambda _u: user, dt.datetime.now(dt.UTC))
-            outcomes = online.write_events(principal, rows)
+            outcomes = stores.events.write(principal, rows)
             dups = sum(d for _, d in outcomes)
             accepted += len(outcomes) - dups
             duplicates += dups
@@ -123,14 +125,14 @@ def import_ubi(
 
 
 def collected_queries(
-    online: OnlineStore, principal: Principal, filters: Filters
+    stores: Stores, principal: Principal, filters: Filters
 ) -> list[CollectedQuery]:
     """Every collected query (normalised text), from records and events, with its frequency,
     impressions, clicks, zero-result state and the documents shown for it."""
     columns = ["id", "query", "query_id", "arm", "ranked_list"]
-    records = online.metric_rows(principal, filters, columns)
+    records = stores.records.metric_rows(principal, filters, columns)
     event_filter = EventFilters.of_records(filters)
-    events = online.event_rows(principal, event_filter, ["search", "impression", "click"])
+    events = stores.events.rows(principal, event_filter, ["search", "impression", "click"])
     texts = {r["query_id"]: r["query"] for r in records if r["query_id"]}
     for e in events:
         if e["query"] and e["query_id"] not in texts:
@@ -230,9 +232,9 @@ def sample_pool(
         from rankscope.judge.io import read_corpus
 
         documents = read_corpus(corpus)
-    with open_online(settings) as online:
+    with open_online(settings) as stores:
         queries = collected_queries(
-            online, principal_for(user), Filters(start=start, end=end, user_id=None)
+            stores, principal_for(user), Filters(start=start, end=end, user_id=None)
         )
     if not queries:
         raise InputError("no collected queries to sample", hint="collect records or events first")
@@ -309,16 +311,16 @@ def calibrate_thresholds(
         )
     principal = principal_for(user)
     filters = Filters(user_id=None)
-    with open_online(settings) as online:
+    with open_online(settings) as stores:
         if labels is not None:
             from rankscope.data.readers import read_qrels
 
             grades = read_qrels(labels).to_dict()
             name = str(labels)
         else:
-            grades, name = click_labels(online, principal, filters, settings, model)
+            grades, name = click_labels(stores, principal, filters, settings, model)
         result = calibrate(
-            online, principal, filters, settings, grades, name, by=by, min_grade=min_grade
+            stores, principal, filters, settings, grades, name, by=by, min_grade=min_grade
         )
         applied: dict[str, float] = {}
         if apply:
@@ -327,7 +329,7 @@ def calibrate_thresholds(
                 if g.applicable and g.group is not None and g.best_threshold is not None:
                     applied[g.group] = g.best_threshold
             if applied:
-                online.metrics.set_thresholds(principal, user, dict(applied.items()))
+                stores.settings.set_thresholds(principal, user, dict(applied.items()))
     return Calibrated(result, applied)
 
 
@@ -340,15 +342,15 @@ def run_alert_check(settings: ServiceSettings, now: dt.datetime | None = None) -
             "no alert rules in the settings",
             hint="add [[alert_rules]] to the settings file (docs/service.md, Alerts)",
         )
-    with open_online(settings) as online:
-        return check_alerts(online, settings, now)
+    with open_online(settings) as stores:
+        return check_alerts(stores, settings, now)
 
 
 def run_purge(
     settings: ServiceSettings, *, dry_run: bool = False, now: dt.datetime | None = None
 ) -> dict[str, dict[str, int]]:
-    with open_online(settings) as online:
-        return purge(online, settings, now=now, dry_run=dry_run)
+    with open_online(settings) as stores:
+        return purge(stores, settings, now=now, dry_run=dry_run)
 
 
 __all__ = [

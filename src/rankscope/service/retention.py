@@ -7,27 +7,21 @@ from __future__ import annotations
 
 import datetime as dt
 
-from sqlalchemy import select
-
 from rankscope.service.settings import ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import OnlineStore
-from rankscope.service.store.models import user_settings_table
 
 PURGER = Principal("rankscope-purge", "service")
 
 
-def retention_of(online: OnlineStore, settings: ServiceSettings) -> dict[str, int | None]:
+def retention_of(stores: Stores, settings: ServiceSettings) -> dict[str, int | None]:
     """Each known user's effective retention in days (None: kept forever)."""
-    t = user_settings_table
-    with online.metrics._begin(PURGER) as conn:
-        rows = conn.execute(select(t.c.user_id, t.c.retention_days))
-        own = {r.user_id: r.retention_days for r in rows}
-    return {u: own.get(u) or settings.retention_days for u in online.users(PURGER)}
+    own = stores.settings.retention_days(PURGER)
+    return {u: own.get(u) or settings.retention_days for u in stores.settings.users(PURGER)}
 
 
 def purge(
-    online: OnlineStore,
+    stores: Stores,
     settings: ServiceSettings,
     *,
     now: dt.datetime | None = None,
@@ -37,10 +31,10 @@ def purge(
     now = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     cutoffs = {
         user: now - dt.timedelta(days=days)
-        for user, days in retention_of(online, settings).items()
+        for user, days in retention_of(stores, settings).items()
         if days is not None
     }
-    return online.purge(PURGER, cutoffs, dry_run=dry_run)
+    return stores.settings.purge(PURGER, cutoffs, dry_run=dry_run)
 
 
 __all__ = ["PURGER", "purge", "retention_of"]

@@ -15,12 +15,7 @@ from typing import Any, Literal
 from rankscope.errors import ServiceError
 from rankscope.service.settings import ENV_PREFIX, ServiceSettings
 from rankscope.service.store.db import describe, is_postgres, make_engine, migrate
-from rankscope.service.store.records import (
-    KeyInfo,
-    create_key,
-    list_keys,
-    revoke_key,
-)
+from rankscope.service.store.keys import KeyInfo, create_key, list_keys, revoke_key
 
 FACTORY = "rankscope.service.app:create_app_from_env"
 

@@ -35,8 +35,8 @@ from rankscope.online.queries import normalise_query
 from rankscope.service.analysis.webhooks import deliver
 from rankscope.service.schemas.events import AlertPublic
 from rankscope.service.settings import AlertRule, ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import OnlineStore
 from rankscope.service.store.records import Filters
 
 CHECKER = Principal("rankscope-alerts", "service")
@@ -63,7 +63,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def evaluate_rule(
-    online: OnlineStore, rule: AlertRule, now: dt.datetime
+    stores: Stores, rule: AlertRule, now: dt.datetime
 ) -> tuple[int, list[dict[str, Any]]]:
     """The groups evaluated and the alert rows (not yet stored) of one rule."""
     window_start = now - dt.timedelta(days=rule.window_days)
@@ -77,7 +77,7 @@ def evaluate_rule(
         "judgment_source",
         rule.measure,
     ]
-    rows = online.metric_rows(CHECKER, Filters(start=baseline_start, end=now), columns)
+    rows = stores.records.metric_rows(CHECKER, Filters(start=baseline_start, end=now), columns)
     heuristic = rule.judgments == "heuristic"
     groups: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
     for row in rows:
@@ -193,7 +193,7 @@ def public_alert(row: dict[str, Any]) -> AlertPublic:
 
 
 def check_alerts(
-    online: OnlineStore,
+    stores: Stores,
     settings: ServiceSettings,
     now: dt.datetime | None = None,
     *,
@@ -204,7 +204,7 @@ def check_alerts(
     result = CheckResult(checked_at=now)
     urls: dict[uuid.UUID, str] = {}
     for rule in settings.alert_rules:
-        groups, alerts = evaluate_rule(online, rule, now)
+        groups, alerts = evaluate_rule(stores, rule, now)
         result.groups += groups
         url = rule.webhook_url or settings.alert_webhook_url
         for alert in alerts:
@@ -215,11 +215,11 @@ def check_alerts(
                 last_error=None,
                 created_at=now,
             )
-            if online.insert_alert(CHECKER, alert):
+            if stores.alerts.insert(CHECKER, alert):
                 result.fired.append(alert)
                 if url:
                     urls[alert["id"]] = url
-    pending = online.alerts_page(
+    pending = stores.alerts.page(
         CHECKER, start=None, end=None, user_id=None, status="pending", limit=1000, offset=0
     )
     rules = {r.name: r for r in settings.alert_rules}
@@ -241,7 +241,7 @@ def check_alerts(
         attempts = row["delivery_attempts"] + outcome.attempts
         status = "delivered" if outcome.delivered else "failed"
         delivered_at = dt.datetime.now(dt.UTC) if outcome.delivered else None
-        online.set_delivery(
+        stores.alerts.set_delivery(
             CHECKER,
             row["id"],
             status=status,

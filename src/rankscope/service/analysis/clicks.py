@@ -22,8 +22,9 @@ from rankscope.service.analysis.sessions import (
 )
 from rankscope.service.ingest import measures
 from rankscope.service.settings import ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import EventFilters, OnlineStore
+from rankscope.service.store.events import EventFilters
 from rankscope.service.store.records import Filters
 
 
@@ -51,7 +52,7 @@ def event_filters_of(filters: Filters) -> EventFilters:
 
 
 def click_qrels(
-    online: OnlineStore,
+    stores: Stores,
     principal: Principal,
     filters: EventFilters,
     settings: ServiceSettings,
@@ -61,8 +62,8 @@ def click_qrels(
 ) -> ClickQrels:
     """Grade the selection's click log by ``model`` (settings' default when None)."""
     chosen: Model = model or settings.click_model
-    rows = online.event_rows(principal, filters, CLICK_LOG_ACTIONS)
-    texts = online.query_texts(principal, missing_texts(rows))
+    rows = stores.events.rows(principal, filters, CLICK_LOG_ACTIONS)
+    texts = stores.records.query_texts(principal, missing_texts(rows))
     sessions = sessions_of(rows, texts)
     judged = grade_clicks(
         sessions.log,

@@ -27,8 +27,9 @@ from rankscope.service.schemas.events import (
     MeasureDifference,
 )
 from rankscope.service.settings import ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import EventFilters, OnlineStore
+from rankscope.service.store.events import EventFilters
 from rankscope.service.store.records import MEASURE_API_NAMES, MEASURE_COLUMNS, Filters
 from rankscope.stats import Interval
 
@@ -62,7 +63,7 @@ def _ci(interval: Interval | None) -> CiPublic | None:
 
 
 def compare_records(
-    online: OnlineStore,
+    stores: Stores,
     principal: Principal,
     filters: Filters,
     settings: ServiceSettings,
@@ -80,11 +81,13 @@ def compare_records(
     heuristic rows are never mixed, and clicks re-judge every record by its click grades."""
     selection = dataclasses.replace(filters, arm=None)
     columns = ["id", "query", "arm", "judgment_source", "ranked_list", "cutoff", *MEASURE_COLUMNS]
-    rows = [r for r in online.metric_rows(principal, selection, columns) if r["arm"] in arms]
+    rows = [
+        r for r in stores.records.metric_rows(principal, selection, columns) if r["arm"] in arms
+    ]
     values: list[tuple[Mapping[str, Any], Mapping[str, float]]]
     if judgments == "clicks":
         graded = click_qrels(
-            online, principal, event_filters_of(selection), settings, model=click_model
+            stores, principal, event_filters_of(selection), settings, model=click_model
         )
         source = graded.source
         values = [(row, dataclasses.asdict(m)) for row, m in scored_with(rows, graded.by_query)]
@@ -152,7 +155,7 @@ def compare_records(
 
 
 def interleaving_summary(
-    online: OnlineStore,
+    stores: Stores,
     principal: Principal,
     filters: EventFilters,
     settings: ServiceSettings,
@@ -166,7 +169,7 @@ def interleaving_summary(
     wins, losses and ties of the two teams (``arms`` "a,b", default the two named, in name
     order) and a sign test (:mod:`rankscope.online.interleaving`)."""
     chosen = dataclasses.replace(filters, experiment=experiment)
-    shown = online.event_rows(principal, chosen, ["impression"])
+    shown = stores.events.rows(principal, chosen, ["impression"])
     teams = slot_teams((r["query_id"], r["document_id"], r["team"]) for r in shown)
     names = {r["team"] for r in shown if r["team"] is not None}
     floor = min_impressions or settings.interleaving_min_impressions
@@ -187,7 +190,7 @@ def interleaving_summary(
             verdict="insufficient_data",
             winner=None,
         )
-    clicks = online.event_rows(
+    clicks = stores.events.rows(
         principal, EventFilters(user_id=filters.user_id), ["click"], query_ids=list(teams)
     )
     credits = impression_credits(teams, ((r["query_id"], r["document_id"]) for r in clicks), pair)
@@ -231,19 +234,19 @@ def _arms(given: str | None, seen: set[str]) -> tuple[str, str] | None:
 
 
 def click_labels(
-    online: OnlineStore,
+    stores: Stores,
     principal: Principal,
     filters: Filters,
     settings: ServiceSettings,
     model: Model | None = None,
 ) -> tuple[dict[str, dict[str, int]], str]:
     """Click grades keyed by query key, and their source name."""
-    graded = click_qrels(online, principal, event_filters_of(filters), settings, model=model)
+    graded = click_qrels(stores, principal, event_filters_of(filters), settings, model=model)
     return {query_key(q): g for q, g in graded.by_query.items()}, graded.source
 
 
 def calibrate(
-    online: OnlineStore,
+    stores: Stores,
     principal: Principal,
     filters: Filters,
     settings: ServiceSettings,
@@ -264,9 +267,10 @@ def calibrate(
         "threshold",
         "judgment_source",
     ]
-    rows = online.metric_rows(principal, filters, columns)
+    rows = stores.records.metric_rows(principal, filters, columns)
     own = {
-        u: online.metrics.own_thresholds(principal, u) for u in sorted({r["user_id"] for r in rows})
+        u: stores.settings.own_thresholds(principal, u)
+        for u in sorted({r["user_id"] for r in rows})
     }
     lookup = with_user_thresholds(own, settings_thresholds(settings))
     groups: dict[str | None, tuple[list[float], list[bool], Counter[float]]] = {}

@@ -37,7 +37,7 @@ from rankscope.data.run import Run
 from rankscope.data.writers import write_qrels, write_run
 from rankscope.service.ingest import measures
 from rankscope.service.store.db import Principal
-from rankscope.service.store.records import Filters, MetricsStore
+from rankscope.service.store.records import Filters, RecordStore
 
 Format = Literal["trec", "jsonl", "suite"]
 Selection = Literal["judged", "heuristic", "provided", "feedback"]
@@ -216,7 +216,7 @@ class ExportFile:
 
 
 def export_file(
-    store: MetricsStore,
+    store: RecordStore,
     principal: Principal,
     filters: Filters,
     format: Format,

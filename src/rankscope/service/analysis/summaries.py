@@ -9,8 +9,9 @@ from typing import Literal
 from rankscope.service.analysis.intervals import mean_interval
 from rankscope.service.schemas.events import DateRange, EventsSummary, Rate
 from rankscope.service.schemas.records import GroupStats, Interval, MetricsSummary, SourceGroups
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import EventFilters, OnlineStore
+from rankscope.service.store.events import EventFilters
 from rankscope.service.store.records import MEASURE_COLUMNS, GroupRow
 
 Kind = Literal["judged", "heuristic"]
@@ -76,12 +77,10 @@ def rate(numerator: int, denominator: int) -> Rate:
     )
 
 
-def events_summary(
-    online: OnlineStore, principal: Principal, filters: EventFilters
-) -> EventsSummary:
+def events_summary(stores: Stores, principal: Principal, filters: EventFilters) -> EventsSummary:
     """Impressions, clicks, click-through and zero-result rates and the rest of
     ``GET /api/events/summary`` for a selection of events."""
-    c = online.event_counts(principal, filters)
+    c = stores.events.counts(principal, filters)
     return EventsSummary(
         searches=c.searches,
         impressions=c.impressions,

@@ -20,10 +20,12 @@ from rankscope.service.auth import Authenticator
 from rankscope.service.errors import ApiError, bad_request, forbidden, unprocessable
 from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
+from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.settings import ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.events import EventFilters, OnlineStore
-from rankscope.service.store.records import Filters, MetricsStore
+from rankscope.service.store.events import EventFilters
+from rankscope.service.store.records import Filters
 
 
 @dataclass
@@ -33,7 +35,7 @@ class ServiceState:
     auth: Authenticator
     batcher: WriteBatcher
     limiter: RequestLimiter
-    online: OnlineStore
+    stores: Stores
     bulk: BulkWriter
 
 

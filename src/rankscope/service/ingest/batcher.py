@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from rankscope.service.ingest.rows import NewRecord
+from rankscope.service.ingest.writer import MetricsStore, WriteGroup
 from rankscope.service.store.db import Principal
-from rankscope.service.store.records import MetricsStore, WriteGroup, WriteOutcome
+from rankscope.service.store.records import WriteOutcome
 
 Item = tuple[Principal, NewRecord]
 

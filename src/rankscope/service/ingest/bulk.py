@@ -33,10 +33,10 @@ from concurrent.futures.process import BrokenProcessPool
 from rankscope.service.errors import ApiError
 from rankscope.service.ingest.requests import BatchReply, store_batch
 from rankscope.service.ingest.rows import settings_thresholds
+from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
-from rankscope.service.store.records import MetricsStore
 
 log = logging.getLogger("rankscope.service")
 

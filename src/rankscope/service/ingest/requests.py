@@ -29,6 +29,7 @@ from rankscope.service.errors import (
 )
 from rankscope.service.ingest.batcher import write_items
 from rankscope.service.ingest.rows import NewRecord
+from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.nul import refuse_nul_json
 from rankscope.service.schemas.records import (
     MAX_DOCUMENT_IDS,
@@ -40,7 +41,6 @@ from rankscope.service.schemas.records import (
 )
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.records import MetricsStore
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -48,7 +48,7 @@ def list_alerts(
         raise bad_request("startDate is after endDate")
     if user_id is not None:
         _user(principal, user_id)
-    rows = state.online.alerts_page(
+    rows = state.stores.alerts.page(
         principal,
         start=start,
         end=end,
@@ -70,7 +70,7 @@ def list_alerts(
 async def check(principal: CurrentPrincipal, state: State) -> Envelope[AlertCheck]:
     if not principal.is_service:
         raise forbidden("only the service role may run the alert check")
-    result = await run_in_threadpool(check_alerts, state.online, state.settings)
+    result = await run_in_threadpool(check_alerts, state.stores, state.settings)
     return Envelope(
         data=AlertCheck(
             checked_at=result.checked_at,

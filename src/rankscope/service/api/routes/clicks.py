@@ -44,7 +44,7 @@ def clicks(
     offset: Offset = 0,
 ) -> Envelope[ClickJudgmentsPublic]:
     graded = click_qrels(
-        state.online,
+        state.stores,
         principal,
         filters,
         state.settings,
@@ -105,10 +105,10 @@ def calibration(
     model: ClickModel = None,
     min_grade: Annotated[int, Query(alias="minGrade", ge=1, le=3)] = 1,
 ) -> Envelope[CalibrationPublic]:
-    labels, name = click_labels(state.online, principal, filters, state.settings, model)
+    labels, name = click_labels(state.stores, principal, filters, state.settings, model)
     return Envelope(
         data=calibrate(
-            state.online,
+            state.stores,
             principal,
             filters,
             state.settings,

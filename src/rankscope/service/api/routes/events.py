@@ -40,7 +40,7 @@ async def post_events(request: Request, principal: CurrentPrincipal, state: Stat
     limit = state.settings.max_batch_events
     events = await parse_body(request, lambda raw: parse_events(raw, limit))
     rows = event_rows(events, lambda user: owner_of(principal, user), dt.datetime.now(dt.UTC))
-    outcomes = await run_in_threadpool(state.online.write_events, principal, rows)
+    outcomes = await run_in_threadpool(state.stores.events.write, principal, rows)
     items = [
         {"id": str(i), "eventId": e.event_id, "duplicate": dup}
         for (i, dup), e in zip(outcomes, events, strict=True)
@@ -70,7 +70,7 @@ def list_events(
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> Envelope[EventsPage]:
-    rows = state.online.events_page(
+    rows = state.stores.events.page(
         principal, filters, limit, offset, query_id=query_id, action=action
     )
     return Envelope(
@@ -86,7 +86,7 @@ def list_events(
 def events_summary(
     principal: CurrentPrincipal, state: State, filters: EventRowFilters
 ) -> Envelope[EventsSummary]:
-    return Envelope(data=summarise_events(state.online, principal, filters))
+    return Envelope(data=summarise_events(state.stores, principal, filters))
 
 
 @router.get(
@@ -107,7 +107,7 @@ def interleaving(
     min_impressions: MinImpressions = None,
 ) -> Envelope[InterleavingPublic]:
     summary = interleaving_summary(
-        state.online,
+        state.stores,
         principal,
         filters,
         state.settings,

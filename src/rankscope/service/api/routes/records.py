@@ -279,7 +279,7 @@ def export(
     clicks = None
     if judgments == "clicks":
         graded = click_qrels(
-            state.online,
+            state.stores,
             principal,
             event_filters_of(filters),
             state.settings,
@@ -339,7 +339,7 @@ def compare(
         )
     return Envelope(
         data=compare_records(
-            state.online,
+            state.stores,
             principal,
             filters,
             state.settings,

@@ -18,7 +18,7 @@ def _user(principal: Principal, user_id: str | None) -> str:
 
 
 def _retention(state: State, principal: Principal, user: str) -> RetentionPublic:
-    own = state.online.retention(principal, user)
+    own = state.stores.settings.retention(principal, user)
     default = state.settings.retention_days
     return RetentionPublic(
         user_id=user,
@@ -44,5 +44,5 @@ def put_retention(
     body: RetentionUpdate, principal: CurrentPrincipal, state: State, user_id: OtherUserQuery = None
 ) -> Envelope[RetentionPublic]:
     user = _user(principal, user_id)
-    state.online.set_retention(principal, user, body.retention_days)
+    state.stores.settings.set_retention(principal, user, body.retention_days)
     return Envelope(data=_retention(state, principal, user))

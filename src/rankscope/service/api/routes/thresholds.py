@@ -52,7 +52,7 @@ def get_thresholds(
 ) -> Envelope[Thresholds]:
     user = _user(principal, user_id)
     s = state.settings
-    own = state.store.own_thresholds(principal, user)
+    own = state.stores.settings.own_thresholds(principal, user)
     return Envelope(
         data=Thresholds(default=s.default_threshold, by_search_type=dict(s.thresholds), own=own)
     )
@@ -68,7 +68,7 @@ def put_thresholds(
     user = _user(principal, user_id)
     refuse_nul_model(body)
     values = {_label(k): v for k, v in body.thresholds.items()}
-    own = state.store.set_thresholds(principal, user, values)
+    own = state.stores.settings.set_thresholds(principal, user, values)
     s = state.settings
     return Envelope(
         data=Thresholds(default=s.default_threshold, by_search_type=dict(s.thresholds), own=own)
