@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_service import one_record
 
 import rankscope.service.ingest.rows as records_module
+from rankscope.collect.wire import BatchCreate
 from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
 from rankscope.service.ingest.writer import MetricsStore
-from rankscope.service.schemas.records import BatchCreate
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import make_engine, migrate
 from rankscope.service.store.records import _insert_plan

@@ -36,10 +36,10 @@ import orjson
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_service import one_record
 
+from rankscope.collect.wire import BatchCreate
 from rankscope.service.ingest import measures as current_measures
 from rankscope.service.ingest import rows as current_records
 from rankscope.service.ingest.rows import NewRecord, settings_thresholds
-from rankscope.service.schemas.records import BatchCreate
 from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store import records as current_repository

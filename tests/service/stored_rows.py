@@ -114,9 +114,9 @@ def stored(database: Path) -> list[dict[str, Any]]:
 def capture(database: Path) -> None:
     """Store :func:`bodies` through the write path of the rankscope on the path and write
     the stored values (ids left out: they are random) to :data:`GOLDEN`."""
+    from rankscope.collect.wire import MetricCreate
     from rankscope.service.ingest.rows import NewRecord, build_rows, with_user_thresholds
     from rankscope.service.ingest.writer import MetricsStore
-    from rankscope.service.schemas.records import MetricCreate
     from rankscope.service.store.db import make_engine, migrate
 
     def lookup(_user: str, search_type: str) -> float:

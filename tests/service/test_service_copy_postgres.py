@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
+from rankscope.collect.wire import MetricCreate
 from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
 from rankscope.service.ingest.writer import MetricsStore, WriteGroup
-from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
 from rankscope.service.store.models import metrics_table

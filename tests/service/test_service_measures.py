@@ -238,8 +238,8 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values(in_order: b
 def test_rows_of_one_call_take_each_users_threshold_and_search_type() -> None:
     """build_rows looks each (user, search type) threshold and search-type label up once per
     call: records of several users and types in one batch must still get their own."""
+    from rankscope.collect.wire import MetricCreate
     from rankscope.service.ingest.rows import NewRecord, build_rows, with_user_thresholds
-    from rankscope.service.schemas.records import MetricCreate
 
     def lookup(user: str, search_type: str) -> float:
         return {"semantic": 0.5, "keyword+web": 0.2}.get(search_type, 0.9)

@@ -13,6 +13,7 @@ import pytest
 from sqlalchemy import select
 from stored_rows import DEFAULT_THRESHOLD, GOLDEN, NOW, OWN, THRESHOLDS, bodies, stored
 
+from rankscope.collect.wire import MetricCreate
 from rankscope.service.ingest.rows import (
     VALUE_COLUMNS,
     NewRecord,
@@ -21,7 +22,6 @@ from rankscope.service.ingest.rows import (
     with_user_thresholds,
 )
 from rankscope.service.ingest.writer import MetricsStore, WriteGroup
-from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.store.db import Principal, make_engine, migrate
 from rankscope.service.store.models import metrics_table
 

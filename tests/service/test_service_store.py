@@ -205,9 +205,9 @@ def test_the_fast_insert_stores_what_sqlalchemy_would(tmp_path: Path) -> None:
 
     from sqlalchemy import select
 
+    from rankscope.collect.wire import MetricCreate
     from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
     from rankscope.service.ingest.writer import MetricsStore
-    from rankscope.service.schemas.records import MetricCreate
     from rankscope.service.settings import ServiceSettings
     from rankscope.service.store.models import metrics_table
 

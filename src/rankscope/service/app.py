@@ -19,6 +19,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from rankscope import __version__
+from rankscope.collect.wire import BatchCreate, EventsCreate, MetricCreate
 from rankscope.errors import ServiceError
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
@@ -39,8 +40,6 @@ from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.writer import MetricsStore
-from rankscope.service.schemas.events import EventsCreate
-from rankscope.service.schemas.records import BatchCreate, MetricCreate
 from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate

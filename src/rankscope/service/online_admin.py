@@ -29,7 +29,7 @@ from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.ubi import UbiImport, read_ubi
 from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.retention import purge
-from rankscope.service.schemas.events import CalibrationPublic
+from rankscope.service.schemas.experiments import CalibrationPublic
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal, is_postgres, make_engine, migrate

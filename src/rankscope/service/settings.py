@@ -21,13 +21,13 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from rankscope.collect.wire import SEARCH_TYPES
 from rankscope.errors import ConfigError
 
 ENV_PREFIX = "RANKSCOPE_SERVE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
 DEFAULT_DATABASE_URL = "sqlite:///rankscope-metrics.sqlite"
 DEFAULT_THRESHOLD = 0.7
-SEARCH_TYPES = ("semantic", "keyword", "hybrid", "web")
 #: the shortest HS256 secret accepted (256 bits, the size of the hash)
 MIN_JWT_SECRET_BYTES = 32
 #: settings whose values an error message must not repeat
@@ -304,7 +304,6 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "ENV_PREFIX",
     "MIN_JWT_SECRET_BYTES",
-    "SEARCH_TYPES",
     "AlertRule",
     "ServiceSettings",
     "load_settings",

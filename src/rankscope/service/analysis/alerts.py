@@ -33,7 +33,7 @@ import numpy as np
 from rankscope.online.alerts import ewma_chart, window_change
 from rankscope.online.queries import normalise_query
 from rankscope.service.analysis.webhooks import deliver
-from rankscope.service.schemas.events import AlertPublic
+from rankscope.service.schemas.alerts import AlertPublic
 from rankscope.service.settings import AlertRule, ServiceSettings
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal

@@ -18,7 +18,7 @@ from rankscope.online.queries import normalise_query, query_key
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of, scored_with
 from rankscope.service.errors import unprocessable
 from rankscope.service.ingest.rows import settings_thresholds, with_user_thresholds
-from rankscope.service.schemas.events import (
+from rankscope.service.schemas.experiments import (
     ArmsComparison,
     CalibrationGroup,
     CalibrationPublic,

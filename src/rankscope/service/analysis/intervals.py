@@ -8,28 +8,23 @@ groups the interval is rough; it is clipped to the measures' range [0, 1].
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+from rankscope.service.schemas.records import MeanWithInterval
+from rankscope.stats import t_interval_from_summary
 
 
-@dataclass(frozen=True)
-class MeanInterval:
-    mean: float
-    low: float | None
-    high: float | None
-
-
-def mean_interval(n: int, mean: float, mean_of_squares: float, level: float = 0.95) -> MeanInterval:
+def mean_interval(
+    n: int, mean: float, mean_of_squares: float, level: float = 0.95
+) -> MeanWithInterval:
     """Mean and t interval at ``level`` from n, the mean and the mean of the squares.
 
     Fewer than two values give no interval (``None`` bounds); equal values give a zero-width one.
     """
-    from rankscope.stats import t_interval_from_summary
-
     if n < 2:
-        return MeanInterval(mean, None, None)
+        return MeanWithInterval(mean=mean, low=None, high=None)
     variance = max(0.0, (mean_of_squares - mean * mean) * n / (n - 1))
     ci = t_interval_from_summary(n, mean, math.sqrt(variance), level)
-    return MeanInterval(mean, max(0.0, ci.low), min(1.0, ci.high))
+    return MeanWithInterval(mean=mean, low=max(0.0, ci.low), high=min(1.0, ci.high))
 
 
-__all__ = ["MeanInterval", "mean_interval"]
+__all__ = ["mean_interval"]

@@ -16,10 +16,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from rankscope.collect.wire import KNOWN_ACTIONS
 from rankscope.online.clicks import ClickLog, Feedback, Shown
 from rankscope.online.queries import normalise_query
 
-CLICK_LOG_ACTIONS = ("search", "impression", "click", "dwell", "thumbs_up", "thumbs_down", "cited")
+#: the actions a click log reads: every action the service gives a meaning to
+CLICK_LOG_ACTIONS = KNOWN_ACTIONS
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,14 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rankscope.service.analysis.intervals import mean_interval
-from rankscope.service.schemas.events import DateRange, EventsSummary, Rate
-from rankscope.service.schemas.records import GroupStats, Interval, MetricsSummary, SourceGroups
+from rankscope.service.schemas.common import TimeRange
+from rankscope.service.schemas.events import EventsSummary, Rate
+from rankscope.service.schemas.records import (
+    GroupStats,
+    MeanWithInterval,
+    MetricsSummary,
+    SourceGroups,
+)
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
 from rankscope.service.store.events import EventFilters
@@ -19,13 +25,12 @@ Kind = Literal["judged", "heuristic"]
 
 def group_stats(row: GroupRow | None) -> GroupStats:
     """Count and each measure's mean with its 95% interval (zeros for an empty group)."""
-    values: dict[str, Interval] = {}
+    values: dict[str, MeanWithInterval] = {}
     for name in MEASURE_COLUMNS:
         if row is None or row.count == 0:
-            values[name] = Interval(mean=0.0, low=None, high=None)
+            values[name] = MeanWithInterval(mean=0.0, low=None, high=None)
             continue
-        ci = mean_interval(row.count, row.means[name], row.squares[name])
-        values[name] = Interval(mean=ci.mean, low=ci.low, high=ci.high)
+        values[name] = mean_interval(row.count, row.means[name], row.squares[name])
     if row is None:
         return GroupStats(count=0, zero_results=0, **values)
     return GroupStats(count=row.count, zero_results=row.zero_results, **values)
@@ -98,7 +103,7 @@ def events_summary(stores: Stores, principal: Principal, filters: EventFilters) 
         mean_dwell_seconds=c.dwell_sum / c.dwell_count if c.dwell_count else None,
         other_actions=c.other_actions,
         experiments=c.experiments,
-        date_range=DateRange(start=filters.start or c.first, end=filters.end or c.last),
+        date_range=TimeRange(start=filters.start or c.first, end=filters.end or c.last),
     )
 
 

@@ -10,7 +10,7 @@ from fastapi import Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
 
-from rankscope.service.schemas.records import ErrorEnvelope
+from rankscope.service.schemas.common import ErrorEnvelope
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorEnvelope, "description": text}

@@ -7,7 +7,6 @@ Routes take them as ``Annotated`` aliases: ``principal: CurrentPrincipal``, ``st
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -21,6 +20,7 @@ from rankscope.service.errors import ApiError, bad_request, forbidden, unprocess
 from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.ingest.writer import MetricsStore
+from rankscope.service.schemas.common import parse_moment
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
@@ -77,35 +77,13 @@ async def current_principal(
 
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
-
 def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None:
-    """ISO 8601 date or date-time (no offset: UTC). A date alone as the end means its whole day."""
+    """The query parameter ``name`` as a moment in UTC (:func:`~rankscope.service.schemas.
+    common.parse_moment`); None when absent or empty, a 422 when it is not a date."""
     if value is None or value == "":
         return None
-    text = value.strip()
     try:
-        if _DATE.match(text):
-            day = dt.date.fromisoformat(text)
-            moment = dt.datetime.combine(day, dt.time.min, dt.UTC)
-            return moment + dt.timedelta(days=1, microseconds=-1) if end else moment
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise unprocessable(
-            f"{name} is not a date: use ISO 8601 (2024-05-01 or 2024-05-01T12:00:00Z)",
-            [
-                {
-                    "path": f"query.{name}",
-                    "message": f"not an ISO 8601 date: {value!r}",
-                    "type": "date_parsing",
-                }
-            ],
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.UTC)
-    try:
-        return parsed.astimezone(dt.UTC)
+        return parse_moment(value, end=end)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first datetime in UTC
         raise unprocessable(
             f"{name} is outside the years 1 to 9999 in UTC",
@@ -114,6 +92,17 @@ def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None
                     "path": f"query.{name}",
                     "message": f"out of range: {value!r}",
                     "type": "date_range",
+                }
+            ],
+        ) from None
+    except ValueError:
+        raise unprocessable(
+            f"{name} is not a date: use ISO 8601 (2024-05-01 or 2024-05-01T12:00:00Z)",
+            [
+                {
+                    "path": f"query.{name}",
+                    "message": f"not an ISO 8601 date: {value!r}",
+                    "type": "date_parsing",
                 }
             ],
         ) from None

@@ -10,11 +10,12 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from rankscope.collect.wire import EventCreate
 from rankscope.ids import uuid7s
 from rankscope.service.errors import ApiError, invalid_fields, too_large
 from rankscope.service.ingest.requests import SHAPE_CHECK_BYTES, body_details, check_timestamp
 from rankscope.service.nul import refuse_nul_json
-from rankscope.service.schemas.events import EventCreate, events_models
+from rankscope.service.schemas.events import events_models
 
 
 def _too_many(limit: int) -> ApiError:

@@ -18,6 +18,13 @@ from typing import Any, NamedTuple, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from rankscope.collect.wire import (
+    MAX_DOCUMENT_IDS,
+    MAX_JUDGMENTS,
+    CollectOptions,
+    MetricCreate,
+    SearchTypes,
+)
 from rankscope.service.errors import (
     MAX_ERROR_DETAILS,
     ApiError,
@@ -31,14 +38,7 @@ from rankscope.service.ingest.batcher import write_items
 from rankscope.service.ingest.rows import NewRecord
 from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.nul import refuse_nul_json
-from rankscope.service.schemas.records import (
-    MAX_DOCUMENT_IDS,
-    MAX_JUDGMENTS,
-    CollectOptions,
-    MetricCreate,
-    SearchTypes,
-    collect_models,
-)
+from rankscope.service.schemas.records import collect_models
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
 

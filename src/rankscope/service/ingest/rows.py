@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from rankscope import __version__
+from rankscope.collect.wire import MetricCreate
 from rankscope.ids import uuid7s
 from rankscope.service.ingest import measures
-from rankscope.service.schemas.records import MetricCreate
 from rankscope.service.settings import ServiceSettings, search_type_key
 
 #: (user id, search type label) -> threshold

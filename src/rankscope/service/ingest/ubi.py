@@ -43,8 +43,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from rankscope.collect.wire import EventCreate
 from rankscope.errors import FormatError
-from rankscope.service.schemas.events import EventCreate
 
 ACTIONS = {
     "click": "click",

@@ -14,13 +14,13 @@ from sqlalchemy import ColumnElement, and_, case, func, select, tuple_
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from rankscope.collect.wire import KNOWN_ACTIONS
 from rankscope.service.store.base import Database, chunks, owner_filter
 from rankscope.service.store.db import Principal
 from rankscope.service.store.models import UTCDateTime, events_table
 from rankscope.service.store.records import Filters
 
 E = events_table.c
-KNOWN = ("search", "impression", "click", "dwell", "thumbs_up", "thumbs_down", "cited")
 
 
 @dataclass(frozen=True)
@@ -219,7 +219,7 @@ class EventStore:
         )
         others = (
             select(E.action, func.count())
-            .where(*conds, E.action.not_in(KNOWN))
+            .where(*conds, E.action.not_in(KNOWN_ACTIONS))
             .group_by(E.action)
             .order_by(E.action)
         )

@@ -17,8 +17,8 @@ from rankscope.service.api.deps import (
     parse_date,
 )
 from rankscope.service.errors import bad_request, forbidden
-from rankscope.service.schemas.events import AlertCheck, AlertsPage
-from rankscope.service.schemas.records import Envelope
+from rankscope.service.schemas.alerts import AlertCheck, AlertsPage
+from rankscope.service.schemas.common import Envelope
 from rankscope.service.store.db import Principal
 
 router = APIRouter(tags=["alerts and retention"], responses=ERRORS)

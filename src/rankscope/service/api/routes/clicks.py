@@ -12,13 +12,9 @@ from rankscope.service.analysis.clicks import click_qrels
 from rankscope.service.analysis.experiments import calibrate, click_labels
 from rankscope.service.api.common import ERRORS, MinImpressions, Offset, PageSize
 from rankscope.service.api.deps import CurrentPrincipal, EventRowFilters, RowFilters, State
-from rankscope.service.schemas.events import (
-    CalibrationPublic,
-    ClickJudgmentPublic,
-    ClickJudgmentsPublic,
-    Thresholds3,
-)
-from rankscope.service.schemas.records import Envelope
+from rankscope.service.schemas.common import Envelope
+from rankscope.service.schemas.events import ClickJudgmentPublic, ClickJudgmentsPublic, Thresholds3
+from rankscope.service.schemas.experiments import CalibrationPublic
 
 router = APIRouter(prefix="/api/judgments", tags=["implicit judgments"], responses=ERRORS)
 

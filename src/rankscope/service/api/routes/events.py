@@ -10,21 +10,16 @@ import orjson
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
+from rankscope.collect.wire import EventsCreate, Id
 from rankscope.service.analysis.experiments import interleaving_summary
 from rankscope.service.analysis.summaries import events_summary as summarise_events
 from rankscope.service.api.common import ERRORS, Limit, MinImpressions, Offset, body_of, parse_body
 from rankscope.service.api.deps import CurrentPrincipal, EventRowFilters, State
 from rankscope.service.ingest.events import event_rows, parse_events
 from rankscope.service.ingest.requests import owner_of
-from rankscope.service.schemas.events import (
-    EventPublic,
-    EventsCreate,
-    EventsPage,
-    EventsResult,
-    EventsSummary,
-    InterleavingPublic,
-)
-from rankscope.service.schemas.records import Envelope, Id
+from rankscope.service.schemas.common import Envelope
+from rankscope.service.schemas.events import EventPublic, EventsPage, EventsResult, EventsSummary
+from rankscope.service.schemas.experiments import InterleavingPublic
 
 router = APIRouter(prefix="/api/events", tags=["events"], responses=ERRORS)
 

@@ -11,6 +11,7 @@ import orjson
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 
+from rankscope.collect.wire import BatchCreate, MetricCreate
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of
 from rankscope.service.analysis.experiments import compare_records, measure_columns
 from rankscope.service.analysis.export import export_file
@@ -28,21 +29,17 @@ from rankscope.service.errors import not_found, unprocessable
 from rankscope.service.ingest.requests import owner_of, read_record
 from rankscope.service.ingest.rows import NewRecord, judgments_of
 from rankscope.service.nul import refuse_nul_model
-from rankscope.service.schemas.events import ArmsComparison
+from rankscope.service.schemas.common import DateRange, Envelope, TimeRange
+from rankscope.service.schemas.experiments import ArmsComparison
 from rankscope.service.schemas.records import (
-    BatchCreate,
     BatchResult,
     Breakdown,
     BreakdownGroup,
-    DateRange,
-    Envelope,
     FeedbackCreate,
-    MetricCreate,
     MetricDetail,
     MetricPublic,
     MetricsList,
     RankedDocumentPublic,
-    RecordRange,
     SummaryPublic,
     Timeseries,
     TimeseriesPoint,
@@ -197,7 +194,7 @@ def summary_route(
     dates = DateRange(start=milliseconds(start), end=milliseconds(end))
     return Envelope(
         data=SummaryPublic(
-            **head.model_dump(), date_range=dates, record_range=RecordRange(start=first, end=last)
+            **head.model_dump(), date_range=dates, record_range=TimeRange(start=first, end=last)
         )
     )
 

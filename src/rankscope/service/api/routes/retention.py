@@ -6,8 +6,8 @@ from fastapi import APIRouter
 
 from rankscope.service.api.common import ERRORS
 from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
-from rankscope.service.schemas.events import RetentionPublic, RetentionUpdate
-from rankscope.service.schemas.records import Envelope
+from rankscope.service.schemas.alerts import RetentionPublic, RetentionUpdate
+from rankscope.service.schemas.common import Envelope
 from rankscope.service.store.db import Principal
 
 router = APIRouter(tags=["alerts and retention"], responses=ERRORS)

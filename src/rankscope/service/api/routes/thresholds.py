@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from rankscope.collect.wire import SEARCH_TYPES
 from rankscope.service.api.common import ERRORS
 from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
 from rankscope.service.errors import unprocessable
 from rankscope.service.nul import refuse_nul_model
-from rankscope.service.schemas.records import Envelope, Thresholds, ThresholdsUpdate
-from rankscope.service.settings import SEARCH_TYPES, search_type_key
+from rankscope.service.schemas.common import Envelope
+from rankscope.service.schemas.records import Thresholds, ThresholdsUpdate
+from rankscope.service.settings import search_type_key
 from rankscope.service.store.db import Principal
 
 router = APIRouter(
