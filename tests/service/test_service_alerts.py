@@ -169,8 +169,8 @@ def test_noise_fires_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_ewma_rule_and_scopes(tmp_path: Path) -> None:
+    from rankscope.service.admin import open_online
     from rankscope.service.analysis.alerts import check_alerts
-    from rankscope.service.online_admin import open_online
     from rankscope.service.settings import load_settings
 
     settings = sqlite_settings(tmp_path / "m.sqlite")

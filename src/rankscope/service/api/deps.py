@@ -77,6 +77,7 @@ async def current_principal(
 
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
+
 def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None:
     """The query parameter ``name`` as a moment in UTC (:func:`~rankscope.service.schemas.
     common.parse_moment`); None when absent or empty, a 422 when it is not a date."""

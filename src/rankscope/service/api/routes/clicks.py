@@ -8,8 +8,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 
 from rankscope.online.queries import query_key
+from rankscope.service.analysis.calibration import calibrate, click_labels
 from rankscope.service.analysis.clicks import click_qrels
-from rankscope.service.analysis.experiments import calibrate, click_labels
 from rankscope.service.api.common import ERRORS, MinImpressions, Offset, PageSize
 from rankscope.service.api.deps import CurrentPrincipal, EventRowFilters, RowFilters, State
 from rankscope.service.schemas.common import Envelope

@@ -1,39 +1,40 @@
-"""The library behind ``rankscope serve import-ubi``, ``sample``, ``calibrate``,
-``check-alerts`` and ``purge``: each opens the service's database (``database_url``: on
-PostgreSQL the application role, acting per transaction as one user or as the service role),
-does one thing, and returns typed results for the command to print."""
+"""What the ``rankscope serve`` commands call, one function each: :func:`serve`,
+:func:`migrate_database`, :func:`new_key`, :func:`remove_key`, :func:`keys`,
+:func:`import_ubi`, :func:`sample_pool`, :func:`calibrate_thresholds`,
+:func:`run_alert_check` and :func:`run_purge` (and :func:`parse_when` for their dates). The
+commands parse their options, make one call here and print what it returns.
+
+The key commands and ``migrate`` act as the owner (``admin_database_url``); the others open the
+service's database (``database_url``: on PostgreSQL the application role, acting per
+transaction as one user or as the service role)."""
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from rankscope.errors import InputError, ServiceError
 from rankscope.online.clicks import Model
-from rankscope.online.queries import normalise_query, query_key
-from rankscope.online.sampling import (
-    CollectedQuery,
-    Sample,
-    ShownDocument,
-    sample_for_judging,
-)
+from rankscope.online.sampling import Sample, sample_for_judging
 from rankscope.service.analysis.alerts import CheckResult, check_alerts
-from rankscope.service.analysis.experiments import calibrate, click_labels
+from rankscope.service.analysis.calibration import calibrate, click_labels
+from rankscope.service.analysis.sampling import collected_queries
 from rankscope.service.ingest.events import event_rows
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.ubi import UbiImport, read_ubi
 from rankscope.service.ingest.writer import MetricsStore
-from rankscope.service.retention import purge
+from rankscope.service.schemas.common import parse_moment
 from rankscope.service.schemas.experiments import CalibrationPublic
+from rankscope.service.server import run
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store import Stores
-from rankscope.service.store.db import Principal, is_postgres, make_engine, migrate
-from rankscope.service.store.events import EventFilters
+from rankscope.service.store.db import Principal, describe, is_postgres, make_engine, migrate
+from rankscope.service.store.keys import KeyInfo, create_key, list_keys, revoke_key
 from rankscope.service.store.records import Filters
 
 
@@ -58,6 +59,94 @@ def open_online(settings: ServiceSettings) -> Iterator[Stores]:
 def principal_for(user: str | None) -> Principal:
     """One user's rows, or (None) every user's as the service role."""
     return Principal(user, "user") if user else Principal("rankscope-cli", "service")
+
+
+def parse_when(value: str | None, name: str, *, end: bool = False) -> dt.datetime | None:
+    """A command's date option (ISO 8601; a date alone as an ``end`` is its whole day)."""
+    if value is None:
+        return None
+    try:
+        return parse_moment(value, end=end)
+    except (ValueError, OverflowError):
+        raise InputError(
+            f"{name} is not a date",
+            value=value,
+            hint="use ISO 8601: 2024-05-01 or 2024-05-01T12:00Z",
+        ) from None
+
+
+# -- serve, migrate and keys -------------------------------------------------------------------
+
+
+def serve(settings: ServiceSettings, announce: Callable[[str], None] | None = None) -> None:
+    """Serve until interrupted (:func:`rankscope.service.server.run`)."""
+    run(settings, announce)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """The database (its URL without the password) and its revision before and after."""
+
+    database: str
+    before: str | None
+    after: str | None
+
+
+def migrate_database(settings: ServiceSettings, revision: str = "head") -> Migration:
+    """Upgrade the schema (as the owner: ``admin_database_url``)."""
+    engine = make_engine(settings.admin_url, pool_size=1)
+    try:
+        before, after = migrate(engine, revision)
+    finally:
+        engine.dispose()
+    return Migration(describe(settings.admin_url), before, after)
+
+
+@contextlib.contextmanager
+def _admin_engine(settings: ServiceSettings) -> Iterator[Any]:
+    """The owner's engine (SQLite migrated first when ``auto_migrate``), disposed after; a
+    database error inside becomes a ServiceError that says what to check."""
+    engine = make_engine(settings.admin_url, pool_size=1)
+    if not is_postgres(engine) and settings.auto_migrate:
+        migrate(engine)
+    try:
+        yield engine
+    except Exception as exc:
+        _explain(exc, settings)
+        raise
+    finally:
+        engine.dispose()
+
+
+def new_key(
+    settings: ServiceSettings,
+    user_id: str,
+    role: Literal["user", "service"] = "user",
+    name: str | None = None,
+) -> tuple[str, KeyInfo]:
+    with _admin_engine(settings) as engine:
+        return create_key(engine, user_id, role, name)
+
+
+def remove_key(settings: ServiceSettings, key_or_id: str) -> KeyInfo:
+    with _admin_engine(settings) as engine:
+        return revoke_key(engine, key_or_id)
+
+
+def keys(settings: ServiceSettings) -> list[KeyInfo]:
+    with _admin_engine(settings) as engine:
+        return list_keys(engine)
+
+
+def _explain(exc: Exception, settings: ServiceSettings) -> None:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if isinstance(exc, SQLAlchemyError):
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ServiceError(
+            f"database {describe(settings.admin_url)}: {first}. Is it migrated (`rankscope "
+            "serve migrate`) and is admin_database_url the owner's URL?"
+        ) from exc
 
 
 # -- import-ubi --------------------------------------------------------------------------------
@@ -122,84 +211,6 @@ def import_ubi(
 
 
 # -- sample ------------------------------------------------------------------------------------
-
-
-def collected_queries(
-    stores: Stores, principal: Principal, filters: Filters
-) -> list[CollectedQuery]:
-    """Every collected query (normalised text), from records and events, with its frequency,
-    impressions, clicks, zero-result state and the documents shown for it."""
-    columns = ["id", "query", "query_id", "arm", "ranked_list"]
-    records = stores.records.metric_rows(principal, filters, columns)
-    event_filter = EventFilters.of_records(filters)
-    events = stores.events.rows(principal, event_filter, ["search", "impression", "click"])
-    texts = {r["query_id"]: r["query"] for r in records if r["query_id"]}
-    for e in events:
-        if e["query"] and e["query_id"] not in texts:
-            texts[e["query_id"]] = e["query"]
-
-    @dataclass
-    class Acc:
-        text: str
-        searches: set[str]
-        impressions: int = 0
-        clicks: int = 0
-        empty: bool = False
-        shown: bool = False
-
-    acc: dict[str, Acc] = {}
-    docs: dict[str, dict[str, ShownDocument]] = {}
-
-    def entry(text: str) -> tuple[str, Acc]:
-        key = normalise_query(text)
-        return key, acc.setdefault(key, Acc(text, set()))
-
-    def show(key: str, doc: str, position: int, name: str | None, source: str) -> None:
-        known = docs.setdefault(key, {})
-        old = known.get(doc)
-        if old is None or position < old.position:
-            known[doc] = ShownDocument(doc, position, name or (old.name if old else None), source)
-
-    for r in records:
-        key, a = entry(r["query"])
-        a.searches.add(r["query_id"] or f"record:{r['id']}")
-        if not r["ranked_list"]:
-            a.empty = True
-        for item in r["ranked_list"]:
-            a.shown = True
-            show(
-                key,
-                item["document_id"],
-                item["position"],
-                item.get("document_name"),
-                r["arm"] or "collected",
-            )
-    for e in events:
-        text = texts.get(e["query_id"])
-        if text is None:
-            continue
-        key, a = entry(text)
-        a.searches.add(e["query_id"])
-        if e["action"] == "search" and e["result_count"] == 0:
-            a.empty = True
-        elif e["action"] == "impression":
-            a.impressions += 1
-            a.shown = True
-            show(key, e["document_id"], e["position"], None, e["arm"] or "impressions")
-        elif e["action"] == "click":
-            a.clicks += 1
-    return [
-        CollectedQuery(
-            key=query_key(key),
-            text=a.text,
-            frequency=len(a.searches),
-            impressions=a.impressions,
-            clicks=a.clicks,
-            zero_result=a.empty and not a.shown,
-            documents=tuple(docs.get(key, {}).values()),
-        )
-        for key, a in sorted(acc.items())
-    ]
 
 
 @dataclass(frozen=True)
@@ -335,6 +346,31 @@ def calibrate_thresholds(
 
 # -- alerts and purge --------------------------------------------------------------------------
 
+PURGER = Principal("rankscope-purge", "service")
+
+
+def retention_of(stores: Stores, settings: ServiceSettings) -> dict[str, int | None]:
+    """Each known user's effective retention in days (None: kept forever)."""
+    own = stores.settings.retention_days(PURGER)
+    return {u: own.get(u) or settings.retention_days for u in stores.settings.users(PURGER)}
+
+
+def purge_expired(
+    stores: Stores,
+    settings: ServiceSettings,
+    *,
+    now: dt.datetime | None = None,
+    dry_run: bool = False,
+) -> dict[str, dict[str, int]]:
+    """Delete (or with ``dry_run`` count) what each user's retention no longer covers."""
+    now = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    cutoffs = {
+        user: now - dt.timedelta(days=days)
+        for user, days in retention_of(stores, settings).items()
+        if days is not None
+    }
+    return stores.settings.purge(PURGER, cutoffs, dry_run=dry_run)
+
 
 def run_alert_check(settings: ServiceSettings, now: dt.datetime | None = None) -> CheckResult:
     if not settings.alert_rules:
@@ -350,19 +386,28 @@ def run_purge(
     settings: ServiceSettings, *, dry_run: bool = False, now: dt.datetime | None = None
 ) -> dict[str, dict[str, int]]:
     with open_online(settings) as stores:
-        return purge(stores, settings, now=now, dry_run=dry_run)
+        return purge_expired(stores, settings, now=now, dry_run=dry_run)
 
 
 __all__ = [
+    "PURGER",
     "Calibrated",
     "Imported",
+    "Migration",
     "SampleFiles",
     "calibrate_thresholds",
-    "collected_queries",
     "import_ubi",
+    "keys",
+    "migrate_database",
+    "new_key",
     "open_online",
+    "parse_when",
     "principal_for",
+    "purge_expired",
+    "remove_key",
+    "retention_of",
     "run_alert_check",
     "run_purge",
     "sample_pool",
+    "serve",
 ]
