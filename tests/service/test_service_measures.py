@@ -219,8 +219,8 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values(in_order: b
     ]
     if in_order:
         items.sort(key=lambda it: it.key)
-    qrels = measures.build_qrels(items)
-    run = measures.build_run(items)
+    qrels = measures.qrels_of(items)
+    run = measures.run_of(items)
     expected_qrels = Qrels.from_dict({it.key: dict(it.judgments) for it in items if it.judgments})
     expected_run = Run.from_dict(
         {it.key: measures.run_scores(it.ranking) for it in items if it.ranking}, name="collected"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import (
@@ -23,6 +23,7 @@ from pydantic_settings import (
 
 from rankscope.collect.wire import SEARCH_TYPES
 from rankscope.errors import ConfigError
+from rankscope.service.store.models import MEASURE_COLUMNS
 
 ENV_PREFIX = "RANKSCOPE_SERVE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
@@ -36,15 +37,20 @@ _SECRET_FIELDS = frozenset({"jwt_secret"})
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
+#: a stored measure's column (the store's table of stored measures)
+if TYPE_CHECKING:
+    MeasureColumn = str
+else:
+    MeasureColumn = Literal[MEASURE_COLUMNS]
+
+
 class AlertRule(BaseModel):
     """One regression check, run per user (and per topic or search type with ``by``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")]
-    measure: Literal[
-        "precision", "recall", "f1_score", "mean_reciprocal_rank", "average_precision", "ndcg"
-    ] = "ndcg"
+    measure: MeasureColumn = "ndcg"
     by: Literal["user", "topic", "searchType"] = "user"
     judgments: Literal["judged", "heuristic"] = "judged"
     method: Literal["window", "ewma"] = "window"

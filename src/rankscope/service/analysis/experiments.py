@@ -24,28 +24,26 @@ from rankscope.service.settings import ServiceSettings
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
 from rankscope.service.store.events import EventFilters
-from rankscope.service.store.records import MEASURE_API_NAMES, MEASURE_COLUMNS, Filters
+from rankscope.service.store.models import MEASURE_API_NAMES, MEASURE_COLUMNS, STORED_MEASURES
+from rankscope.service.store.records import Filters
 from rankscope.stats import Interval
 
-#: the API's names of the stored measures -> their columns
-MEASURE_NAMES = MEASURE_API_NAMES
+#: a stored measure's column -> its API name
+_API_NAMES = {m.column: m.api_name for m in STORED_MEASURES}
 Judgments = Literal["auto", "judged", "heuristic", "clicks"]
 
 
-def measure_columns(names: str | None) -> list[str]:
+def columns_of(names: str | None) -> list[str]:
     """API measure names (comma separated; default all six) -> stored column names."""
     if not names:
         return list(MEASURE_COLUMNS)
     out = []
     for name in (n.strip() for n in names.split(",") if n.strip()):
-        if name not in MEASURE_NAMES:
-            raise InputError(f"unknown measure {name!r}", hint=f"use {', '.join(MEASURE_NAMES)}")
-        out.append(MEASURE_NAMES[name])
+        if name not in MEASURE_API_NAMES:
+            hint = f"use {', '.join(MEASURE_API_NAMES)}"
+            raise InputError(f"unknown measure {name!r}", hint=hint)
+        out.append(MEASURE_API_NAMES[name])
     return out
-
-
-def _api_name(column: str) -> str:
-    return next(k for k, v in MEASURE_NAMES.items() if v == column)
 
 
 def _ci(interval: Interval | None) -> CiPublic | None:
@@ -128,7 +126,7 @@ def compare_records(
         records=counts,
         measures=[
             MeasureDifference(
-                measure=_api_name(d.measure),
+                measure=_API_NAMES[d.measure],
                 test=d.test,
                 n_a=d.n_a,
                 n_b=d.n_b,
@@ -228,8 +226,7 @@ def _arms(given: str | None, seen: set[str]) -> tuple[str, str] | None:
 
 
 __all__ = [
-    "MEASURE_NAMES",
+    "columns_of",
     "compare_records",
     "interleaving_summary",
-    "measure_columns",
 ]

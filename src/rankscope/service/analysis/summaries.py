@@ -18,7 +18,8 @@ from rankscope.service.schemas.records import (
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
 from rankscope.service.store.events import EventFilters
-from rankscope.service.store.records import MEASURE_COLUMNS, GroupRow
+from rankscope.service.store.models import MEASURE_COLUMNS, STORED_MEASURES
+from rankscope.service.store.records import GroupRow
 
 Kind = Literal["judged", "heuristic"]
 
@@ -54,12 +55,7 @@ def summary(
     return MetricsSummary.model_validate(
         {
             "total_queries": judged.count + heuristic.count,
-            "average_precision": top.precision.mean,
-            "average_recall": top.recall.mean,
-            "average_f1_score": top.f1_score.mean,
-            "average_mrr": top.mean_reciprocal_rank.mean,
-            "average_ap": top.average_precision.mean,
-            "average_ndcg": top.ndcg.mean,
+            **{m.summary_field: getattr(top, m.column).mean for m in STORED_MEASURES},
             "judgment_source": kind,
             "by_judgment_source": SourceGroups(judged=judged, heuristic=heuristic),
         }

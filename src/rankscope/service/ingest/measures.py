@@ -1,7 +1,9 @@
 """Per-query measures of collected records, through :func:`rankscope.evaluate` (never a copy).
 
 Each record is one query: its ranked list becomes a run, its judgments qrels, and all records
-of a request (one, or a whole batch) are scored in one ``evaluate()`` call on:
+of a request (one, or a whole batch) are scored in one ``evaluate()`` call on the measures of
+the store's table (:data:`rankscope.service.store.models.STORED_MEASURES` and
+``STORED_COUNTS``):
 
 ==========================  =====================  ==============================================
 stored column               measure                meaning (trec_eval semantics)
@@ -35,12 +37,11 @@ list every relevant document).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 import pyarrow as pa
@@ -48,21 +49,13 @@ import pyarrow as pa
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
-from rankscope.metrics.names import Measure, parse_measures
+from rankscope.service.store.models import STORED_COUNTS, STORED_MEASURES
 
-MEASURES = (
-    "set_P",
-    "set_recall",
-    "set_F",
-    "mrr",
-    "map",
-    "ndcg",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-)
-#: the trec_eval names of the measures, for ``rankscope eval -m``
-TREC_EVAL_MEASURES = ("set_P", "set_recall", "set_F", "recip_rank", "map", "ndcg")
+#: what one evaluate() call computes: the averaged measures, then the counts (the store's
+#: table of stored measures, rankscope.service.store.models.STORED_MEASURES)
+MEASURES = tuple(m.measure for m in (*STORED_MEASURES, *STORED_COUNTS))
+#: the trec_eval names of the averaged measures, for ``rankscope eval -m``
+TREC_EVAL_MEASURES = tuple(m.trec_eval for m in STORED_MEASURES)
 
 
 class Evaluable(NamedTuple):
@@ -77,6 +70,9 @@ class Evaluable(NamedTuple):
 
 @dataclass(frozen=True)
 class QueryMeasures:
+    """One record's computed columns, named and ordered as ``VALUE_COLUMNS`` (a test checks
+    that they agree)."""
+
     total_retrieved: int
     total_relevant: int
     relevant_retrieved: int
@@ -130,7 +126,7 @@ def run_scores(ranking: Sequence[str]) -> dict[str, float]:
     return {doc: float(n - i) for i, doc in enumerate(ranking)}
 
 
-def build_qrels(items: Sequence[Evaluable]) -> Qrels:
+def qrels_of(items: Sequence[Evaluable]) -> Qrels:
     """The items' judgments as one Qrels (queries and documents in byte order, as
     ``Qrels.from_dict`` orders them; Python orders str by code point, which is UTF-8 byte
     order)."""
@@ -153,7 +149,7 @@ def build_qrels(items: Sequence[Evaluable]) -> Qrels:
     )
 
 
-def build_run(items: Sequence[Evaluable]) -> Run:
+def run_of(items: Sequence[Evaluable]) -> Run:
     """The items' rankings as one Run, scored ``n .. 1`` (already in trec_eval order: score
     descending, no ties)."""
     qids: list[str] = []
@@ -184,12 +180,8 @@ def _in_key_order(items: Sequence[Evaluable]) -> Sequence[Evaluable]:
     return sorted(items, key=operator.itemgetter(0))
 
 
-@functools.cache
-def _parsed_measures() -> tuple[Measure, ...]:
-    return tuple(parse_measures(MEASURES))  # once: evaluate() is called per write
-
-
-#: (num_ret, num_rel, num_rel_ret, set_P, set_recall, set_F, mrr, map, ndcg) of one item
+#: the values of one item in ``VALUE_COLUMNS``' order: (num_ret, num_rel, num_rel_ret, set_P,
+#: set_recall, set_F, mrr, map, ndcg)
 Values = tuple[int, int, int, float, float, float, float, float, float]
 _NOTHING_VALUES: Values = (0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -207,17 +199,18 @@ def score_values(items: Sequence[Evaluable]) -> list[Values]:
     if not any(it.judgments for it in items):
         return [_NOTHING_VALUES] * len(items)
     results = evaluate(
-        build_qrels(items),
-        build_run(items),
-        _parsed_measures(),
+        qrels_of(items),
+        run_of(items),
+        MEASURES,
         average_over_qrels=True,  # a record with nothing retrieved scores an empty ranking
     )
     scores = results.run()
-    # per measure one list of per-query values; the counts as int (evaluate() gives floats)
-    columns = scores.values.tolist()
-    p, r, f, rr, ap, ndcg = columns[:6]
-    ret, rel, rel_ret = scores.values[6:].astype(np.int64).tolist()
-    table = list(zip(ret, rel, rel_ret, p, r, f, rr, ap, ndcg, strict=True))
+    # per measure one list of per-query values (in MEASURES' order); the counts as int
+    # (evaluate() gives floats), first, as in VALUE_COLUMNS
+    n = len(STORED_MEASURES)
+    averaged = scores.values[:n].tolist()
+    counts = scores.values[n:].astype(np.int64).tolist()
+    table = cast(list[Values], list(zip(*counts, *averaged, strict=True)))
     if len(table) == len(items) and all(
         q == it.key for q, it in zip(scores.query_ids, items, strict=True)
     ):

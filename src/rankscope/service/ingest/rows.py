@@ -161,7 +161,8 @@ def build_rows(
             }
         )
     for row, values in zip(rows, measures.score_values(items), strict=True):
-        # VALUE_COLUMNS, spelled out: a subscript each costs a third of row.update(zip(...))
+        # VALUE_COLUMNS (rankscope.service.store.models), spelled out: a subscript each costs
+        # a third of row.update(zip(...)); a test checks that the two agree
         (
             row["total_retrieved"],
             row["total_relevant"],
@@ -207,23 +208,13 @@ def _ranked(docs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-#: the stored columns of :func:`measures.score_values`' tuples, in their order: the fields of
-#: :class:`measures.QueryMeasures`, which are named after the columns (build_rows spells them
-#: out; a test checks that the two agree)
-VALUE_COLUMNS = tuple(f.name for f in dataclasses.fields(measures.QueryMeasures))
-
-
-def measure_columns(values: measures.QueryMeasures) -> dict[str, Any]:
-    return dataclasses.asdict(values)
-
-
 def rescore(row: Mapping[str, Any], judgments: Mapping[str, int]) -> dict[str, Any]:
     """New measure columns for a stored row given new judgments (feedback)."""
     doc_ids = [item["document_id"] for item in row["ranked_list"]]
     ranking = measures.shown_ranking(doc_ids, row["cutoff"])
     full = measures.complete_judgments(judgments, doc_ids)
     (values,) = measures.score([measures.Evaluable(str(row["id"]), ranking, full)])
-    return measure_columns(values)
+    return dataclasses.asdict(values)  # the fields are VALUE_COLUMNS
 
 
 __all__ = [
@@ -231,7 +222,6 @@ __all__ = [
     "ThresholdLookup",
     "build_rows",
     "judgments_of",
-    "measure_columns",
     "ranked_list",
     "rescore",
     "settings_thresholds",

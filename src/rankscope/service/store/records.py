@@ -31,29 +31,17 @@ from sqlalchemy import (
 
 from rankscope.service.store.base import Database, chunks, owner_filter
 from rankscope.service.store.db import Principal
-from rankscope.service.store.models import UTCDateTime, metrics_table
+from rankscope.service.store.models import (
+    MEASURE_API_NAMES,
+    MEASURE_COLUMNS,
+    UTCDateTime,
+    metrics_table,
+)
 
 M = metrics_table.c
 Bucket = Literal["hour", "day", "week"]
 GroupBy = Literal["topic", "searchType", "arm", "user"]
 JudgmentKind = Literal["judged", "heuristic"]
-MEASURE_COLUMNS = (
-    "precision",
-    "recall",
-    "f1_score",
-    "mean_reciprocal_rank",
-    "average_precision",
-    "ndcg",
-)
-#: the API's names of the stored measures -> their columns
-MEASURE_API_NAMES = {
-    "precision": "precision",
-    "recall": "recall",
-    "f1Score": "f1_score",
-    "meanReciprocalRank": "mean_reciprocal_rank",
-    "averagePrecision": "average_precision",
-    "ndcg": "ndcg",
-}
 # orders of a page of records: newest first, or by a measure (worst first without "-")
 SORT_COLUMNS = MEASURE_API_NAMES
 
@@ -461,8 +449,6 @@ _COPY_INSERT = (
 
 __all__ = [
     "COPY_MIN_ROWS",
-    "MEASURE_API_NAMES",
-    "MEASURE_COLUMNS",
     "SORT_COLUMNS",
     "Filters",
     "GroupRow",

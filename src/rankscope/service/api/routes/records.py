@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import orjson
 from fastapi import APIRouter, Body, Path, Query, Request, Response
@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from rankscope.collect.wire import BatchCreate, MetricCreate
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of
-from rankscope.service.analysis.experiments import compare_records, measure_columns
+from rankscope.service.analysis.experiments import columns_of, compare_records
 from rankscope.service.analysis.export import export_file
 from rankscope.service.analysis.summaries import group_stats, summary
 from rankscope.service.api.common import (
@@ -44,6 +44,7 @@ from rankscope.service.schemas.records import (
     Timeseries,
     TimeseriesPoint,
 )
+from rankscope.service.store.models import MEASURE_API_NAMES
 
 router = APIRouter(prefix="/api/metrics/retrieval", tags=["retrieval metrics"], responses=ERRORS)
 
@@ -55,20 +56,13 @@ JudgmentChoice = Annotated[
     ),
 ]
 
-SortChoice = Literal[
-    "precision",
-    "recall",
-    "f1Score",
-    "meanReciprocalRank",
-    "averagePrecision",
-    "ndcg",
-    "-precision",
-    "-recall",
-    "-f1Score",
-    "-meanReciprocalRank",
-    "-averagePrecision",
-    "-ndcg",
-]
+#: orders of a page of records: a stored measure's API name (ascending, worst first) or
+#: -name (descending)
+SORT_CHOICES = (*MEASURE_API_NAMES, *(f"-{name}" for name in MEASURE_API_NAMES))
+if TYPE_CHECKING:
+    SortChoice = str
+else:
+    SortChoice = Literal[SORT_CHOICES]
 
 _ROW_FIELDS = tuple(f for f in MetricPublic.model_fields if f != "timestamp_iso")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -315,8 +309,7 @@ def compare(
         str | None,
         Query(
             max_length=300,
-            description="comma-separated: precision, recall, f1Score, "
-            "meanReciprocalRank, averagePrecision, ndcg (default: all)",
+            description=f"comma-separated: {', '.join(MEASURE_API_NAMES)} (default: all)",
         ),
     ] = None,
     alpha: Annotated[float, Query(gt=0, lt=1)] = 0.05,
@@ -344,7 +337,7 @@ def compare(
             paired=paired,
             judgments=judgments,
             click_model=click_model,
-            measures=measure_columns(measures),
+            measures=columns_of(measures),
             alpha=alpha,
             min_sample=min_sample,
             seed=seed,
