@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import httpx
+from sqlalchemy.exc import SQLAlchemyError
+
 from rankscope.errors import InputError, ServiceError
 from rankscope.online.clicks import Model
 from rankscope.online.sampling import Sample, sample_for_judging
@@ -139,8 +142,6 @@ def keys(settings: ServiceSettings) -> list[KeyInfo]:
 
 
 def _explain(exc: Exception, settings: ServiceSettings) -> None:
-    from sqlalchemy.exc import SQLAlchemyError
-
     if isinstance(exc, SQLAlchemyError):
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ServiceError(
@@ -176,8 +177,6 @@ def import_ubi(
     accepted = duplicates = 0
     batches = [ubi.events[i : i + batch_size] for i in range(0, len(ubi.events), batch_size)]
     if url is not None:
-        import httpx
-
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         with httpx.Client(base_url=url, headers=headers, timeout=60) as client:
             for batch in batches:

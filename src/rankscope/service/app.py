@@ -21,6 +21,7 @@ from fastapi.openapi.utils import get_openapi
 from rankscope import __version__
 from rankscope.collect.wire import BatchCreate, EventsCreate, MetricCreate
 from rankscope.errors import ServiceError
+from rankscope.service.analysis.alerts import check_alerts
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
 from rankscope.service.api.limits import RequestLimiter
@@ -95,7 +96,6 @@ def start_alert_checks(state: ServiceState) -> asyncio.Task[None] | None:
     interval = state.settings.alert_check_interval_seconds
     if interval <= 0 or not state.settings.alert_rules:
         return None
-    from rankscope.service.analysis.alerts import check_alerts
 
     async def loop() -> None:
         while True:

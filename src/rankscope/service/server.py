@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import json
 import os
 import socket
 from collections.abc import Callable
@@ -40,8 +41,6 @@ def export_settings(settings: ServiceSettings) -> None:
     data.pop("config_file", None)
     for name, value in data.items():
         if isinstance(value, (dict, list)):
-            import json
-
             text = json.dumps(value)
         elif isinstance(value, bool):
             text = "true" if value else "false"

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -289,8 +289,6 @@ def _file_source(settings_cls: type[BaseSettings], path: Path) -> PydanticBaseSe
 
 def load_settings(**overrides: Any) -> ServiceSettings:
     """Read the settings; a bad value raises ConfigError naming the field and the fix."""
-    from pydantic import ValidationError
-
     given = {k: v for k, v in overrides.items() if v is not None}
     try:
         return ServiceSettings(**given)

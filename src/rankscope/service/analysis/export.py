@@ -35,6 +35,7 @@ import yaml
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.data.writers import write_qrels, write_run
+from rankscope.online.queries import normalise_query, query_key
 from rankscope.service.ingest import measures
 from rankscope.service.store.db import Principal
 from rankscope.service.store.records import Filters, RecordStore
@@ -152,8 +153,6 @@ def collect_click_rows(
 ) -> Exported:
     """Every record whose normalised query has click grades, judged by them: the qrels hold
     the click grades of its query (documents without a grade stay unjudged, not 0)."""
-    from rankscope.online.queries import normalise_query, query_key
-
     out = Exported(trec=trec)
     for row in rows:
         text = normalise_query(row["query"])

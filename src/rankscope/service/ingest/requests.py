@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from typing import Any, NamedTuple, TypeVar
+from urllib.parse import quote
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -104,8 +105,6 @@ class UnknownFields:
         percent-encoded: a header carries ASCII only, and a comma separates them."""
         if not self.count:
             return {}
-        from urllib.parse import quote
-
         return {
             IGNORED_HEADER: ", ".join(quote(p, safe="._-~*[]@$") for p in self.paths),
             IGNORED_COUNT_HEADER: str(self.count),
