@@ -1,6 +1,6 @@
-"""One table of stored measures (rankscope.service.store.models.STORED_MEASURES): the store's
-columns, the API's names, the sort choices, the summary's fields, the alert rules' measures and
-what the write path computes all follow it."""
+"""One table of stored measures (rankscope.service.stored_measures): the store's columns, the
+API's names, the sort choices, the summary's fields, the alert rules' measures and what the
+write path computes all follow it."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from rankscope.service.api.routes.records import SORT_CHOICES, SortChoice
 from rankscope.service.ingest import measures
 from rankscope.service.schemas.records import Averages, GroupStats, MetricPublic
 from rankscope.service.settings import AlertRule
-from rankscope.service.store.models import (
+from rankscope.service.store.models import metrics_table
+from rankscope.service.stored_measures import (
     MEASURE_API_NAMES,
     MEASURE_COLUMNS,
     STORED_COUNTS,
     STORED_MEASURES,
     VALUE_COLUMNS,
-    metrics_table,
 )
 
 pytestmark = pytest.mark.service

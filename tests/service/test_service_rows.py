@@ -17,7 +17,8 @@ from rankscope.collect.wire import MetricCreate
 from rankscope.service.ingest.rows import NewRecord, build_rows, rescore, with_user_thresholds
 from rankscope.service.ingest.writer import MetricsStore, WriteGroup
 from rankscope.service.store.db import Principal, make_engine, migrate
-from rankscope.service.store.models import VALUE_COLUMNS, metrics_table
+from rankscope.service.store.models import metrics_table
+from rankscope.service.stored_measures import VALUE_COLUMNS
 
 pytestmark = pytest.mark.service
 SERVICE = Principal(user_id="svc", role="service")

@@ -6,7 +6,8 @@ store per table), ``schemas/`` (bodies by resource), ``ingest/`` (the write path
 per-query measures through ``rankscope.evaluate``, group commit, bulk processes),
 ``analysis/`` (summaries, click judgments, experiments, exports, alerts), ``api/`` (one router
 per resource, dependencies) and ``app`` (FastAPI); ``admin`` is what the CLI calls. Beside
-them: ``settings``, ``auth``, ``errors``, ``nul``, ``server`` (uvicorn). See docs/service.md.
+them: ``settings``, ``auth``, ``errors``, ``nul``, ``server`` (uvicorn) and ``stored_measures``
+(the one table of stored measures). See docs/service.md.
 """
 
 from __future__ import annotations

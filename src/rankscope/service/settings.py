@@ -23,7 +23,7 @@ from pydantic_settings import (
 
 from rankscope.collect.wire import SEARCH_TYPES
 from rankscope.errors import ConfigError
-from rankscope.service.store.models import MEASURE_COLUMNS
+from rankscope.service.stored_measures import MEASURE_COLUMNS
 
 ENV_PREFIX = "RANKSCOPE_SERVE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
@@ -37,7 +37,7 @@ _SECRET_FIELDS = frozenset({"jwt_secret"})
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
-#: a stored measure's column (the store's table of stored measures)
+#: a stored measure's column (rankscope.service.stored_measures)
 if TYPE_CHECKING:
     MeasureColumn = str
 else:

@@ -24,8 +24,8 @@ from rankscope.service.settings import ServiceSettings
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
 from rankscope.service.store.events import EventFilters
-from rankscope.service.store.models import MEASURE_API_NAMES, MEASURE_COLUMNS, STORED_MEASURES
 from rankscope.service.store.records import Filters
+from rankscope.service.stored_measures import MEASURE_API_NAMES, MEASURE_COLUMNS, STORED_MEASURES
 from rankscope.stats import Interval
 
 #: a stored measure's column -> its API name

@@ -18,8 +18,8 @@ from rankscope.service.schemas.records import (
 from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
 from rankscope.service.store.events import EventFilters
-from rankscope.service.store.models import MEASURE_COLUMNS, STORED_MEASURES
 from rankscope.service.store.records import GroupRow
+from rankscope.service.stored_measures import MEASURE_COLUMNS, STORED_MEASURES
 
 Kind = Literal["judged", "heuristic"]
 

@@ -2,7 +2,7 @@
 
 Each record is one query: its ranked list becomes a run, its judgments qrels, and all records
 of a request (one, or a whole batch) are scored in one ``evaluate()`` call on the measures of
-the store's table (:data:`rankscope.service.store.models.STORED_MEASURES` and
+the table of stored measures (:data:`rankscope.service.stored_measures.STORED_MEASURES` and
 ``STORED_COUNTS``):
 
 ==========================  =====================  ==============================================
@@ -49,10 +49,10 @@ import pyarrow as pa
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
-from rankscope.service.store.models import STORED_COUNTS, STORED_MEASURES
+from rankscope.service.stored_measures import STORED_COUNTS, STORED_MEASURES
 
-#: what one evaluate() call computes: the averaged measures, then the counts (the store's
-#: table of stored measures, rankscope.service.store.models.STORED_MEASURES)
+#: what one evaluate() call computes: the averaged measures, then the counts (the table of
+#: stored measures, rankscope.service.stored_measures)
 MEASURES = tuple(m.measure for m in (*STORED_MEASURES, *STORED_COUNTS))
 #: the trec_eval names of the averaged measures, for ``rankscope eval -m``
 TREC_EVAL_MEASURES = tuple(m.trec_eval for m in STORED_MEASURES)

@@ -25,6 +25,7 @@ from rankscope.service.store.db import Principal
 from rankscope.service.store.events import EventStore
 from rankscope.service.store.records import RecordStore, WriteOutcome
 from rankscope.service.store.settings import SettingsStore
+from rankscope.service.stored_measures import MEASURE_COLUMNS
 
 
 @dataclass
@@ -43,7 +44,7 @@ class MetricsStore(RecordStore):
     def __init__(
         self, engine: Engine, thresholds: ThresholdLookup, *, cache_seconds: float = 5.0
     ) -> None:
-        super().__init__(engine)
+        super().__init__(engine, MEASURE_COLUMNS)
         self._thresholds = thresholds
         self.user_settings = SettingsStore(self, cache_seconds=cache_seconds)
 

@@ -31,19 +31,12 @@ from sqlalchemy import (
 
 from rankscope.service.store.base import Database, chunks, owner_filter
 from rankscope.service.store.db import Principal
-from rankscope.service.store.models import (
-    MEASURE_API_NAMES,
-    MEASURE_COLUMNS,
-    UTCDateTime,
-    metrics_table,
-)
+from rankscope.service.store.models import UTCDateTime, metrics_table
 
 M = metrics_table.c
 Bucket = Literal["hour", "day", "week"]
 GroupBy = Literal["topic", "searchType", "arm", "user"]
 JudgmentKind = Literal["judged", "heuristic"]
-# orders of a page of records: newest first, or by a measure (worst first without "-")
-SORT_COLUMNS = MEASURE_API_NAMES
 
 
 @dataclass(frozen=True)
@@ -84,10 +77,13 @@ def _kind() -> ColumnElement[str]:
 
 
 class RecordStore(Database):
-    """Reads and writes of the records."""
+    """Reads and writes of the records. ``averaged``: the columns whose means (and means of
+    squares) :meth:`aggregate` gives, the measures of
+    :data:`rankscope.service.stored_measures.MEASURE_COLUMNS` (the store knows no measure)."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, averaged: Sequence[str]) -> None:
         super().__init__(engine)
+        self.averaged = tuple(averaged)
         # per role: may it create the temporary table of the COPY path (checked once)
         self._temp_allowed: dict[str, bool] = {}
 
@@ -201,12 +197,12 @@ class RecordStore(Database):
         offset: int,
         sort: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Records newest first, or by a measure (``SORT_COLUMNS``; ascending, worst first,
-        ``-name`` descending; ties newest first), the ranked lists and judgments left out."""
+        """Records newest first, or by a column (``sort``: ascending, ``-column`` descending;
+        ties newest first), the ranked lists and judgments left out."""
         columns = [c for c in metrics_table.c if c.name not in ("ranked_list", "judgments")]
         order: list[ColumnElement[Any]] = []
         if sort is not None:
-            column = M[SORT_COLUMNS[sort.removeprefix("-")]]
+            column = M[sort.removeprefix("-")]
             order.append(column.desc() if sort.startswith("-") else column.asc())
         query = (
             select(*columns)
@@ -264,7 +260,7 @@ class RecordStore(Database):
             func.count().label("n"),
             func.sum(case((M.total_retrieved == 0, 1), else_=0)).label("zero"),
         ]
-        for name in MEASURE_COLUMNS:
+        for name in self.averaged:
             col = M[name]
             values.append(func.avg(col).label(f"mean_{name}"))
             values.append(func.avg(col * col).label(f"sq_{name}"))
@@ -283,8 +279,8 @@ class RecordStore(Database):
                         keys=tuple(row[f"key{i}"] for i in range(len(keys))),
                         kind=row["kind"],
                         count=int(row["n"]),
-                        means={n: float(row[f"mean_{n}"]) for n in MEASURE_COLUMNS},
-                        squares={n: float(row[f"sq_{n}"]) for n in MEASURE_COLUMNS},
+                        means={n: float(row[f"mean_{n}"]) for n in self.averaged},
+                        squares={n: float(row[f"sq_{n}"]) for n in self.averaged},
                         zero_results=int(row["zero"] or 0),
                     )
                 )
@@ -449,7 +445,6 @@ _COPY_INSERT = (
 
 __all__ = [
     "COPY_MIN_ROWS",
-    "SORT_COLUMNS",
     "Filters",
     "GroupRow",
     "RecordStore",

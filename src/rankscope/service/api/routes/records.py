@@ -44,7 +44,7 @@ from rankscope.service.schemas.records import (
     Timeseries,
     TimeseriesPoint,
 )
-from rankscope.service.store.models import MEASURE_API_NAMES
+from rankscope.service.stored_measures import MEASURE_API_NAMES
 
 router = APIRouter(prefix="/api/metrics/retrieval", tags=["retrieval metrics"], responses=ERRORS)
 
@@ -57,8 +57,9 @@ JudgmentChoice = Annotated[
 ]
 
 #: orders of a page of records: a stored measure's API name (ascending, worst first) or
-#: -name (descending)
-SORT_CHOICES = (*MEASURE_API_NAMES, *(f"-{name}" for name in MEASURE_API_NAMES))
+#: -name (descending), and the column each sorts by
+SORT_COLUMNS = MEASURE_API_NAMES
+SORT_CHOICES = (*SORT_COLUMNS, *(f"-{name}" for name in SORT_COLUMNS))
 if TYPE_CHECKING:
     SortChoice = str
 else:
@@ -67,6 +68,14 @@ else:
 _ROW_FIELDS = tuple(f for f in MetricPublic.model_fields if f != "timestamp_iso")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _SECOND = dt.timedelta(seconds=1)
+
+
+def _column_order(sort: str | None) -> str | None:
+    """A sort choice as the store's order: the measure's column, ``-`` kept."""
+    if sort is None:
+        return None
+    name = sort.removeprefix("-")
+    return sort[: len(sort) - len(name)] + SORT_COLUMNS[name]
 
 
 def utc(moment: dt.datetime) -> dt.datetime:
@@ -166,7 +175,7 @@ def list_metrics(
 ) -> Envelope[MetricsList]:
     limit = min(limit, state.settings.max_page_size)
     head = summary(state.store.aggregate(principal, filters), judgments)
-    rows = state.store.page(principal, filters, limit, offset, sort)
+    rows = state.store.page(principal, filters, limit, offset, _column_order(sort))
     return Envelope(
         data=MetricsList(
             **head.model_dump(), limit=limit, offset=offset, queries=[public(r) for r in rows]
