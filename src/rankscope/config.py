@@ -36,6 +36,8 @@ VARIABLES: dict[str, str] = {
     "not given (default: the jar in pyserini's distribution)",
     "RANKSCOPE_TOKEN": "API key or JWT that `rankscope serve import-ubi --url` sends to a running "
     "service when `--token` is not given",
+    "RANKSCOPE_ANNOTATE_TOKEN": "the token `rankscope annotate` asks of the page and every API call "
+    "when `--token` is not given (default: a new random one at each start)",
 }
 
 
