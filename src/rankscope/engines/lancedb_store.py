@@ -26,6 +26,7 @@ every query would print a deprecation notice.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,8 +138,6 @@ class LanceDbEngine(VectorStoreEngine):
         if self.mode != "fts":
             super().index(docs)
             return
-        import time
-
         units = list(docs)
         seen: set[str] = set()
         for d in units:

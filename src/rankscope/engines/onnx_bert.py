@@ -15,6 +15,7 @@ Supported: BERT encoders with absolute position embeddings and GELU, mean or CLS
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import threading
@@ -35,8 +36,6 @@ TOKENS_PER_BATCH = 4096
 
 def onnx_available() -> bool:
     """Whether the ONNX backend's packages are installed."""
-    import importlib.util
-
     return all(importlib.util.find_spec(m) is not None for m in REQUIREMENTS)
 
 

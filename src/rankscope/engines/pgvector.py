@@ -46,7 +46,7 @@ from rankscope.engines._pg import (
     table_identifier,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
-from rankscope.engines.embeddings import embedding_stats, stats_since
+from rankscope.engines.embeddings import embedding_stats, make_embedder, stats_since
 from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
@@ -123,8 +123,6 @@ class PgVectorEngine(PgConnection, Engine):
                 value=model,
             )
         if embedder is None:
-            from rankscope.engines.embeddings import make_embedder
-
             embedder = make_embedder(model, cache=cache, backend=backend)
         self.embedder: TextEmbedder = embedder
         if isinstance(embed_fields, str) or not embed_fields:
