@@ -25,6 +25,9 @@ from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, regi
 from rankscope.engines.neighbours import top_k
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: bm25s and PyStemmer (the bm25s
+# extra).
+
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
 

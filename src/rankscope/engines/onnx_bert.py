@@ -27,6 +27,9 @@ import numpy as np
 
 from rankscope.errors import EngineError
 
+# Imported where used, so that this module imports without them: onnx, onnxruntime, tokenizers and
+# safetensors (the onnx extra).
+
 #: packages the ONNX backend imports (the ``onnx`` extra)
 REQUIREMENTS = ("onnxruntime", "onnx", "tokenizers", "safetensors")
 _OPSET = 17

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg import sql
 
+# Imported where used, so that this module imports without them: psycopg (the pg extra).
+
 _SCHEMA_VERSION = "rankscope-pgvector-1"
 #: pgvector's limit on hnsw.ef_search
 MAX_EF_SEARCH = 1000

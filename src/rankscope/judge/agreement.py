@@ -162,7 +162,7 @@ def ranking_agreement(
     Both sides are scored over the queries both qrels judge, so that a difference in coverage
     (LLM labels for a subset of queries, say) does not pass for a difference in judgments.
     """
-    from rankscope import evaluate
+    from rankscope import evaluate  # numpy, pyarrow: not for the judge's start
 
     shared = set(a.query_ids) & set(b.query_ids)
     if not shared:

@@ -329,13 +329,13 @@ def _as_run(run: Any, name: str | None = None) -> Run:
 
 
 def _read_qrels(path: Path) -> Qrels:
-    from rankscope.data import read_qrels
+    from rankscope.data import read_qrels  # pyarrow: when a file is read, not for arrays
 
     return read_qrels(path)
 
 
 def _read_run(path: Path) -> Run:
-    from rankscope.data import read_run
+    from rankscope.data import read_run  # pyarrow: when a file is read, not for arrays
 
     return read_run(path)
 

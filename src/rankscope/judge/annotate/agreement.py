@@ -53,7 +53,7 @@ class AgreementReport:
 def compare(a: str, b: str, ga: Grades, gb: Grades, *, threshold: int = 1) -> RaterAgreement:
     """Agreement of two sets of grades on the pairs both have (the result's ``only_a`` and
     ``only_b`` count those one side graded alone, in the queries both graded)."""
-    from rankscope.judge.agreement import label_agreement
+    from rankscope.judge.agreement import label_agreement  # numpy: when agreement is asked
 
     shared = len(set(ga) & set(gb))
     if not shared:  # label_agreement refuses this; here it is just "not yet"

@@ -95,6 +95,7 @@ def retrieval_measures(
 ) -> dict[str, dict[str, float]]:
     """``{question_id: {"hit@1", "hit@5", "hit@k", "mrr"}}`` from (id, retrieved ids, needle
     rank) rows, with :func:`rankscope.evaluate` (every question counts; none retrieved is 0)."""
+    # numpy, pyarrow: when the answers are scored, not when the command starts
     from rankscope import evaluate
     from rankscope.data import Qrels, Run
 
