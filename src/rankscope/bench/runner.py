@@ -88,7 +88,7 @@ from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError, QueryError, RankscopeError, UnsupportedQueryError
 from rankscope.suite.corpus import iter_documents
 from rankscope.suite.model import Suite
-from rankscope.suite.schema import CorpusSpec, Settings
+from rankscope.suite.schema import CorpusSpec, SuiteSettings
 from rankscope.suite.sweep import BenchConfig, Chunking
 
 
@@ -257,7 +257,7 @@ class RunInputs:
     fields: tuple[str, ...]
     count: int
     queries: list[Query]
-    settings: Settings
+    settings: SuiteSettings
     engine_factory: Callable[[BenchConfig], Engine] = build_engine
 
     @classmethod
@@ -377,7 +377,7 @@ def run_config(
     config: BenchConfig,
     docs: Iterable[Document],
     queries: Sequence[Query],
-    settings: Settings,
+    settings: SuiteSettings,
     reporter: Reporter | None = None,
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
 ) -> ConfigRecord:

@@ -188,7 +188,7 @@ class BeirFolder:
                 hint=f"set corpus.split to one of: {', '.join(self.splits) or '(none found)'}, "
                 "or give the suite its own judgments",
             )
-        from rankscope.suite.judgments import read_qrels_file  # numpy, pyarrow (see above)
+        from rankscope.suite.relevance import read_qrels_file  # numpy, pyarrow (see above)
 
         return read_qrels_file(self.qrels_path)
 

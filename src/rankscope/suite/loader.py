@@ -24,8 +24,8 @@ from rankscope.engines.base import (
 )
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import corpus_qrels, corpus_queries, read_jsonl_queries
-from rankscope.suite.judgments import CodeExpectation, JudgmentSet, read_qrels_file
 from rankscope.suite.model import Suite
+from rankscope.suite.relevance import CodeExpectation, JudgmentSet, read_qrels_file
 from rankscope.suite.schema import QueriesFile, QuerySpec, SuiteSpec, parse_boosted_field
 from rankscope.suite.sweep import (
     BenchConfig,

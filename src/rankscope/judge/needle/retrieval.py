@@ -22,7 +22,7 @@ from rankscope.engines.chunking import chunk_documents
 from rankscope.errors import EngineError
 from rankscope.judge.needle.questions import NeedleQuestion
 from rankscope.suite.corpus import read_jsonl_documents
-from rankscope.suite.schema import Settings
+from rankscope.suite.schema import SuiteSettings
 from rankscope.suite.sweep import BenchConfig
 
 Retriever = Callable[[str, int], Sequence[Hit]]
@@ -169,7 +169,7 @@ class EngineRetrieval:
         texts = {u.id: u.text for u in units}
         parents = {u.id: u.parent_id for u in units if u.parent_id is not None}
         # One timed pass, no warm-up: the latency is that of the question's own search.
-        settings = Settings(k=[k], max_k=k, warmup=0, repeats=1, concurrency=1)
+        settings = SuiteSettings(k=[k], max_k=k, warmup=0, repeats=1, concurrency=1)
         config = BenchConfig(name=f"needle-{self.engine}", engine=self.engine, options=self.options)
         queries = [Query(id=q.id, text=q.question) for q in questions]
         record = run_config(config, units, queries, settings)
