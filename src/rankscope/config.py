@@ -45,6 +45,8 @@ VARIABLES: dict[str, str] = {
     "option is not given",
     "RANKSCOPE_ANSERINI_JAR": "Anserini fat jar of the anserini engine when its `jar` option is "
     "not given (default: the jar in pyserini's distribution)",
+    "RANKSCOPE_ANNOTATE_TOKEN": "token that `rankscope annotate`'s page and API calls need when "
+    "`--token` is not given (default: a new random one each start)",
     "RANKSCOPE_TOKEN": "API key or JWT that `rankscope serve import-ubi --url` sends to a running "
     "service when `--token` is not given",
 }
