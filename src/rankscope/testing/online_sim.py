@@ -12,6 +12,8 @@ the score-threshold heuristic of records without judgments (:class:`ScoreLabels`
 A rate over repetitions (:class:`Rate`) carries its count and a 95% Wilson interval
 (``scipy.stats.binomtest(...).proportion_ci``, as the service's rates): 200 repetitions leave
 a standard error of up to 0.035.
+
+Internal (docs/testing.md#what-is-public): it follows the online loop and may change with it.
 """
 
 from __future__ import annotations

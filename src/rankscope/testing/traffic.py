@@ -14,6 +14,8 @@ above at any persistence, a position-based user who examines each position with 
 probability and never stops early, other attractiveness tables, and noisy clicks. The click
 models' agreement with the true grades is measured on such logs
 (:mod:`rankscope.testing.click_study`).
+
+Internal (docs/testing.md#what-is-public): it follows the online loop and may change with it.
 """
 
 from __future__ import annotations
