@@ -130,6 +130,8 @@ class RemoteRunner(Protocol):
 
 
 class NullReporter:
+    """A :class:`Reporter` that shows nothing (the default without a progress bar)."""
+
     def start(self, config: BenchConfig, total: int) -> None:
         pass
 

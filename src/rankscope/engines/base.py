@@ -19,7 +19,9 @@ from typing import Any, ClassVar, Literal, Self, SupportsFloat, TypeVar
 
 from rankscope.errors import ConfigError, EngineError, QueryError, UnsupportedQueryError
 
+#: the five kinds of query a suite may hold (see :class:`Query`)
 QueryKind = Literal["query_string", "match", "multi_match", "phrase", "boolean"]
+#: the same kinds as a tuple, in that order
 QUERY_KINDS: tuple[QueryKind, ...] = ("query_string", "match", "multi_match", "phrase", "boolean")
 
 

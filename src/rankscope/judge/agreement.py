@@ -138,6 +138,9 @@ def label_agreement(
 
 @dataclass(frozen=True, slots=True)
 class RankingAgreement:
+    """Whether two qrels rank the runs alike: each run's mean score under each, and Kendall's
+    tau-b between the two orders."""
+
     measure: str
     tau_b: float | None
     scores_a: dict[str, float]  # run -> mean under qrels a

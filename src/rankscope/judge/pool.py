@@ -53,6 +53,8 @@ class PoolEntry:
 
 @dataclass(frozen=True, slots=True)
 class Pool:
+    """A depth-k pool: the (query, document) pairs to judge, with the runs that retrieved them."""
+
     entries: tuple[PoolEntry, ...]
     depth: int | None = None
     run_names: tuple[str, ...] = ()

@@ -44,6 +44,7 @@ QrelsLike: TypeAlias = "Qrels | Mapping[str, Mapping[str, int]] | str | os.PathL
 RunLike: TypeAlias = "Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str]"
 RunsLike: TypeAlias = "RunLike | Sequence[RunLike] | Mapping[str, RunLike]"
 
+#: what :func:`evaluate` computes when no measure is named
 DEFAULT_MEASURES: tuple[str, ...] = ("map", "ndcg@10", "P@10", "recall@100", "mrr")
 #: The document trec_eval's ``-c`` ranks for a qrels query the run lacks.
 STAND_IN_DOCNO = "ceci_nest_pas_un_docno"

@@ -290,7 +290,7 @@ def _new_index(name: str, body: Mapping[str, Any]) -> _Index:
 
 # -- scoring ------------------------------------------------------------------------------------
 
-Scores = dict[str, float]
+_Scores = dict[str, float]
 
 
 class _Searcher:
@@ -312,9 +312,9 @@ class _Searcher:
     def terms(self, field_name: str, text: str) -> list[tuple[int, str]]:
         return self.ix.analyzer_for(field_name)(text)
 
-    def term_scores(self, field_name: str, terms: list[str], boost: float) -> Scores:
+    def term_scores(self, field_name: str, terms: list[str], boost: float) -> _Scores:
         postings = self.ix.postings.get(field_name, {})
-        out: Scores = {}
+        out: _Scores = {}
         for doc in self.docs:
             doc_terms = postings.get(doc)
             if not doc_terms:
@@ -329,7 +329,7 @@ class _Searcher:
                 out[doc] = s
         return out
 
-    def match(self, field_name: str, text: str, operator: str, boost: float) -> Scores:
+    def match(self, field_name: str, text: str, operator: str, boost: float) -> _Scores:
         terms = [t for _, t in self.terms(field_name, text)]
         scores = self.term_scores(field_name, terms, boost)
         if operator.lower() == "and":
@@ -337,14 +337,14 @@ class _Searcher:
             scores = {d: s for d, s in scores.items() if all(t in postings[d] for t in terms)}
         return scores
 
-    def phrase(self, field_name: str, text: str, slop: int, boost: float) -> Scores:
+    def phrase(self, field_name: str, text: str, slop: int, boost: float) -> _Scores:
         analysed = self.terms(field_name, text)
         if not analysed:
             return {}
         first = analysed[0][0]
         offsets = [p - first for p, _ in analysed]
         postings = self.ix.postings.get(field_name, {})
-        out: Scores = {}
+        out: _Scores = {}
         for doc in self.docs:
             doc_terms = postings.get(doc)
             if not doc_terms or not all(t in doc_terms for _, t in analysed):
@@ -357,7 +357,7 @@ class _Searcher:
             out[doc] = sum(self._bm25(field_name, t, freq, doc, boost) for _, t in analysed)
         return out
 
-    def run(self, q: Mapping[str, Any]) -> Scores:
+    def run(self, q: Mapping[str, Any]) -> _Scores:
         if not isinstance(q, Mapping) or len(q) != 1:
             raise _ApiError(400, "parsing_exception", f"query malformed: {json.dumps(q)[:200]}")
         ((kind, spec),) = q.items()
@@ -380,17 +380,17 @@ class _Searcher:
             return self.boolean(spec)
         raise _ApiError(400, "parsing_exception", f"unknown query [{kind}]")
 
-    def multi_match(self, spec: Mapping[str, Any]) -> Scores:
+    def multi_match(self, spec: Mapping[str, Any]) -> _Scores:
         text = str(spec.get("query", ""))
         kind = spec.get("type", "best_fields")
         if kind not in ("best_fields", "most_fields"):
             raise _ApiError(400, "parsing_exception", f"[multi_match] unsupported type [{kind}]")
         tie = float(spec.get("tie_breaker", 0.0))
-        per_field: list[Scores] = []
+        per_field: list[_Scores] = []
         for entry in spec.get("fields") or []:
             fname, _, boost = str(entry).partition("^")
             per_field.append(self.match(fname, text, "or", float(boost or 1.0)))
-        out: Scores = {}
+        out: _Scores = {}
         for doc in {d for s in per_field for d in s}:
             vals = [s[doc] for s in per_field if doc in s]
             if kind == "most_fields":
@@ -400,8 +400,8 @@ class _Searcher:
                 out[doc] = best + tie * (sum(vals) - best)
         return out
 
-    def boolean(self, spec: Mapping[str, Any]) -> Scores:
-        def clauses(name: str) -> list[Scores]:
+    def boolean(self, spec: Mapping[str, Any]) -> _Scores:
+        def clauses(name: str) -> list[_Scores]:
             value = spec.get(name) or []
             items = value if isinstance(value, list) else [value]
             return [self.run(c) for c in items]

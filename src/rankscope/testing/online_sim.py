@@ -167,6 +167,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class Rates:
+    """Over repeated experiments: how often one named a winner, and how often the right one."""
+
     repetitions: int
     called: Rate  # repetitions naming any winner
     correct: Rate  # repetitions naming the truly better arm ("a")
@@ -299,6 +301,8 @@ def repeated_interleaving(
     repetitions: int,
     seed: int,
 ) -> Rates:
+    """How often ``repetitions`` interleaving experiments of ``impressions`` each name a winner
+    between arms of ranking noise ``noise_a`` and ``noise_b``, and how often arm a."""
     rng = np.random.default_rng(seed)
     return Rates.of(
         [

@@ -38,6 +38,8 @@ PBM_EXAMINATION = (1.0, 0.7, 0.55, 0.45, 0.38, 0.32, 0.27, 0.23, 0.2, 0.18)
 
 @dataclass(frozen=True)
 class SimQuery:
+    """A simulated query: its documents and their true grades (0-3)."""
+
     id: str
     text: str
     docs: tuple[str, ...]
@@ -46,6 +48,8 @@ class SimQuery:
 
 @dataclass(frozen=True)
 class Click:
+    """A simulated click: the document, its position, the dwell time, whether it satisfied."""
+
     doc: str
     position: int
     dwell: float
@@ -54,6 +58,8 @@ class Click:
 
 @dataclass(frozen=True)
 class Universe:
+    """The simulated queries and how often each is asked (Zipf-distributed weights)."""
+
     queries: tuple[SimQuery, ...]
     weights: np.ndarray  # probability of each query being asked
 

@@ -44,6 +44,9 @@ class Disagreement:
 
 @dataclass(frozen=True, slots=True)
 class AgreementReport:
+    """Agreement between the annotators of a store, and of each with the reference labels,
+    with the pairs they disagree on."""
+
     threshold: int
     between_annotators: tuple[RaterAgreement, ...]
     with_references: tuple[RaterAgreement, ...]
@@ -72,6 +75,7 @@ def _nested(grades: Grades) -> dict[str, dict[str, int]]:
 
 
 def agreement_report(store: AnnotationStore, *, threshold: int = 1) -> AgreementReport:
+    """The :class:`AgreementReport` of ``store`` (binary kappa: grade >= ``threshold``)."""
     grades = store.grades()
     names = list(grades)
     pairs = [

@@ -210,6 +210,8 @@ def write_export(
     *,
     disagreements: Resolution = "omit",
 ) -> ExportResult | None:
+    """Write the store's judgments (one ``annotator``'s, or all with ``disagreements``
+    resolved) to ``path`` as ``fmt``."""
     text, result = export_text(store, fmt, annotator, disagreements=disagreements)
     _atomic(path, lambda f: print(text, end="", file=f), newline="")
     return result

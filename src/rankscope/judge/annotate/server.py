@@ -107,6 +107,8 @@ def is_loopback(host: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
+    """How the annotation page runs: its token, scale, address and when labels are shown."""
+
     token: str
     scale: Scale
     show_labels: ShowLabels = "never"

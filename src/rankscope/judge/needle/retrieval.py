@@ -25,6 +25,7 @@ from rankscope.suite.corpus import read_jsonl_documents
 from rankscope.suite.schema import SuiteSettings
 from rankscope.suite.sweep import BenchConfig
 
+#: a retrieval function: (question, k) -> the top k hits
 Retriever = Callable[[str, int], Sequence[Hit]]
 
 

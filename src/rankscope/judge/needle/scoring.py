@@ -20,6 +20,9 @@ _NOT_RETRIEVED = "\u2205 needle not retrieved"
 
 @dataclass(frozen=True, slots=True)
 class QuestionResult:
+    """One question's outcome: where the needle ranked, the grader's answer and grade, the
+    score that combines them, latencies and tokens."""
+
     question_id: str
     question: str
     expected_answer: str
@@ -63,6 +66,8 @@ class QuestionResult:
 
 @dataclass(frozen=True, slots=True)
 class NeedleSummary:
+    """The needle benchmark over all questions: hit rates, MRR, mean grades and pass rates."""
+
     questions: int
     k: int
     accuracy: float  # needle in the top k (hit@k)
@@ -124,6 +129,7 @@ def retrieval_measures(
 
 
 def summarize(results: Sequence[QuestionResult], k: int) -> NeedleSummary:
+    """The :class:`NeedleSummary` of ``results``, retrieved at depth ``k``."""
     n = len(results)
     if n == 0:
         raise InputError("no questions to summarize")
