@@ -16,6 +16,9 @@ from rankscope.cli.options import Alias, Format, View, aliases
 if TYPE_CHECKING:
     from rankscope.bench.ray_runner import RayOptions
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 #: what ``bench --format`` and ``demo --format`` write
 BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown]
 

@@ -26,6 +26,9 @@ from rankscope.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.stats import Comparison
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 _MEASURE_HELP = (
     "Measure to compare; repeat for several (default: ndcg@10 and map). Any name rankscope "
     "eval accepts (ndcg@10, map, P@10, recall@100, mrr, ...)."

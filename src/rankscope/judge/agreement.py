@@ -138,6 +138,9 @@ def label_agreement(
 
 @dataclass(frozen=True, slots=True)
 class RankingAgreement:
+    """Whether two qrels rank the runs alike: each run's mean score under each, and Kendall's
+    tau-b between the two orders."""
+
     measure: str
     tau_b: float | None
     scores_a: dict[str, float]  # run -> mean under qrels a
@@ -162,7 +165,7 @@ def ranking_agreement(
     Both sides are scored over the queries both qrels judge, so that a difference in coverage
     (LLM labels for a subset of queries, say) does not pass for a difference in judgments.
     """
-    from rankscope import evaluate
+    from rankscope import evaluate  # numpy, pyarrow: not for the judge's start
 
     shared = set(a.query_ids) & set(b.query_ids)
     if not shared:
