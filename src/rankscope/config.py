@@ -49,8 +49,6 @@ VARIABLES: dict[str, str] = {
     "`--token` is not given (default: a new random one each start)",
     "RANKSCOPE_TOKEN": "API key or JWT that `rankscope serve import-ubi --url` sends to a running "
     "service when `--token` is not given",
-    "RANKSCOPE_ANNOTATE_TOKEN": "the token `rankscope annotate` asks of the page and every API call "
-    "when `--token` is not given (default: a new random one at each start)",
 }
 
 
