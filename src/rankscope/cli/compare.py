@@ -2,7 +2,7 @@
 
 Two forms: ``rankscope compare QRELS RUN RUN...`` (run files) and ``rankscope compare OUT_DIR``
 (a benchmark's output folder or its results.json: its configurations, from the typed per-query
-results). Parses options, makes one library call (:func:`rankscope.stats.compare_runs` or
+results). Parses options, makes one library call (:func:`rankscope.compare_io.compare_runs` or
 :func:`rankscope.bench.statistics.compare_benchmark`), renders with
 :mod:`rankscope.report.compare`. Output formats: ``table`` (default), ``json``
 (:meth:`rankscope.stats.Comparison.to_dict`), ``csv`` (one row per measure and system),
@@ -232,8 +232,9 @@ def _compare_runs(
     judged_only: bool,
     options: dict[str, Any],
 ) -> Comparison:
+    from rankscope.compare_io import compare_runs
     from rankscope.metrics.names import parse_measures
-    from rankscope.stats import StatsWarning, compare_runs
+    from rankscope.stats import StatsWarning
 
     measures = parse_measures(measure or ["ndcg@10", "map"])  # fail fast on a bad name
     for path in (qrels, *runs):

@@ -7,7 +7,9 @@ conventions.
 - One query set: :class:`ScoreMatrix` (systems × queries per measure, aligned to the qrels'
   queries: missing queries score 0 and are counted, queries outside are dropped and counted),
   :func:`align_scores`.
-- The entry point: :func:`compare` (:class:`Comparison`) and :func:`compare_runs` (files in).
+- The entry point: :func:`compare` (:class:`Comparison`). Nothing here reads a file or evaluates
+  a run: :func:`compare_runs` (files in) lives in :mod:`rankscope.compare_io`, the loader, and is
+  re-exported here, importing the loader when first read.
 - Two systems: :func:`paired_t`, :func:`randomization_test`, :func:`bootstrap_test`,
   :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
 - Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
@@ -20,6 +22,9 @@ conventions.
   (:class:`TwoSampleTest`).
 """
 
+from typing import TYPE_CHECKING
+
+from rankscope.lazy import lazy_exports
 from rankscope.stats._checks import StatsWarning, equal_up_to_rounding
 from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau_b
 from rankscope.stats.compare import (
@@ -28,7 +33,6 @@ from rankscope.stats.compare import (
     MeasureComparison,
     SystemRow,
     compare,
-    compare_runs,
     pairwise,
 )
 from rankscope.stats.intervals import (
@@ -67,6 +71,9 @@ from rankscope.stats.planning import (
     queries_needed,
 )
 from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.compare_io import compare_runs
 
 __all__ = [
     "CORRECTIONS",
@@ -114,3 +121,6 @@ __all__ = [
     "wilcoxon_test",
     "wins_ties_losses",
 ]
+
+# the documented files-in shortcut: defined by the loader, which stats never imports itself
+__getattr__, __dir__ = lazy_exports(globals(), {"rankscope.compare_io": ("compare_runs",)})

@@ -5,18 +5,16 @@
 baseline, the difference with its interval, effect size, p-value (corrected over a stated family),
 wins/ties/losses, a significance mark, and planning figures; plus the two-way ANOVA of each
 measure and, for the Tukey tests (or ``all_pairs=True``), every pair of systems.
-:func:`compare_runs` reads qrels and run files first. :func:`pairwise` tests every pair of
-systems of one matrix.
+:func:`pairwise` tests every pair of systems of one matrix. Reading qrels and run files first is
+:func:`rankscope.compare_io.compare_runs` (also ``rankscope.stats.compare_runs``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,10 +59,6 @@ from rankscope.stats.paired import (
     wilcoxon_test,
 )
 from rankscope.stats.planning import PowerPlan, power_plan
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.data import Qrels, Run
-    from rankscope.metrics.names import Measure
 
 Test = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey"]
 TESTS: tuple[str, ...] = ("t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey")
@@ -702,53 +696,6 @@ def _warn_filled(scores: ScoreMatrix, notes: list[str]) -> None:
             )
 
 
-# ---------------------------------------------------------------------------- from files
-def compare_runs(
-    qrels: Qrels | str | os.PathLike[str] | Any,
-    runs: Sequence[Run | str | os.PathLike[str] | Any],
-    measures: Sequence[str | Measure] = ("ndcg@10",),
-    *,
-    baseline: str | None = None,
-    depth: int | None = None,
-    rel_level: int = 1,
-    judged_only: bool = False,
-    **options: Any,
-) -> Comparison:
-    """Score ``runs`` against ``qrels`` on every qrels query
-    (:meth:`ScoreMatrix.from_runs`) and :func:`compare` them (``options`` go to compare).
-
-    ``baseline`` names a run by its name, or by the file name, stem or path it was given as.
-    """
-    if len(runs) < 2:
-        raise InputError(
-            "a comparison needs at least two runs", value=len(runs), hint="give two or more runs"
-        )
-    scores = ScoreMatrix.from_runs(
-        qrels, runs, measures, depth=depth, rel_level=rel_level, judged_only=judged_only
-    )
-    if baseline is not None and baseline not in scores.systems:
-        baseline = _baseline_from_paths(baseline, runs, scores.systems)
-    return compare(scores, baseline=baseline, **options)
-
-
-def _baseline_from_paths(baseline: str, runs: Sequence[Any], systems: tuple[str, ...]) -> str:
-    from pathlib import Path
-
-    matches = []
-    for i, run in enumerate(runs):
-        if isinstance(run, str | os.PathLike):
-            path = Path(run)
-            if baseline in (str(run), path.name, path.stem):
-                matches.append(i)
-    if len(matches) > 1:
-        raise InputError(
-            f"the baseline {baseline!r} matches several runs",
-            value=[systems[i] for i in matches],
-            hint="name the run by its run name or full path",
-        )
-    return systems[matches[0]] if matches else baseline
-
-
 __all__ = [
     "TESTS",
     "Comparison",
@@ -758,6 +705,5 @@ __all__ = [
     "SystemRow",
     "Test",
     "compare",
-    "compare_runs",
     "pairwise",
 ]

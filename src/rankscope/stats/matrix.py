@@ -3,9 +3,10 @@
 A paired comparison is only meaningful on one set of queries. rankscope uses the judged queries
 (the qrels' queries): a query a system lacks scores 0 (what trec_eval ``-c`` gives an empty
 ranking) and is counted as *filled*; a system's queries outside the set are *dropped* and
-counted. :class:`ScoreMatrix` holds the result; build it from files (:meth:`ScoreMatrix.from_runs`),
-from :class:`~rankscope.Results` (:meth:`ScoreMatrix.from_results`), from dictionaries
-(:meth:`ScoreMatrix.from_per_query`) or from arrays (:meth:`ScoreMatrix.from_arrays`).
+counted. :class:`ScoreMatrix` holds the result; build it from :class:`~rankscope.Results`
+(:meth:`ScoreMatrix.from_results`), from dictionaries (:meth:`ScoreMatrix.from_per_query`) or
+from arrays (:meth:`ScoreMatrix.from_arrays`). Nothing here reads a file or evaluates a run:
+files go through :mod:`rankscope.compare_io` (:meth:`ScoreMatrix.from_runs` is its shortcut).
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from numpy.typing import NDArray
 from rankscope.errors import InputError, RankscopeError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.data import Qrels, Run
     from rankscope.metrics.names import Measure
     from rankscope.metrics.results import Results
 
@@ -301,37 +301,22 @@ class ScoreMatrix:
     @classmethod
     def from_runs(
         cls,
-        qrels: Qrels | str | Any,
-        runs: Sequence[Run | str | Any],
+        qrels: Any,
+        runs: Sequence[Any],
         measures: Sequence[str | Measure],
         *,
         depth: int | None = None,
         rel_level: int = 1,
         judged_only: bool = False,
     ) -> ScoreMatrix:
-        """Read ``qrels`` and ``runs`` (paths or values), score them with
-        :func:`rankscope.evaluate` on every qrels query (``average_over_qrels=True``), and count
-        each run's queries outside the qrels as dropped."""
-        from rankscope import evaluate
-        from rankscope.data import Qrels, Run, read_qrels, read_run
+        """Read ``qrels`` and ``runs`` (paths or values) and score them on every qrels query:
+        :func:`rankscope.compare_io.load_scores`. rankscope.stats reads no file; this documented
+        shortcut imports the loader when it is called."""
+        from rankscope.compare_io import load_scores
 
-        the_qrels = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-        the_runs = [r if isinstance(r, Run) else read_run(r) for r in runs]
-        results = evaluate(
-            the_qrels,
-            the_runs,
-            list(measures),
-            depth=depth,
-            rel_level=rel_level,
-            judged_only=judged_only,
-            average_over_qrels=True,
+        return load_scores(
+            qrels, runs, measures, depth=depth, rel_level=rel_level, judged_only=judged_only
         )
-        judged = set(the_qrels.query_ids)
-        dropped = {
-            name: sum(1 for q in run.query_ids if q not in judged)
-            for name, run in zip(results.run_names, the_runs, strict=True)
-        }
-        return cls.from_results(results, dropped=dropped)
 
 
 def _canonical(measure: str) -> str:
