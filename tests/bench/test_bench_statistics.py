@@ -246,6 +246,27 @@ def test_every_statistic_is_reproduced_from_results_json(
                 assert row.delta == other.delta and row.delta_low == _low(other.delta_interval)
 
 
+def test_the_latency_matrix_knows_lower_is_better(wide: tuple[BenchmarkResult, Path]) -> None:
+    """compare() of score_matrix's latency gives the directions results.json stores (a slower
+    configuration is worse), and its wins are the queries where a configuration is faster."""
+    result, _ = wide
+    matrix = score_matrix(result, ["latency"], "all")
+    assert matrix.quantities[0].name == LATENCY and not matrix.quantities[0].higher_is_better
+    latency = result.statistics["all"].latency
+    assert latency is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)
+        again = compare(matrix, baseline=latency.baseline, test="randomization", seed=0)
+    x = matrix.scores(LATENCY)
+    base = matrix.system_index(latency.baseline)
+    for row in latency.configurations:
+        other = again.row(LATENCY, row.config)
+        assert other.direction == row.direction
+        if not other.is_baseline:
+            s = matrix.system_index(row.config)
+            assert other.wins == int((x[s] < x[base]).sum())
+
+
 def _low(interval: object) -> float | None:
     return None if interval is None else interval.low  # type: ignore[attr-defined]
 

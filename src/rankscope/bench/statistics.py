@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict
 
 from rankscope.errors import InputError, RankscopeError
+from rankscope.stats.quantity import Quantity
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.bench.results import BenchmarkResult, ViewName
@@ -44,6 +45,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: the per-query quantity compared for latency, as ``rankscope compare OUT_DIR -m`` names it
 LATENCY = "latency_ms"
+#: each query's latency (the median of its timed passes), in ms: lower is better
+LATENCY_QUANTITY = Quantity(LATENCY, higher_is_better=False)
 LATENCY_ALIASES = frozenset({"latency", LATENCY})
 LATENCY_LABEL = "latency ms"
 #: the test of each comparison: quality over all pairs, latency pairwise against the fastest
@@ -245,7 +248,7 @@ def _compare_rows(
     matrix = ScoreMatrix(
         tuple(names),
         tuple(str(i) for i in range(x.shape[1])),
-        (measure,),
+        (Quantity(measure, higher_is_better),),
         x[np.newaxis].copy(),
         np.ones(x.shape, dtype=np.bool_),
         (0,) * len(names),
@@ -264,10 +267,6 @@ def _compare_rows(
         )
     rows = []
     for r in found.measure(measure).rows:
-        direction: Direction | None = None
-        if r.direction is not None:
-            higher = r.direction == "better"
-            direction = "better" if higher == higher_is_better else "worse"
         rows.append(
             ConfigStatistics(
                 config=r.system,
@@ -280,7 +279,7 @@ def _compare_rows(
                 effect_size=_num(r.effect_size),
                 p_value=_num(r.p_adjusted),
                 significant=r.significant,
-                direction=direction,
+                direction=r.direction,
             )
         )
     # compare() warns that a constant difference makes the t statistic infinite; the
@@ -356,9 +355,13 @@ def score_matrix(
         )
     from rankscope.metrics.names import parse_measure
 
-    wanted = list(
-        dict.fromkeys(LATENCY if is_latency(m) else str(parse_measure(m)) for m in measures)
-    )
+    quantities = {
+        q.name: q
+        for q in (
+            LATENCY_QUANTITY if is_latency(m) else Quantity.of(parse_measure(m)) for m in measures
+        )
+    }
+    wanted = list(quantities)
     if not wanted:
         raise InputError("no measures to compare")
     ids = list(result.query_sets[chosen].query_ids)
@@ -407,7 +410,7 @@ def score_matrix(
     return ScoreMatrix(
         tuple(c.name for c in configs),
         tuple(ids),
-        tuple(wanted),
+        tuple(quantities.values()),
         values,
         observed,
         (0,) * len(configs),
@@ -481,32 +484,8 @@ def compare_benchmark(
             hint="use --view all (every judged query, a skipped one scoring 0)",
         )
     wanted = list(measures or _default_measures(result))
-    matrix = score_matrix(result, wanted, chosen)
-    return lower_is_better(compare(matrix, baseline=baseline, **options), {LATENCY})
-
-
-def lower_is_better(comparison: Comparison, measures: set[str]) -> Comparison:
-    """``comparison`` with the sense of ``measures`` turned round: for latency a higher value
-    is worse, so a significantly higher latency is ``"worse"``, and a query where a
-    configuration is faster than the baseline is a win (``wins`` and ``losses`` swap)."""
-    from dataclasses import replace
-
-    flip: dict[str, Direction] = {"better": "worse", "worse": "better"}
-    out = []
-    for m in comparison.measures:
-        if m.measure in measures:
-            rows = tuple(
-                replace(
-                    r,
-                    direction=flip[r.direction] if r.direction else None,
-                    wins=r.losses,
-                    losses=r.wins,
-                )
-                for r in m.rows
-            )
-            m = replace(m, rows=rows)
-        out.append(m)
-    return replace(comparison, measures=tuple(out))
+    # latency is lower-is-better (LATENCY_QUANTITY): compare() marks a faster one better
+    return compare(score_matrix(result, wanted, chosen), baseline=baseline, **options)
 
 
 def _default_measures(result: BenchmarkResult) -> list[str]:

@@ -24,8 +24,6 @@ from rankscope.stats.intervals import Interval
 
 BETTER = "▲"
 WORSE = "▼"
-#: quantities where a lower value is better (a benchmark's per-query latency): ▲ marks lower
-LOWER_IS_BETTER = frozenset({"latency_ms"})
 
 
 # ----------------------------------------------------------------------------- numbers
@@ -86,7 +84,8 @@ def header_lines(comparison: Comparison) -> list[str]:
         f"{BETTER}/{WORSE} significantly better/worse than {c.baseline} ({significant}); "
         f"ES = {c.effect_size}; {_level(c)} intervals (Δ: {c.delta_interval})",
     ]
-    lower = [m.measure for m in c.measures if m.measure in LOWER_IS_BETTER]
+    # where a lower value is better (a benchmark's per-query latency), ▲ marks a lower one
+    lower = [m.measure for m in c.measures if not m.quantity.higher_is_better]
     if lower:
         lines.append(
             f"{', '.join(lower)}: lower is better ({BETTER} marks a lower value; W/T/L: queries "
@@ -168,7 +167,7 @@ def _pair_rows(c: Comparison, m: MeasureComparison) -> list[list[str]]:
     if m.pairs is None:
         return []
     rows = []
-    higher = m.measure not in LOWER_IS_BETTER
+    higher = m.quantity.higher_is_better
     for p in m.pairs.pairs:
         mark = ""
         if p.p_adjusted <= c.alpha and p.delta != 0:

@@ -6,7 +6,8 @@ conventions.
 
 - One query set: :class:`ScoreMatrix` (systems × queries per measure, aligned to the qrels'
   queries: missing queries score 0 and are counted, queries outside are dropped and counted),
-  :func:`align_scores`.
+  :func:`align_scores` (:class:`AlignedScores`); what is compared, with its direction:
+  :class:`Quantity` (a measure, or another per-query value such as latency).
 - The entry point: :func:`compare` (:class:`Comparison`). Nothing here reads a file or evaluates
   a run: :func:`compare_runs` (files in) lives in :mod:`rankscope.compare_io`, the loader, and is
   re-exported here, importing the loader when first read.
@@ -42,7 +43,7 @@ from rankscope.stats.intervals import (
     t_interval,
     t_interval_from_summary,
 )
-from rankscope.stats.matrix import Aligned, ScoreMatrix, align_scores
+from rankscope.stats.matrix import AlignedScores, ScoreMatrix, align_scores
 from rankscope.stats.multiple import (
     CORRECTIONS,
     Anova,
@@ -70,6 +71,7 @@ from rankscope.stats.planning import (
     power_plan,
     queries_needed,
 )
+from rankscope.stats.quantity import Quantity
 from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,7 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "CORRECTIONS",
     "TESTS",
-    "Aligned",
+    "AlignedScores",
     "Anova",
     "Comparison",
     "Interval",
@@ -87,6 +89,7 @@ __all__ = [
     "PairedTest",
     "Pairwise",
     "PowerPlan",
+    "Quantity",
     "ScoreMatrix",
     "StatsWarning",
     "SystemRow",
