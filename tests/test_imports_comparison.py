@@ -40,12 +40,9 @@ ROOT_EXPORTS = {
 #: the documented shortcuts to the loader, and where they are
 LOADER = "rankscope.compare_io"
 LOADER_SHORTCUTS = {"rankscope.stats", "rankscope.stats.matrix"}
-#: being removed on their own: the benchmark runners; the results models and the statistics
+#: being removed on its own (the benchmark runners); no other cycle may appear
 KNOWN_CYCLES: set[frozenset[str]] = {
     frozenset({"rankscope.bench.runner", "rankscope.bench.ray_runner"}),
-    frozenset(
-        {"rankscope.bench.results", "rankscope.bench.statistics", "rankscope.bench.recommend"}
-    ),
 }
 
 

@@ -17,7 +17,8 @@ from bench_suites import make_suite, make_wide_suite
 from rich.console import Console
 
 from rankscope.bench import BenchmarkResult, Candidate, recommend, run_benchmark
-from rankscope.bench.statistics import LATENCY, score_matrix
+from rankscope.bench.latency import LATENCY
+from rankscope.bench.statistics import score_matrix
 from rankscope.report import render_table, to_markdown
 from rankscope.stats import StatsWarning, compare, randomized_tukey_hsd, t_interval
 from rankscope.suite import load_suite

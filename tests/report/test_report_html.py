@@ -15,7 +15,7 @@ import pytest
 from report_suites import run_report_bench
 
 from rankscope.bench import BenchmarkResult
-from rankscope.bench.statistics import fmt_ms
+from rankscope.bench.latency import fmt_ms
 from rankscope.report.compare import fmt_p, fmt_value
 from rankscope.report.content import build
 from rankscope.report.write import write_report

@@ -207,7 +207,8 @@ def _compare_benchmark(
     baseline: str | None,
     options: dict[str, Any],
 ) -> Comparison:
-    from rankscope.bench.statistics import compare_benchmark, read_results
+    from rankscope.bench.results import read_results
+    from rankscope.bench.statistics import compare_benchmark
     from rankscope.stats import StatsWarning
 
     result = read_results(path)

@@ -24,8 +24,13 @@ from rich.table import Table
 from rich.text import Text
 
 from rankscope.bench.evaluation import GAIN_NOTE, has_gain_label, measure_label
-from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
-from rankscope.bench.statistics import ConfigurationComparison, ViewStatistics
+from rankscope.bench.results import (
+    BenchmarkResult,
+    ConfigResult,
+    ConfigurationComparison,
+    ViewName,
+    ViewStatistics,
+)
 
 WORSE = "▼"
 #: a configuration on the Pareto front (quality and latency, within noise)

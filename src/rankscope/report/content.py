@@ -18,8 +18,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.bench.evaluation import measure_label
-from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
-from rankscope.bench.statistics import ConfigStatistics, ConfigurationComparison, ViewStatistics
+from rankscope.bench.results import (
+    BenchmarkResult,
+    ConfigResult,
+    ConfigStatistics,
+    ConfigurationComparison,
+    ViewName,
+    ViewStatistics,
+)
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover

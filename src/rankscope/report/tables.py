@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rankscope.bench.evaluation import measure_label
-from rankscope.bench.statistics import ConfigStatistics, fmt_ms
+from rankscope.bench.latency import fmt_ms
+from rankscope.bench.results import ConfigStatistics
 from rankscope.report.compare import BETTER, WORSE, fmt_p, fmt_value
 from rankscope.report.content import ReportContent
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankscope.bench.results import BenchmarkResult, ViewName
+from rankscope.bench.results import BenchmarkResult, ViewName, read_results
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,7 +38,6 @@ def write_report(
     """Render a benchmark's results (an output folder, its results.json, or the value) as
     HTML, Markdown and/or LaTeX. With no target at all, the HTML goes to ``report.html``
     beside results.json. A target ``-`` is not written: its text is in ``Written.text``."""
-    from rankscope.bench.statistics import read_results
     from rankscope.report.content import build
 
     folder: Path | None = None
