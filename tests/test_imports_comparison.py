@@ -62,7 +62,10 @@ def _imports(module: str) -> set[str]:
                 for _ in range(node.level - 1):
                     up = up.rpartition(".")[0]
                 base = f"{up}.{base}" if base else up
-            targets = [f"{base}.{a.name}" for a in node.names] + [base]
+            # ``from package import module`` imports the module; any other name, the package
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names
+            ]
             if base == "rankscope":  # ``from rankscope import evaluate``
                 targets += [ROOT_EXPORTS.get(a.name, "") for a in node.names]
         for target in targets:

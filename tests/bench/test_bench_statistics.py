@@ -434,3 +434,18 @@ def _table_at(result: BenchmarkResult, width: int) -> str:
     console = Console(file=io.StringIO(), width=width, color_system=None)
     render_table(result, console)
     return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_pipe_in_a_configuration_name_stays_in_its_markdown_cell(
+    wide: tuple[BenchmarkResult, Path],
+) -> None:
+    """Every Markdown table is written by one function, which escapes ``|``."""
+    result, _ = wide
+    renamed = [
+        c.model_copy(update={"name": "full|again"}) if c.name == "full-again" else c
+        for c in result.configurations
+    ]
+    md = to_markdown(result.model_copy(update={"configurations": renamed}))
+    row = next(line for line in md.splitlines() if "full\\|again" in line)
+    header = next(line for line in md.splitlines() if line.startswith("| configuration |"))
+    assert row.startswith("| full\\|again | ") and row.count(" | ") == header.count(" | ")

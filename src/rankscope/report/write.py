@@ -98,16 +98,16 @@ def _render(kind: str, content: object, folder: str) -> str:
 
     assert isinstance(content, ReportContent)
     if kind == "html":
-        from rankscope.report.html import render_html
+        from rankscope.report.html import to_html
 
-        return render_html(content, folder)
+        return to_html(content, folder)
     if kind == "markdown":
-        from rankscope.report.markdown import render_markdown
+        from rankscope.report.markdown import to_markdown
 
-        return render_markdown(content, folder)
-    from rankscope.report.latex import render_latex
+        return to_markdown(content, folder=folder)
+    from rankscope.report.latex import to_latex
 
-    return render_latex(content)
+    return to_latex(content)
 
 
 __all__ = ["Written", "write_report"]
