@@ -17,10 +17,12 @@ from rankscope.stats.compare import CORRECTION_NAMES, TEST_NAMES, Comparison, Me
 
 
 def mark(direction: str | None) -> str:
+    """The mark of a significant difference: ▲ better, ▼ worse, nothing otherwise."""
     return BETTER if direction == "better" else WORSE if direction == "worse" else ""
 
 
 def level_text(comparison: Comparison) -> str:
+    """The intervals' level as a percentage (``95%``)."""
     return f"{comparison.level * 100:g}%"
 
 
@@ -60,6 +62,7 @@ def header_lines(comparison: Comparison) -> list[str]:
 
 
 def query_set_text(c: Comparison) -> str:
+    """The query set, and the systems' filled and dropped queries."""
     filled = [f"{s} {n}" for s, n in zip(c.systems, c.filled, strict=True) if n]
     dropped = [f"{s} {n}" for s, n in zip(c.systems, c.dropped, strict=True) if n]
     if c.query_set == "qrels":
@@ -75,6 +78,7 @@ def query_set_text(c: Comparison) -> str:
 
 
 def columns(c: Comparison) -> list[str]:
+    """The header of each measure's table."""
     p_name = "p" if c.correction in ("none", "tukey") else f"p ({CORRECTION_NAMES[c.correction]})"
     return [
         "system",
@@ -89,6 +93,7 @@ def columns(c: Comparison) -> list[str]:
 
 
 def cells(c: Comparison, m: MeasureComparison) -> Iterator[tuple[list[str], str | None]]:
+    """Each system's row of measure ``m``, and its direction (for a colour)."""
     for r in m.rows:
         if r.is_baseline:
             yield (
@@ -121,6 +126,7 @@ def cells(c: Comparison, m: MeasureComparison) -> Iterator[tuple[list[str], str 
 
 
 def anova_line(m: MeasureComparison) -> str:
+    """The two-way ANOVA of a measure, in one line."""
     a = m.anova
     return (
         f"Two-way ANOVA (systems × queries): F({a.df_systems}, {a.df_residual}) = "
@@ -129,6 +135,7 @@ def anova_line(m: MeasureComparison) -> str:
 
 
 def pair_rows(c: Comparison, m: MeasureComparison) -> list[list[str]]:
+    """Every pair of systems (when tested), marked in the quantity's own sense."""
     if m.pairs is None:
         return []
     rows = []
@@ -150,6 +157,7 @@ def pair_rows(c: Comparison, m: MeasureComparison) -> list[list[str]]:
 
 
 def pair_columns(c: Comparison) -> list[str]:
+    """The header of the pairs' table."""
     simultaneous = c.test in ("tukey", "rtukey")
     return [
         "pair",
@@ -161,6 +169,7 @@ def pair_columns(c: Comparison) -> list[str]:
 
 
 def plan_columns(c: Comparison, plan_delta: str) -> list[str]:
+    """The header of the planning table."""
     power = next((r.plan.power for m in c.measures for r in m.rows if r.plan), 0.8)
     return [
         "system",
@@ -172,6 +181,7 @@ def plan_columns(c: Comparison, plan_delta: str) -> list[str]:
 
 
 def plan_rows(m: MeasureComparison) -> list[list[str]]:
+    """Each compared system's planning figures."""
     rows = []
     for r in m.rows:
         if r.plan is None:
@@ -190,6 +200,7 @@ def plan_rows(m: MeasureComparison) -> list[list[str]]:
 
 
 def plan_delta_label(c: Comparison, delta: float | None) -> str:
+    """What the planned difference is: the observed one, or the one asked for."""
     return "Δ (observed)" if delta is None else "Δ"
 
 

@@ -498,7 +498,17 @@ def compare(
     Raises :class:`~rankscope.errors.InputError` for fewer than two systems or queries, an
     unknown baseline, test or correction, and systems that share no observed query.
     """
-    options = _Options.checked(
+    _check_test(test)
+    _check_correction(correction)
+    if family not in ("measure", "all"):
+        raise InputError("unknown family", value=family, hint="use measure or all")
+    if mean_interval not in ("t", "bootstrap"):
+        raise InputError("unknown mean interval", value=mean_interval, hint="use t or bootstrap")
+    alpha = check_alpha(alpha)
+    level = check_level(1.0 - alpha if level is None else level)
+    if test in _RANDOM_TESTS or mean_interval == "bootstrap":
+        resamples = check_resamples(resamples)
+    options = _Options(
         test, correction, family, alpha, level, seed, resamples, exact, mean_interval,
         zero_method, all_pairs, power, delta,
     )  # fmt: skip
@@ -542,7 +552,7 @@ def compare(
 
 @dataclass(frozen=True, slots=True)
 class _Options:
-    """:func:`compare`'s settings, checked; ``level`` resolved."""
+    """:func:`compare`'s settings, checked (``level`` resolved)."""
 
     test: Test
     correction: Correction
@@ -557,40 +567,6 @@ class _Options:
     all_pairs: bool
     power: float
     delta: float | None
-
-    @classmethod
-    def checked(
-        cls,
-        test: Test,
-        correction: Correction,
-        family: Family,
-        alpha: float,
-        level: float | None,
-        seed: int,
-        resamples: int,
-        exact: bool | None,
-        mean_interval: MeanInterval,
-        zero_method: ZeroMethod,
-        all_pairs: bool,
-        power: float,
-        delta: float | None,
-    ) -> _Options:
-        _check_test(test)
-        _check_correction(correction)
-        if family not in ("measure", "all"):
-            raise InputError("unknown family", value=family, hint="use measure or all")
-        if mean_interval not in ("t", "bootstrap"):
-            raise InputError(
-                "unknown mean interval", value=mean_interval, hint="use t or bootstrap"
-            )
-        alpha = check_alpha(alpha)
-        level = check_level(1.0 - alpha if level is None else level)
-        if test in _RANDOM_TESTS or mean_interval == "bootstrap":
-            resamples = check_resamples(resamples)
-        return cls(
-            test, correction, family, alpha, level, seed, resamples, exact, mean_interval,
-            zero_method, all_pairs, power, delta,
-        )  # fmt: skip
 
 
 def _baseline_index(scores: ScoreMatrix, baseline: str | None, test: str) -> int:
