@@ -209,8 +209,7 @@ def _run_and_print(
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
     from rankscope.bench.results import ViewName
-    from rankscope.report import render_table, to_json, to_markdown
-    from rankscope.report.bench import to_csv
+    from rankscope.report import render_table, to_csv, to_json, to_markdown
     from rankscope.suite import Suite
 
     assert isinstance(suite, Suite)

@@ -2,7 +2,8 @@
 
 Label agreement is computed over the (query, doc) pairs both sides judged (optionally counting a
 pair judged by one side only as a fixed grade on the other). System agreement evaluates the same
-runs under both qrels and compares the two orderings of systems with Kendall's tau-b.
+runs under both qrels and compares the two orderings of systems with Kendall's tau-b. The
+statistics are :mod:`rankscope.stats.agreement`'s, re-exported here and by :mod:`rankscope.judge`.
 """
 
 from __future__ import annotations

@@ -6,8 +6,11 @@ conventions.
 
 - One query set: :class:`ScoreMatrix` (systems × queries per measure, aligned to the qrels'
   queries: missing queries score 0 and are counted, queries outside are dropped and counted),
-  :func:`align_scores`.
-- The entry point: :func:`compare` (:class:`Comparison`) and :func:`compare_runs` (files in).
+  :func:`align_scores` (:class:`AlignedScores`); what is compared, with its direction:
+  :class:`Quantity` (a measure, or another per-query value such as latency).
+- The entry point: :func:`compare` (:class:`Comparison`). Nothing here reads a file or evaluates
+  a run: :func:`compare_runs` (files in) lives in :mod:`rankscope.compare_io`, the loader, and is
+  re-exported here, importing the loader when first read.
 - Two systems: :func:`paired_t`, :func:`randomization_test`, :func:`bootstrap_test`,
   :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
 - Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
@@ -20,6 +23,9 @@ conventions.
   (:class:`TwoSampleTest`).
 """
 
+from typing import TYPE_CHECKING
+
+from rankscope.lazy import lazy_exports
 from rankscope.stats._checks import StatsWarning, equal_up_to_rounding
 from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau_b
 from rankscope.stats.compare import (
@@ -28,7 +34,6 @@ from rankscope.stats.compare import (
     MeasureComparison,
     SystemRow,
     compare,
-    compare_runs,
     pairwise,
 )
 from rankscope.stats.intervals import (
@@ -38,7 +43,7 @@ from rankscope.stats.intervals import (
     t_interval,
     t_interval_from_summary,
 )
-from rankscope.stats.matrix import Aligned, ScoreMatrix, align_scores
+from rankscope.stats.matrix import AlignedScores, ScoreMatrix, align_scores
 from rankscope.stats.multiple import (
     CORRECTIONS,
     Anova,
@@ -66,12 +71,16 @@ from rankscope.stats.planning import (
     power_plan,
     queries_needed,
 )
+from rankscope.stats.quantity import Quantity
 from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.compare_io import compare_runs
 
 __all__ = [
     "CORRECTIONS",
     "TESTS",
-    "Aligned",
+    "AlignedScores",
     "Anova",
     "Comparison",
     "Interval",
@@ -80,6 +89,7 @@ __all__ = [
     "PairedTest",
     "Pairwise",
     "PowerPlan",
+    "Quantity",
     "ScoreMatrix",
     "StatsWarning",
     "SystemRow",
@@ -114,3 +124,6 @@ __all__ = [
     "wilcoxon_test",
     "wins_ties_losses",
 ]
+
+# the documented files-in shortcut: defined by the loader, which stats never imports itself
+__getattr__, __dir__ = lazy_exports(globals(), {"rankscope.compare_io": ("compare_runs",)})
