@@ -4,9 +4,8 @@
 a run. This module does that part: :func:`load_scores` reads qrels and runs (paths or values),
 scores them with :func:`rankscope.evaluate` on every qrels query and counts each run's queries
 outside the qrels as dropped; :func:`resolve_baseline` finds a baseline named by its file;
-:func:`compare_runs` does both and :func:`rankscope.stats.compare`. ``rankscope.stats``
-re-exports :func:`compare_runs`, and ``ScoreMatrix.from_runs`` calls :func:`load_scores`: the
-documented shortcuts, which import this module only when called.
+:func:`compare_runs` does both and :func:`rankscope.stats.compare`. ``rankscope.stats`` never
+imports this module: the layers point one way (tests/test_imports.py).
 """
 
 from __future__ import annotations

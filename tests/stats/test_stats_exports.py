@@ -6,7 +6,7 @@ import rankscope.stats as stats
 
 PUBLIC = {
     # entry point and its values
-    "compare", "compare_runs", "Comparison", "MeasureComparison", "SystemRow", "TESTS",
+    "compare", "Comparison", "MeasureComparison", "SystemRow", "TESTS",
     "ScoreMatrix", "AlignedScores", "align_scores", "Quantity", "StatsWarning",
     # two systems
     "paired_t", "randomization_test", "bootstrap_test", "wilcoxon_test", "sign_test",

@@ -65,6 +65,7 @@ BALANCE_FORMULAS: dict[BalanceFormula, str] = {
     "speed = 1 - (p50 - min p50) / (max p50 - min p50)",
     "ratio": "(2*q + s) / 3, q = headline / best headline, s = best p50 / p50",
 }
+#: the default balance formula (``minmax``), as results.json states it
 BALANCE_FORMULA = BALANCE_FORMULAS["minmax"]
 
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rankscope.bench.latency import LatencyStats
 from rankscope.bench.records import ConfigSpec, IndexCache, Stage, Status
 from rankscope.errors import InputError, RankscopeError
-from rankscope.suite.schema import Settings
+from rankscope.suite.schema import SuiteSettings
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.stats.compare import SystemRow
@@ -327,6 +327,9 @@ class Contender(_Frozen):
 
 
 class Recommendation(_Frozen):
+    """One pick of a view (best quality, fastest, best balance): the configuration, why (in
+    words), its value of the measure it was picked by, and the lead over the runner-up."""
+
     config: str
     reason: str
     value: float
@@ -365,7 +368,7 @@ class BenchmarkResult(_Model):
     rankscope_version: str
     timestamp: str
     suite: SuiteInfo
-    settings: Settings
+    settings: SuiteSettings
     measures: list[str]
     headline: str
     #: every query of the suite, in suite order: the order of all per-query arrays

@@ -9,8 +9,8 @@ conventions.
   :func:`align_scores` (:class:`AlignedScores`); what is compared, with its direction:
   :class:`Quantity` (a measure, or another per-query value such as latency).
 - The entry point: :func:`compare` (:class:`Comparison`). Nothing here reads a file or evaluates
-  a run: :func:`compare_runs` (files in) lives in :mod:`rankscope.compare_io`, the loader, and is
-  re-exported here, importing the loader when first read.
+  a run: files in, a comparison out is :func:`rankscope.compare_io.compare_runs`, the loader
+  beside the command line (``stats`` never imports it: the layers point one way).
 - Two systems: :func:`paired_t`, :func:`randomization_test`, :func:`bootstrap_test`,
   :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
 - Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
@@ -23,9 +23,6 @@ conventions.
   (:class:`TwoSampleTest`).
 """
 
-from typing import TYPE_CHECKING
-
-from rankscope.lazy import lazy_exports
 from rankscope.stats._checks import StatsWarning, equal_up_to_rounding
 from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau_b
 from rankscope.stats.compare import (
@@ -74,9 +71,6 @@ from rankscope.stats.planning import (
 from rankscope.stats.quantity import Quantity
 from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.compare_io import compare_runs
-
 __all__ = [
     "CORRECTIONS",
     "TESTS",
@@ -103,7 +97,6 @@ __all__ = [
     "bootstrap_test",
     "cohen_kappa",
     "compare",
-    "compare_runs",
     "confusion_matrix",
     "equal_up_to_rounding",
     "interval_from_bootstrap",
@@ -126,4 +119,3 @@ __all__ = [
 ]
 
 # the documented files-in shortcut: defined by the loader, which stats never imports itself
-__getattr__, __dir__ = lazy_exports(globals(), {"rankscope.compare_io": ("compare_runs",)})

@@ -6,7 +6,7 @@ baseline, the difference with its interval, effect size, p-value (corrected over
 wins/ties/losses, a significance mark, and planning figures; plus the two-way ANOVA of each
 measure and, for the Tukey tests (or ``all_pairs=True``), every pair of systems.
 :func:`pairwise` tests every pair of systems of one matrix. Reading qrels and run files first is
-:func:`rankscope.compare_io.compare_runs` (also ``rankscope.stats.compare_runs``).
+:func:`rankscope.compare_io.compare_runs`.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ from rankscope.stats.planning import PowerPlan, power_plan
 from rankscope.stats.quantity import Quantity
 
 Test = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey"]
+#: the paired tests ``compare`` takes (``test=``; ``rankscope compare --test``)
 TESTS: tuple[str, ...] = ("t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey")
 Family = Literal["measure", "all"]
 MeanInterval = Literal["t", "bootstrap"]

@@ -6,7 +6,7 @@ ranking) and is counted as *filled*; a system's queries outside the set are *dro
 counted. :class:`ScoreMatrix` holds the result; build it from :class:`~rankscope.Results`
 (:meth:`ScoreMatrix.from_results`), from dictionaries (:meth:`ScoreMatrix.from_per_query`) or
 from arrays (:meth:`ScoreMatrix.from_arrays`). Nothing here reads a file or evaluates a run:
-files go through :mod:`rankscope.compare_io` (:meth:`ScoreMatrix.from_runs` is its shortcut).
+files go through :mod:`rankscope.compare_io` (``load_scores``).
 """
 
 from __future__ import annotations
@@ -279,7 +279,7 @@ class ScoreMatrix:
         qrels query, the ones it lacks as an empty ranking. Otherwise each run was scored on
         the queries it shares with the qrels, and the queries it lacks are filled with 0 here.
         ``Results`` do not know how many of a run's queries were outside the qrels: pass
-        ``dropped`` (``{run: count}``) to report them (:meth:`from_runs` does).
+        ``dropped`` (``{run: count}``) to report them (``rankscope.compare_io.load_scores`` does).
         """
         runs = [results.run(name) for name in results.run_names]
         if not runs:
@@ -313,26 +313,6 @@ class ScoreMatrix:
             observed,
             tuple(int(counts.get(name, 0)) for name in results.run_names),
             "qrels",
-        )
-
-    @classmethod
-    def from_runs(
-        cls,
-        qrels: Any,
-        runs: Sequence[Any],
-        measures: Sequence[str | Measure],
-        *,
-        depth: int | None = None,
-        rel_level: int = 1,
-        judged_only: bool = False,
-    ) -> ScoreMatrix:
-        """Read ``qrels`` and ``runs`` (paths or values) and score them on every qrels query:
-        :func:`rankscope.compare_io.load_scores`. rankscope.stats reads no file; this documented
-        shortcut imports the loader when it is called."""
-        from rankscope.compare_io import load_scores
-
-        return load_scores(
-            qrels, runs, measures, depth=depth, rel_level=rel_level, judged_only=judged_only
         )
 
 

@@ -11,7 +11,7 @@ from rankscope.lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.suite.loader import load_suite, load_suite_text
     from rankscope.suite.model import Suite
-    from rankscope.suite.schema import Settings, SuiteSettings, SuiteSpec
+    from rankscope.suite.schema import SuiteSettings, SuiteSpec
     from rankscope.suite.sweep import (
         PRESETS,
         BenchConfig,
@@ -26,7 +26,6 @@ __all__ = [
     "PRESETS",
     "BenchConfig",
     "Chunking",
-    "Settings",
     "Suite",
     "SuiteSettings",
     "SuiteSpec",
@@ -43,7 +42,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "rankscope.suite.loader": ("load_suite", "load_suite_text"),
         "rankscope.suite.model": ("Suite",),
-        "rankscope.suite.schema": ("Settings", "SuiteSettings", "SuiteSpec"),
+        "rankscope.suite.schema": ("SuiteSettings", "SuiteSpec"),
         "rankscope.suite.sweep": (
             "PRESETS",
             "BenchConfig",

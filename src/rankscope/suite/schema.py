@@ -246,10 +246,6 @@ class SuiteSettings(_Strict):
         return self
 
 
-#: the former name of :class:`SuiteSettings`, still importable
-Settings = SuiteSettings
-
-
 class ChunkingSpec(_Strict):
     """Split documents into overlapping chunks before indexing."""
 
