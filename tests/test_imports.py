@@ -1,40 +1,635 @@
-"""Private names stay inside their package: no module imports another package's private module
-or name (a helper two packages need is public in one home)."""
+"""How rankscope's modules depend on each other, read from the source (nothing is executed), and
+what its packages export.
+
+The import graph has an edge for every ``import`` statement of src/rankscope, wherever it is
+(module level, inside a function, under ``if TYPE_CHECKING``): an import moved into a function
+to dodge a cycle is still a dependency. ``from package import name`` points at the module that
+defines ``name`` (found through the package's ``__init__``; the package, if it defines it).
+Lookups by name (the engines of ``rankscope.engines.BUILTIN_ENGINES``) are not imports.
+
+- Private names stay inside their package (a helper two packages need is public in one home).
+- Layers: a package imports only packages of lower layers (:data:`LAYERS`), never one of its own
+  layer; :data:`RULES` adds rules between modules.
+- No cycle inside a package, none between packages.
+- Every public package (and every module of rankscope.testing) says what it exports in
+  ``__all__``: each name there exists and is documented, and nothing public is left out (as
+  httpx's tests/test_exported_members.py checks httpx).
+
+Rules that the restructuring of the service (layersvc) and of the comparison stack (layercmp)
+will make true are in :data:`PENDING`: marked xfail (strict), so each starts failing the moment
+it holds, and the integrator then moves it into the tables above.
+
+``python tests/test_imports.py`` prints the cycles per package and the count of function-level
+imports per package.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
+import re
+import sys
+import types
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src"
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+#: The layers, lowest first. A package (or top-level module; ``rankscope`` is the package's own
+#: ``__init__``, which re-exports the data and the measures) may import the packages of lower
+#: layers only: not a higher one, not another one of its own layer.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors",),
+    ("lazy", "ids", "config", "callables"),
+    ("data", "collect"),
+    ("metrics", "engines"),
+    ("rankscope",),
+    ("stats", "suite"),
+    ("online", "bench", "compare_io"),
+    ("judge",),
+    ("diff",),
+    ("report", "service"),
+    ("cli", "demo", "testing"),  # nothing imports these: the command line, the demo, test servers
+    ("__main__",),
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """No module under ``importer`` imports a module under any of ``forbidden`` (dotted
+    prefixes of module names, without ``rankscope.``)."""
+
+    importer: str
+    forbidden: tuple[str, ...]
+    why: str
+
+
+#: Rules between modules, beyond the layers.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "data.qrels",
+        ("data.readers", "data.writers", "data.trec"),
+        "the values sit below the code that reads and writes them",
+    ),
+    Rule(
+        "data.run",
+        ("data.readers", "data.writers", "data.trec"),
+        "the values sit below the code that reads and writes them",
+    ),
+    Rule(
+        "data._build",
+        ("data.qrels", "data.run", "data.tabular", "data.trec", "data.readers", "data.writers"),
+        "the builders know columns, not the values",
+    ),
+    Rule(
+        "data.tabular",
+        ("data.qrels", "data.run", "data.trec", "data.readers", "data.writers"),
+        "a table's rows, not the values",
+    ),
+    Rule(
+        "engines.base",
+        ("engines",),
+        "the contract imports nothing of its package (engines import it)",
+    ),
+    Rule("bench.runner", ("bench.ray_runner",), "Ray runs the runner's code, not the reverse"),
+    Rule(
+        "stats",
+        ("data", "metrics.evaluate"),
+        "stats takes aligned arrays and Measure values: reading files and evaluating happen in "
+        "compare_io, the loader beside the CLI",
+    ),
+    Rule(
+        "service.store",
+        ("service.ingest", "service.analysis", "service.api", "service.schemas"),
+        "the store is below what writes, analyses and serves through it",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A rule the restructuring in progress makes true (see the module's docstring)."""
+
+    rule: Rule
+    owner: str
+
+
+#: Placeholders: xfail until the restructuring named merges; then move each rule up into RULES.
+PENDING: tuple[Pending, ...] = (
+    Pending(
+        Rule("collect", ("service",), "the client sends wire models of its own (collect/wire.py)"),
+        "layersvc",
+    ),
+    Pending(
+        Rule(
+            "service.store",
+            ("service.records", "service.measures", "metrics"),
+            "the store computes no measure: it imports only its database and models",
+        ),
+        "layersvc",
+    ),
+    Pending(Rule("service.analysis", ("service.api",), "analysis is below the API"), "layersvc"),
+)
+
+#: Modules whose cycles the restructurings in progress remove (package -> (modules, owner)):
+#: the cycle check leaves them out, and the xfail check below includes them.
+PENDING_CYCLES: dict[str, tuple[frozenset[str], str]] = {
+    "service": (frozenset({"service"}), "layersvc"),
+}
+
+
+# --------------------------------------------------------------------------- the import graph
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # dotted module name without "rankscope."; "rankscope" for the package itself
+    target: str
+    line: int
+    in_function: bool
+
+
+def _short(module: str) -> str:
+    return "rankscope" if module == "rankscope" else module.removeprefix("rankscope.")
+
+
+@cache
+def modules() -> dict[str, Path]:
+    """Every module of src/rankscope by its short name (``data.run``; packages by their name)."""
+    found: dict[str, Path] = {}
+    for path in sorted((SRC / "rankscope").rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[_short(".".join(parts))] = path
+    return found
+
+
+@cache
+def _tree(module: str) -> ast.Module:
+    return ast.parse(modules()[module].read_text(encoding="utf-8"))
+
+
+def _is_package(module: str) -> bool:
+    return modules()[module].name == "__init__.py"
+
+
+def _absolute(importer: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    parts = ("rankscope" if importer == "rankscope" else f"rankscope.{importer}").split(".")
+    base = parts if _is_package(importer) else parts[:-1]
+    base = base[: len(base) - node.level + 1]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+@cache
+def _binding(package: str, name: str, depth: int = 0) -> str | None:
+    """The module that defines ``name`` as ``package``'s ``__init__`` imports it, if it does."""
+    if depth > 5 or package not in modules() or not _is_package(package):
+        return None
+    for node in ast.walk(_tree(package)):
+        if isinstance(node, ast.ImportFrom) and any(
+            (a.asname or a.name) == name for a in node.names
+        ):
+            source = _short(_absolute(package, node))
+            if source not in modules():
+                return None
+            deeper = _binding(source, name, depth + 1) if _is_package(source) else None
+            return deeper or source
+    return None
+
+
+def _targets(importer: str, node: ast.Import | ast.ImportFrom) -> Iterator[str]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.name == "rankscope" or alias.name.startswith("rankscope."):
+                yield _known(_short(alias.name))
+        return
+    module = _absolute(importer, node)
+    if module != "rankscope" and not module.startswith("rankscope."):
+        return
+    base = _known(_short(module))
+    for alias in node.names:
+        sub = f"{base}.{alias.name}" if base != "rankscope" else alias.name
+        if sub in modules():
+            yield sub
+        else:
+            yield _binding(base, alias.name) or base
+
+
+def _known(module: str) -> str:
+    while module not in modules() and "." in module:
+        module = module.rsplit(".", 1)[0]
+    return module
+
+
+@cache
+def imports() -> tuple[Import, ...]:
+    """Every import of one rankscope module by another, with where it is."""
+    found: list[Import] = []
+    for module in modules():
+
+        def visit(node: ast.AST, in_function: bool, module: str = module) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.Import | ast.ImportFrom):
+                    for target in dict.fromkeys(_targets(module, child)):
+                        if target != module:
+                            found.append(Import(module, target, child.lineno, in_function))
+                nested = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                visit(child, in_function or nested)
+
+        visit(_tree(module), False)
+    return tuple(found)
+
+
+def package_of(module: str) -> str:
+    return module.split(".")[0]
+
+
+def _under(module: str, prefix: str) -> bool:
+    if prefix == "":
+        return True
+    if prefix.endswith("."):
+        return module.startswith(prefix)
+    return module == prefix or module.startswith(prefix + ".")
+
+
+def violations(rule: Rule) -> list[str]:
+    """The imports that break ``rule``."""
+    return [
+        f"{i.importer}:{i.line} imports {i.target}"
+        for i in imports()
+        if _under(i.importer, rule.importer) and any(_under(i.target, f) for f in rule.forbidden)
+    ]
+
+
+def layer_rules() -> list[Rule]:
+    """The rules :data:`LAYERS` stands for, one per package."""
+    rules = []
+    for level, layer in enumerate(LAYERS):
+        above = [p for higher in LAYERS[level + 1 :] for p in higher]
+        for package in layer:
+            siblings = [p for p in layer if p != package]
+            rules.append(Rule(package, (*above, *siblings), f"layer {level + 1} of LAYERS"))
+    return rules
+
+
+def cycles(nodes: Iterable[str]) -> list[list[str]]:
+    """The strongly connected components (more than one module) of the graph on ``nodes``."""
+    nodes = set(nodes)
+    edges: dict[str, set[str]] = defaultdict(set)
+    for i in imports():
+        if i.importer in nodes and i.target in nodes:
+            edges[i.importer].add(i.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def connect(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                connect(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(nodes):
+        if v not in index:
+            connect(v)
+    return found
+
+
+def packages() -> list[str]:
+    return sorted({package_of(m) for m in modules()})
+
+
+def _package_cycles(package: str, leave_out: frozenset[str] = frozenset()) -> list[list[str]]:
+    nodes = [
+        m
+        for m in modules()
+        if package_of(m) == package and not any(_under(m, x) for x in leave_out)
+    ]
+    return cycles(nodes)
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+def test_no_private_import_across_packages() -> None:
+    found: list[str] = []
+    for module in modules():
+        for node in ast.walk(_tree(module)):
+            if isinstance(node, ast.ImportFrom):
+                target = _short(_absolute(module, node))
+                if target == module or package_of(target) == package_of(module):
+                    continue
+                if not (node.module or "").startswith("rankscope"):
+                    continue
+                names = [a.name for a in node.names]
+                if any(map(_private, target.split("."))) or any(map(_private, names)):
+                    found.append(f"{module}: from {target} import {', '.join(names)}")
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    parts = alias.name.split(".")
+                    same = package_of(_short(alias.name)) == package_of(module)
+                    if parts[0] == "rankscope" and any(map(_private, parts)) and not same:
+                        found.append(f"{module}: import {alias.name}")
+    assert not found, "\n".join(found)
 
 
 def _private(part: str) -> bool:
     return part.startswith("_") and not part.startswith("__")
 
 
-def _package(module: str) -> str:
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else ""
+def test_the_graph_sees_every_module_and_import() -> None:
+    """The checks below are only as good as the graph: it must know every package and resolve
+    imports through lazy package exports."""
+    listed = {p for layer in LAYERS for p in layer}
+    assert set(packages()) == listed, "a new package needs its place in LAYERS"
+    edges = {(i.importer, i.target) for i in imports()}
+    assert ("data.readers", "data.run") in edges
+    assert ("metrics.evaluate", "data.readers") in edges  # from rankscope.data import read_run
+    assert ("bench.runner", "engines.stream") in edges
+    assert any(i.in_function for i in imports() if i.importer == "cli.eval")
 
 
-def test_no_private_import_across_packages() -> None:
-    found: list[str] = []
-    for path in sorted((SRC / "rankscope").rglob("*.py")):
-        rel = path.relative_to(SRC).with_suffix("")
-        importer = _package(".".join(rel.parts))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rankscope."):
-                module = node.module or ""
-                if _package(module) == importer:
-                    continue
-                names = [a.name for a in node.names]
-                if any(_private(p) for p in module.split(".")) or any(map(_private, names)):
-                    found.append(f"{rel}: from {module} import {', '.join(names)}")
-            elif isinstance(node, ast.Import):
-                for alias in node.names:
-                    parts = alias.name.split(".")
-                    private = any(_private(p) for p in parts)
-                    if parts[0] == "rankscope" and private and _package(alias.name) != importer:
-                        found.append(f"{rel}: import {alias.name}")
-    assert not found, "\n".join(found)
+def _pending(importer: str, target: str) -> bool:
+    return any(
+        _under(importer, p.rule.importer) and any(_under(target, f) for f in p.rule.forbidden)
+        for p in PENDING
+    )
+
+
+@pytest.mark.parametrize("rule", layer_rules(), ids=lambda r: r.importer)
+def test_layers(rule: Rule) -> None:
+    found = [
+        f"{i.importer}:{i.line} imports {i.target}"
+        for i in imports()
+        if _under(i.importer, rule.importer)
+        and any(_under(i.target, f) for f in rule.forbidden)
+        and not _pending(i.importer, i.target)
+    ]
+    assert not found, f"{rule.importer} imports a higher layer or a sibling:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.importer or "everything")
+def test_rules(rule: Rule) -> None:
+    assert any(_under(m, rule.importer) for m in modules()), f"no module {rule.importer!r}"
+    found = violations(rule)
+    assert not found, f"{rule.why}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("package", packages())
+def test_no_cycle_inside_a_package(package: str) -> None:
+    leave_out = PENDING_CYCLES.get(package, (frozenset(), ""))[0]
+    found = _package_cycles(package, leave_out)
+    assert not found, "\n".join(" <-> ".join(c) for c in found)
+
+
+def test_no_cycle_between_packages() -> None:
+    edges = {(package_of(i.importer), package_of(i.target)) for i in imports()}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for a, b in edges:
+        if a != b:
+            graph[a].add(b)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            node = todo.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                todo.extend(graph[node])
+        return False
+
+    assert not [(a, b) for a, b in edges if a != b and reaches(b, a)]
+
+
+@pytest.mark.parametrize(
+    "pending",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"until {p.owner} merges"))
+        for p in PENDING
+    ],
+    ids=lambda p: f"{p.owner}:{p.rule.importer}",
+)
+def test_pending_rules(pending: Pending) -> None:
+    rule = pending.rule
+    assert any(_under(m, rule.importer) for m in modules()), f"no module {rule.importer!r} yet"
+    assert not violations(rule), rule.why
+
+
+@pytest.mark.parametrize(
+    "package",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"until {o} merges"))
+        for p, (_, o) in sorted(PENDING_CYCLES.items())
+    ],
+)
+def test_pending_cycles(package: str) -> None:
+    assert not _package_cycles(package)
+
+
+# --------------------------------------------------------------------------- exports
+
+
+def public_packages() -> list[str]:
+    """Every package of rankscope but the command line's (its modules are not an API)."""
+    return [
+        "rankscope" if m == "rankscope" else f"rankscope.{m}"
+        for m in modules()
+        if _is_package(m) and package_of(m) != "cli"
+    ]
+
+
+def rankscope_testing_modules() -> list[str]:
+    return [f"rankscope.{m}" for m in modules() if m.startswith("testing.")]
+
+
+def _documented_in_docs(name: str) -> bool:
+    pattern = re.compile(rf"`[\w.]*\b{re.escape(name)}\b")
+    return any(pattern.search(doc.read_text(encoding="utf-8")) for doc in DOCS)
+
+
+def _own_doc(value: object) -> bool:
+    doc = getattr(value, "__doc__", None)
+    if not doc or not (inspect.isclass(value) or callable(value) or inspect.ismodule(value)):
+        return False
+    if inspect.isclass(value) and doc.startswith(f"{value.__name__}("):
+        return False  # what dataclasses and NamedTuple write for a class that has no docstring
+    return not (inspect.isclass(value) and doc == getattr(type(value), "__doc__", None))
+
+
+def _commented(module: str, name: str) -> bool:
+    """``name`` is assigned in ``module`` under a ``#:`` comment (or with one on its line)."""
+    path = modules().get(_short(module))
+    if path is None:
+        return False
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for node in _tree(_short(module)).body:
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            targets = [node.target.id]
+        if name in targets:
+            if "#:" in lines[node.lineno - 1]:
+                return True
+            above = node.lineno - 2  # a "#:" comment may head a block of constants
+            while above >= 0 and re.match(r"[A-Za-z_]\w* = ", lines[above]):
+                above -= 1
+            return above >= 0 and lines[above].lstrip().startswith("#:")
+    return False
+
+
+def _defining_module(package: str, name: str) -> str:
+    module = _binding(_short(package), name) or _short(package)
+    return module if module == "rankscope" else f"rankscope.{module}"
+
+
+def _undocumented(module: types.ModuleType, names: Iterable[str]) -> list[str]:
+    missing = []
+    for name in names:
+        value = getattr(module, name)
+        where = _defining_module(module.__name__, name)
+        if not (_own_doc(value) or _commented(where, name) or _documented_in_docs(name)):
+            missing.append(f"{module.__name__}.{name}")
+    return missing
+
+
+def _public_names(module: types.ModuleType) -> set[str]:
+    """The names a package or module binds that a user would take for its API."""
+    short = _short(module.__name__)
+    if not _is_package(short):  # a plain module: what it defines itself
+        defined: set[str] = set()
+        for node in _tree(short).body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defined.add(node.name)
+            elif isinstance(node, ast.Assign):
+                defined |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                defined.add(node.target.id)
+        return {n for n in defined if not n.startswith("_")}
+    # a package: what it defines, imports from rankscope (not the lazy-export machinery) or
+    # exports lazily (its __dir__ lists those); what it takes from elsewhere is its own business
+    names = set(dir(module)) - set(vars(module))
+    for node in _tree(short).body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("rankscope.")
+            and node.module != "rankscope.lazy"
+        ):
+            names |= {a.asname or a.name for a in node.names}
+    return {
+        n
+        for n in names
+        if not n.startswith("_") and not isinstance(vars(module).get(n), types.ModuleType)
+    }
+
+
+#: Exports of modules that a restructuring in progress owns, not documented (or not listed) yet:
+#: left out of test_exports, checked by the xfail test_pending_exports (package -> names, owner).
+EXPORTS_PENDING: dict[str, tuple[frozenset[str], str]] = {
+    "rankscope.service.dashboard": (
+        frozenset({"DASHBOARD_CSP", "PackageFiles", "STATIC", "STATIC_URL"}),
+        "layersvc",
+    ),
+}
+
+
+def _export_problems(name: str, leave_out: frozenset[str] = frozenset()) -> list[str]:
+    module = importlib.import_module(name)
+    public = _public_names(module) - leave_out
+    exported = getattr(module, "__all__", None)
+    if exported is None:
+        return [f"public names but no __all__: {sorted(public)}"] if public else []
+    checked = [n for n in exported if n not in leave_out]
+    problems = []
+    if len(set(exported)) != len(exported):
+        problems.append("a name twice in __all__")
+    problems += [f"in __all__ but missing: {n}" for n in checked if not hasattr(module, n)]
+    problems += [f"public but not in __all__: {n}" for n in sorted(public - set(exported))]
+    present = [n for n in checked if hasattr(module, n)]
+    problems += [f"exported but not documented: {n}" for n in _undocumented(module, present)]
+    return problems
+
+
+@pytest.mark.parametrize("name", [*public_packages(), *rankscope_testing_modules()])
+def test_exports(name: str) -> None:
+    problems = _export_problems(name, EXPORTS_PENDING.get(name, (frozenset(), ""))[0])
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"until {o} merges"))
+        for n, (_, o) in sorted(EXPORTS_PENDING.items())
+    ],
+)
+def test_pending_exports(name: str) -> None:
+    assert not _export_problems(name)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def function_level_imports() -> dict[str, int]:
+    """Import statements inside functions, per package."""
+    counts: dict[str, int] = defaultdict(int)
+    for module in modules():
+
+        def visit(node: ast.AST, in_function: bool, module: str = module) -> None:
+            for child in ast.iter_child_nodes(node):
+                if in_function and isinstance(child, ast.Import | ast.ImportFrom):
+                    counts[package_of(module)] += 1
+                nested = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+                visit(child, in_function or nested)
+
+        visit(_tree(module), False)
+    return dict(sorted(counts.items()))
+
+
+def report() -> str:
+    """Cycles per package and function-level imports per package (for notes on the graph)."""
+    out = []
+    for package in packages():
+        found = _package_cycles(package)
+        out.append(f"{package}: {len(found)} cycle(s) {found if found else ''}".rstrip())
+    counts = function_level_imports()
+    out.append(f"function-level imports: {sum(counts.values())} {counts}")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(report() + "\n")

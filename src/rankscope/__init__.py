@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from rankscope.data import Qrels, Run
     from rankscope.metrics import Measure, Results, evaluate
 
+#: the version of rankscope
 __version__ = "0.1.0"
 
 __all__ = ["Measure", "Qrels", "RankscopeError", "Results", "Run", "__version__", "evaluate"]

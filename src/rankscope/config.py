@@ -1,10 +1,21 @@
 """rankscope's settings from the environment: every ``RANKSCOPE_*`` variable it reads, in one place.
 
 :func:`environment` reads them when called (the CLI and tests set variables at run time), and
-:data:`VARIABLES` names and describes each one; the README's table lists the same. The
-collection service has its own settings object (``rankscope.service.settings``, pydantic-settings,
-variables ``RANKSCOPE_SERVE_*``), as it also reads a file and passes its settings to worker
-processes. An empty variable counts as unset.
+:data:`VARIABLES` names and describes each one; the README's table lists the same. An empty
+variable counts as unset.
+
+rankscope has four settings objects, each read from its own source by its own part:
+
+- :class:`Environment` (here): the ``RANKSCOPE_*`` variables, defaults the others fall back on;
+- :class:`rankscope.suite.schema.SuiteSettings`: a suite file's ``settings:`` (how the benchmark
+  measures), validated with the rest of the suite and recorded in results.json;
+- :class:`rankscope.judge.config.JudgeSettings`: the judge's YAML or TOML file (providers, prices,
+  limits), named by ``--config`` or ``RANKSCOPE_JUDGE_CONFIG``;
+- ``rankscope.service.settings.ServiceSettings``: the collection service's file and its
+  ``RANKSCOPE_SERVE_*`` variables (pydantic-settings), passed to worker processes.
+
+They stay apart: each belongs to one command and one file format, and a suite's or a judge
+file's settings are part of what a result records, while the environment is not.
 """
 
 from __future__ import annotations
@@ -34,6 +45,8 @@ VARIABLES: dict[str, str] = {
     "option is not given",
     "RANKSCOPE_ANSERINI_JAR": "Anserini fat jar of the anserini engine when its `jar` option is "
     "not given (default: the jar in pyserini's distribution)",
+    "RANKSCOPE_ANNOTATE_TOKEN": "token that `rankscope annotate`'s page and API calls need when "
+    "`--token` is not given (default: a new random one each start)",
     "RANKSCOPE_TOKEN": "API key or JWT that `rankscope serve import-ubi --url` sends to a running "
     "service when `--token` is not given",
 }

@@ -17,7 +17,8 @@ from bench_suites import make_suite, make_wide_suite
 from rich.console import Console
 
 from rankscope.bench import BenchmarkResult, Candidate, recommend, run_benchmark
-from rankscope.bench.statistics import LATENCY, score_matrix
+from rankscope.bench.latency import LATENCY
+from rankscope.bench.statistics import score_matrix
 from rankscope.report import render_table, to_markdown
 from rankscope.stats import StatsWarning, compare, randomized_tukey_hsd, t_interval
 from rankscope.suite import load_suite
@@ -246,6 +247,27 @@ def test_every_statistic_is_reproduced_from_results_json(
                 assert row.delta == other.delta and row.delta_low == _low(other.delta_interval)
 
 
+def test_the_latency_matrix_knows_lower_is_better(wide: tuple[BenchmarkResult, Path]) -> None:
+    """compare() of score_matrix's latency gives the directions results.json stores (a slower
+    configuration is worse), and its wins are the queries where a configuration is faster."""
+    result, _ = wide
+    matrix = score_matrix(result, ["latency"], "all")
+    assert matrix.quantities[0].name == LATENCY and not matrix.quantities[0].higher_is_better
+    latency = result.statistics["all"].latency
+    assert latency is not None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StatsWarning)
+        again = compare(matrix, baseline=latency.baseline, test="randomization", seed=0)
+    x = matrix.scores(LATENCY)
+    base = matrix.system_index(latency.baseline)
+    for row in latency.configurations:
+        other = again.row(LATENCY, row.config)
+        assert other.direction == row.direction
+        if not other.is_baseline:
+            s = matrix.system_index(row.config)
+            assert other.wins == int((x[s] < x[base]).sum())
+
+
 def _low(interval: object) -> float | None:
     return None if interval is None else interval.low  # type: ignore[attr-defined]
 
@@ -412,3 +434,18 @@ def _table_at(result: BenchmarkResult, width: int) -> str:
     console = Console(file=io.StringIO(), width=width, color_system=None)
     render_table(result, console)
     return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_a_pipe_in_a_configuration_name_stays_in_its_markdown_cell(
+    wide: tuple[BenchmarkResult, Path],
+) -> None:
+    """Every Markdown table is written by one function, which escapes ``|``."""
+    result, _ = wide
+    renamed = [
+        c.model_copy(update={"name": "full|again"}) if c.name == "full-again" else c
+        for c in result.configurations
+    ]
+    md = to_markdown(result.model_copy(update={"configurations": renamed}))
+    row = next(line for line in md.splitlines() if "full\\|again" in line)
+    header = next(line for line in md.splitlines() if line.startswith("| configuration |"))
+    assert row.startswith("| full\\|again | ") and row.count(" | ") == header.count(" | ")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rankscope.cli.app import main
-from rankscope.stats import compare_runs
+from rankscope.compare_io import compare_runs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QRELS = str(EXAMPLES / "qrels.txt")

@@ -15,7 +15,7 @@ import pytest
 from rankscope.bench import BenchmarkResult
 from rankscope.bench.statistics import compare_benchmark, score_matrix
 from rankscope.cli.app import main
-from rankscope.report.compare import fmt_p, fmt_value
+from rankscope.report.numbers import fmt_p, fmt_value
 from rankscope.stats import compare
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))

@@ -10,9 +10,10 @@ import pyarrow as pa
 import pytest
 
 from rankscope.data import Run, _build, fingerprints
-from rankscope.data._build import QueryBlocks, build_run
+from rankscope.data._build import QueryBlocks
 from rankscope.data._source import Where
 from rankscope.data.fingerprints import find_duplicate, hash_strings
+from rankscope.data.run import build_run
 from rankscope.errors import FormatError
 
 

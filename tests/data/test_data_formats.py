@@ -139,6 +139,17 @@ def test_pandas_round_trip(run: Run, qrels: Qrels, same_run: RunCheck) -> None:
         Qrels.from_pandas(beir.assign(score=[1.0, 0.5]))
 
 
+def test_from_pandas_takes_tables_only(tmp_path: Path) -> None:
+    """``from_pandas`` reads in-memory tables (a file is for read_run / read_qrels)."""
+    path = tmp_path / "r.run"
+    path.write_text("1 Q0 d1 1 2.0 r\n")
+    with pytest.raises(InputError, match="cannot read this kind of object as a run"):
+        Run.from_pandas(str(path))
+    with pytest.raises(InputError, match="cannot read this kind of object as qrels"):
+        Qrels.from_pandas(path)
+    assert Run.from_pandas({"1": {"d1": 2.0}}).to_dict() == {"1": {"d1": 2.0}}
+
+
 def test_arrow_table_and_open_files(run: Run, same_run: RunCheck, tmp_path: Path) -> None:
     table = pa.table({"query_id": ["q1"], "doc_id": ["d9"], "score": [0.1]})
     assert read_run(table).ranking("q1") == [("d9", 0.1)]

@@ -9,19 +9,10 @@ import json
 import numpy as np
 import pytest
 
-from rankscope.report.compare import (
-    BETTER,
-    CSV_COLUMNS,
-    WORSE,
-    fmt_p,
-    fmt_value,
-    latex_escape,
-    to_csv,
-    to_json,
-    to_latex,
-    to_markdown,
-    to_text,
-)
+from rankscope.report import to_csv, to_json, to_latex, to_markdown, to_text
+from rankscope.report.csv import CSV_COLUMNS
+from rankscope.report.latex import latex_escape
+from rankscope.report.numbers import BETTER, WORSE, fmt_p, fmt_value
 from rankscope.stats import Comparison, ScoreMatrix, compare
 
 

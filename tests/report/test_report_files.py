@@ -13,9 +13,9 @@ from report_suites import run_report_bench
 
 from rankscope.bench import BenchmarkResult
 from rankscope.errors import InputError
-from rankscope.report.compare import fmt_p, fmt_value
 from rankscope.report.content import Differences, build, pareto_front
 from rankscope.report.figures import differences_svg, forest_svg, scatter_svg
+from rankscope.report.numbers import fmt_p, fmt_value
 from rankscope.report.write import write_report
 
 

@@ -15,9 +15,9 @@ import pytest
 from report_suites import run_report_bench
 
 from rankscope.bench import BenchmarkResult
-from rankscope.bench.statistics import fmt_ms
-from rankscope.report.compare import fmt_p, fmt_value
+from rankscope.bench.latency import fmt_ms
 from rankscope.report.content import build
+from rankscope.report.numbers import fmt_p, fmt_value
 from rankscope.report.write import write_report
 
 CHROMIUM = "/usr/bin/chromium"

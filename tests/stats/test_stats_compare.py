@@ -11,6 +11,7 @@ import pytest
 
 from rankscope.errors import InputError
 from rankscope.stats import (
+    Quantity,
     ScoreMatrix,
     StatsWarning,
     adjust_pvalues,
@@ -242,3 +243,20 @@ def test_wilcoxon_in_compare_ranks_ties_up_to_rounding() -> None:
         row = compare(scores, test="wilcoxon").row("P@10", "a")
     assert row.statistic == 3.5 and row.p_value == 0.21875  # six tied |d| of 0.1
     assert (row.wins, row.ties, row.losses) == (5, 0, 1)
+
+
+def test_a_lower_is_better_quantity_turns_the_sense_round() -> None:
+    """Latency: a significantly lower value is better, and a lower query a win."""
+    rng = np.random.default_rng(4)
+    base = rng.uniform(1.0, 3.0, 30)
+    x = np.stack([base, base + 0.5 + rng.normal(0, 0.01, 30), base - 0.5])
+    latency = Quantity("latency_ms", higher_is_better=False)
+    for quantity, slower, faster in ((latency, "worse", "better"), ("score", "better", "worse")):
+        ids = [str(i) for i in range(30)]
+        with pytest.warns(StatsWarning, match="zero variance"):  # fast is base - 0.5
+            found = compare(ScoreMatrix.from_arrays(["b", "slow", "fast"], ids, {quantity: x}))
+        slow, fast = found.row(str(quantity), "slow"), found.row(str(quantity), "fast")
+        assert slow.direction == slower and fast.direction == faster
+        assert (slow.wins, slow.losses) == ((0, 30) if quantity is latency else (30, 0))
+        assert slow.delta is not None and slow.delta > 0  # system - baseline, whatever the sense
+    assert found.measures[0].quantity == Quantity("score")

@@ -6,8 +6,8 @@ import rankscope.stats as stats
 
 PUBLIC = {
     # entry point and its values
-    "compare", "compare_runs", "Comparison", "MeasureComparison", "SystemRow", "TESTS",
-    "ScoreMatrix", "Aligned", "align_scores", "StatsWarning",
+    "compare", "Comparison", "MeasureComparison", "SystemRow", "TESTS",
+    "ScoreMatrix", "AlignedScores", "align_scores", "Quantity", "StatsWarning",
     # two systems
     "paired_t", "randomization_test", "bootstrap_test", "wilcoxon_test", "sign_test",
     "wins_ties_losses", "PairedTest", "WinsTiesLosses", "equal_up_to_rounding",

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rankscope import Qrels, Run, evaluate
+from rankscope.compare_io import load_scores
 from rankscope.errors import InputError
 from rankscope.stats import ScoreMatrix, align_scores
 
@@ -36,9 +37,9 @@ def _qrels_and_runs() -> tuple[Qrels, list[Run]]:
     return qrels, [full, partial]
 
 
-def test_from_runs_scores_every_qrels_query_and_counts() -> None:
+def test_load_scores_scores_every_qrels_query_and_counts() -> None:
     qrels, runs = _qrels_and_runs()
-    scores = ScoreMatrix.from_runs(qrels, runs, ["ndcg@10", "P@1"])
+    scores = load_scores(qrels, runs, ["ndcg@10", "P@1"])
     assert scores.systems == ("full", "partial")
     assert scores.query_ids == ("1", "2", "3") and scores.n == 3
     assert scores.measures == ("ndcg@10", "P@1")
@@ -67,11 +68,11 @@ def test_from_results_without_average_over_qrels_fills_zeros() -> None:
 def test_aggregate_only_measures_are_refused() -> None:
     qrels, runs = _qrels_and_runs()
     with pytest.raises(InputError, match="gm_map"):
-        ScoreMatrix.from_runs(qrels, runs, ["gm_map"])
+        load_scores(qrels, runs, ["gm_map"])
 
 
 def test_examples_from_files() -> None:
-    scores = ScoreMatrix.from_runs(
+    scores = load_scores(
         EXAMPLES / "qrels.txt", [EXAMPLES / "bm25.run", EXAMPLES / "dense.run"], ["map"]
     )
     assert scores.systems == ("bm25", "dense") and scores.n == 10

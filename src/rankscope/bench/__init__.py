@@ -2,23 +2,21 @@
 
 from rankscope.bench.latency import LatencyStats, latency_stats
 from rankscope.bench.ray_runner import RayOptions
-from rankscope.bench.recommend import (
-    BALANCE_FORMULA,
-    Candidate,
-    Recommendation,
-    Recommendations,
-    recommend,
-)
+from rankscope.bench.recommend import BALANCE_FORMULA, Candidate, recommend
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache
 from rankscope.bench.results import (
     BenchmarkResult,
     CategoryScores,
     ConfigResult,
+    ConfigStatistics,
+    ConfigurationComparison,
     QueryArrays,
+    Recommendation,
+    Recommendations,
     ViewScores,
+    ViewStatistics,
 )
 from rankscope.bench.runner import NullReporter, Reporter, run_benchmark, run_config
-from rankscope.bench.statistics import ConfigStatistics, ConfigurationComparison, ViewStatistics
 
 __all__ = [
     "BALANCE_FORMULA",

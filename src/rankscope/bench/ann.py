@@ -35,7 +35,8 @@ from rankscope.bench.evaluation import ranking_run
 from rankscope.bench.records import ConfigRecord
 from rankscope.data.run import Run
 from rankscope.engines.base import Engine, Hit, Query
-from rankscope.engines.vectorstore import EXACT_TIE_TOLERANCE, ExactNeighbours
+from rankscope.engines.neighbours import EXACT_TIE_TOLERANCE
+from rankscope.engines.vectorstore import ExactNeighbours
 
 #: how far below the k-th exact cosine a unit still counts as one of the exact top k
 TOLERANCE = EXACT_TIE_TOLERANCE

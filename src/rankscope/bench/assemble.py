@@ -25,7 +25,6 @@ from rankscope.bench.pareto import pareto_front
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
     Candidate,
-    Recommendations,
     recommend,
     view_statistics,
 )
@@ -38,14 +37,16 @@ from rankscope.bench.results import (
     ConfigResult,
     EvaluationInfo,
     Failure,
+    ParetoFront,
     QueryArrays,
     QuerySet,
     QueryStatus,
+    Recommendations,
     SuiteInfo,
     ViewName,
     ViewScores,
+    ViewStatistics,
 )
-from rankscope.bench.statistics import ParetoFront, ViewStatistics
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.results import Results

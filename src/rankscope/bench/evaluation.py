@@ -13,7 +13,7 @@ from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.names import parse_measure
 from rankscope.metrics.results import Results
-from rankscope.suite.schema import Settings
+from rankscope.suite.schema import SuiteSettings
 
 
 def benchmark_measures(ks: Sequence[int], max_k: int) -> list[str]:
@@ -57,7 +57,7 @@ def has_gain_label(measures: Sequence[str]) -> bool:
     return any(measure_label(m).endswith((" lin", " exp")) for m in measures)
 
 
-def suite_measures(settings: Settings) -> tuple[list[str], str]:
+def suite_measures(settings: SuiteSettings) -> tuple[list[str], str]:
     """The measures a benchmark reports (canonical names, display order) and its headline,
     which is always among them."""
     if settings.measures:

@@ -6,14 +6,43 @@ passes, which discards a pass disturbed by something else on the machine; the pe
 was: the p50 over the queries computed separately for each pass (``p50_by_pass_ms``) and the
 interquartile range of those values (``p50_iqr_ms``; ``None`` with fewer than two passes).
 Percentiles interpolate linearly between values (numpy's default).
+
+Compared per query (:mod:`rankscope.bench.statistics`), latency is :data:`LATENCY_QUANTITY`, a
+quantity where lower is better; :func:`fmt_ms` is how tables and reasons show milliseconds.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
+
+from rankscope.stats.quantity import Quantity
+
+#: the per-query quantity compared for latency, as ``rankscope compare OUT_DIR -m`` names it
+LATENCY = "latency_ms"
+#: each query's latency (the median of its timed passes), in ms: lower is better
+LATENCY_QUANTITY = Quantity(LATENCY, higher_is_better=False)
+LATENCY_ALIASES = frozenset({"latency", LATENCY})
+LATENCY_LABEL = "latency ms"
+
+
+def is_latency(measure: str) -> bool:
+    """Whether ``measure`` (as ``rankscope compare OUT_DIR -m`` takes it) names latency."""
+    return measure in LATENCY_ALIASES
+
+
+def fmt_ms(value: float | None, signed: bool = False) -> str:
+    """Milliseconds as tables and reasons show them: 3 decimals, or 2 significant digits below
+    0.01 ms (fast engines differ by microseconds), ``n/a`` for none."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    sign = "+" if signed else ""
+    if value == 0 or abs(value) >= 0.01:
+        return f"{value:{sign}.3f}"
+    return f"{value:{sign}.1e}"
 
 
 class LatencyStats(BaseModel):

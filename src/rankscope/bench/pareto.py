@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from rankscope.bench.statistics import ALPHA, RESAMPLES, ParetoFront
+from rankscope.bench.results import ALPHA, RESAMPLES, ParetoFront
 
 
 def _significance(

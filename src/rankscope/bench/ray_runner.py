@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 from rankscope.bench.records import ConfigRecord, ConfigSpec, Stage
-from rankscope.bench.runner import PendingConfig, Reporter, RunInputs
+from rankscope.bench.runner import PendingConfig, RemoteRun, Reporter, RunInputs
 from rankscope.errors import RankscopeError
 from rankscope.suite.sweep import BenchConfig
 
@@ -73,18 +73,9 @@ class RayOptions:
         pending: Sequence[PendingConfig],
         store: Callable[[PendingConfig, ConfigRecord], ConfigRecord],
         report: Reporter,
-    ) -> RayRun:
+    ) -> RemoteRun:
         """Run ``pending`` as Ray tasks; ``store`` checkpoints each record as it arrives."""
         return run_on_ray(inputs, pending, store, report, self)
-
-
-@dataclass(frozen=True)
-class RayRun:
-    """The records of the configurations run on Ray, by name, and what results.json should
-    say about how they ran (configurations that ran side by side on one machine)."""
-
-    records: dict[str, ConfigRecord]
-    warnings: list[str]
 
 
 @dataclass(frozen=True)
@@ -115,10 +106,10 @@ def run_on_ray(
     store: Callable[[PendingConfig, ConfigRecord], ConfigRecord],
     report: Reporter,
     options: RayOptions,
-) -> RayRun:
+) -> RemoteRun:
     """The records of ``pending``, each run as one Ray task and stored as soon as it ends."""
     if not pending:
-        return RayRun({}, [])  # everything came from checkpoints: no cluster needed
+        return RemoteRun({}, [])  # everything came from checkpoints: no cluster needed
     cpus = options.cpus_per_config or float(inputs.settings.concurrency)
     done: dict[str, ConfigRecord] = {}
     spans: list[TaskOutcome] = []
@@ -148,7 +139,7 @@ def run_on_ray(
         finally:
             for ref in running:  # interrupted: stop what is still running
                 ray.cancel(ref, force=True)
-    return RayRun(done, side_by_side_warnings(spans))
+    return RemoteRun(done, side_by_side_warnings(spans))
 
 
 def side_by_side_warnings(outcomes: Sequence[TaskOutcome]) -> list[str]:

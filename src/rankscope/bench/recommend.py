@@ -39,22 +39,24 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
 
-from rankscope.bench.statistics import (
+from rankscope.bench.latency import LATENCY, LATENCY_LABEL, fmt_ms
+from rankscope.bench.results import (
     ALPHA,
-    LATENCY,
-    LATENCY_LABEL,
     LATENCY_TEST,
     QUALITY_TEST,
     RESAMPLES,
     BenchTest,
     ConfigStatistics,
     ConfigurationComparison,
+    Contender,
+    Lead,
+    Recommendation,
+    Recommendations,
+    Verdict,
     ViewStatistics,
-    compare_configurations,
-    fmt_ms,
 )
+from rankscope.bench.statistics import compare_configurations
 from rankscope.errors import InputError
 
 BalanceFormula = Literal["minmax", "ratio"]
@@ -63,8 +65,8 @@ BALANCE_FORMULAS: dict[BalanceFormula, str] = {
     "speed = 1 - (p50 - min p50) / (max p50 - min p50)",
     "ratio": "(2*q + s) / 3, q = headline / best headline, s = best p50 / p50",
 }
+#: the default balance formula (``minmax``), as results.json states it
 BALANCE_FORMULA = BALANCE_FORMULAS["minmax"]
-Verdict = Literal["not_assessed", "within_noise", "beyond_noise"]
 
 
 @dataclass(frozen=True)
@@ -80,61 +82,6 @@ class Candidate:
     p50_ms: float | None
     values: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
     latencies_ms: NDArray[np.float64] = field(default_factory=lambda: np.zeros(0))
-
-
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Lead(_Frozen):
-    """How far a pick is ahead of the runner-up, and whether that is beyond noise
-    (``p_value``: the runner-up against the pick, when tested)."""
-
-    over: str
-    difference: float
-    verdict: Verdict
-    detail: str
-    p_value: float | None = None
-
-
-class Contender(_Frozen):
-    """A configuration within noise of a pick: its difference from the pick (its mean minus
-    the pick's: headline, or per-query latency in ms) and the p-value."""
-
-    config: str
-    difference: float
-    p_value: float | None
-
-
-class Recommendation(_Frozen):
-    config: str
-    reason: str
-    value: float
-    measure: str
-    lead: Lead | None = None
-    #: configurations not significantly worse than the pick (best quality and fastest)
-    within_noise: list[Contender] = []
-
-
-class Recommendations(_Frozen):
-    """The three picks (each ``None`` when no configuration qualifies), over ``num_queries``
-    queries; ``note`` says why there is none, ``left_out`` which configurations were not
-    eligible and why."""
-
-    best_quality: Recommendation | None = None
-    fastest: Recommendation | None = None
-    best_balance: Recommendation | None = None
-    num_queries: int = 0
-    note: str | None = None
-    left_out: dict[str, str] = {}
-
-    def items(self) -> list[tuple[str, Recommendation]]:
-        picks = [
-            ("best_quality", self.best_quality),
-            ("fastest", self.fastest),
-            ("best_balance", self.best_balance),
-        ]
-        return [(key, rec) for key, rec in picks if rec is not None]
 
 
 @dataclass(frozen=True)

@@ -2,24 +2,30 @@
 
 The shape is documented in docs/results-schema.md. Per-query values are arrays aligned on one
 query order (:attr:`BenchmarkResult.query_ids`), so that comparison statistics can pair
-configurations query by query (:meth:`BenchmarkResult.per_query_values`).
+configurations query by query (:meth:`BenchmarkResult.per_query_values`). Every model stored in
+the file is here, the comparison statistics (:class:`ViewStatistics`, written by
+:mod:`rankscope.bench.statistics`) and the recommendations (:class:`Recommendations`, by
+:mod:`rankscope.bench.recommend`) included, so this module imports neither; :func:`read_results`
+reads a benchmark's output folder.
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, ConfigDict, Field
 
 from rankscope.bench.latency import LatencyStats
-from rankscope.bench.recommend import Recommendations
 from rankscope.bench.records import ConfigSpec, IndexCache, Stage, Status
-from rankscope.bench.statistics import ViewStatistics
 from rankscope.errors import InputError, RankscopeError
-from rankscope.suite.schema import Settings
+from rankscope.suite.schema import SuiteSettings
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.stats.compare import SystemRow
 
 SCHEMA_VERSION = 3
 NO_CATEGORY = "(none)"
@@ -31,6 +37,21 @@ DEFAULT_VIEW: ViewName = "answered"
 #: what a configuration did with a query: ran it, ran its text as a plain query, skipped it,
 #: or ran it and the engine could not answer it (a failed query)
 QueryStatus = Literal["answered", "as_text", "skipped", "failed"]
+
+#: the settings of the comparison statistics (and the defaults of results that lack them): the
+#: test of each comparison, quality over all pairs, latency pairwise against the fastest
+QUALITY_TEST: Final = "rtukey"
+LATENCY_TEST: Final = "randomization"
+BenchTest = Literal["rtukey", "randomization"]
+TEST_NAMES: dict[str, str] = {
+    "rtukey": "randomised Tukey HSD",
+    "randomization": "paired randomization test",
+}
+ALPHA = 0.05
+LEVEL = 0.95
+RESAMPLES = 10_000
+Direction = Literal["better", "worse"]
+Verdict = Literal["not_assessed", "within_noise", "beyond_noise"]
 
 
 class _Model(BaseModel):
@@ -166,6 +187,180 @@ class Failure(_Model):
     error: str | None
 
 
+# ---------------------------------------------------------------------------- statistics
+def finite(value: float | None) -> float | None:
+    """``value``, or None when there is none or it is not finite (JSON has no NaN)."""
+    if value is None or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ConfigStatistics(_Frozen):
+    """One configuration in a comparison.
+
+    ``mean`` with its t interval (``mean_low``, ``mean_high``); against the baseline (None on
+    the baseline's own row): ``delta`` = this configuration minus the baseline, its simultaneous
+    interval, the effect size (``delta / sqrt(V_E)``), the randomised Tukey p-value,
+    ``significant`` (``p <= alpha``) and ``direction``: ``"worse"`` or ``"better"`` than the
+    baseline in the quantity's own sense (for latency, higher is worse).
+    """
+
+    config: str
+    mean: float
+    mean_low: float | None
+    mean_high: float | None
+    delta: float | None = None
+    delta_low: float | None = None
+    delta_high: float | None = None
+    effect_size: float | None = None
+    p_value: float | None = None
+    significant: bool = False
+    direction: Direction | None = None
+
+    @classmethod
+    def of(cls, row: SystemRow) -> ConfigStatistics:
+        """A row of :func:`rankscope.stats.compare` as results.json stores it: the corrected
+        p-value, and None for a number that is not finite."""
+        delta = row.delta_interval
+        return cls(
+            config=row.system,
+            mean=row.mean,
+            mean_low=finite(row.mean_interval.low),
+            mean_high=finite(row.mean_interval.high),
+            delta=finite(row.delta),
+            delta_low=None if delta is None else finite(delta.low),
+            delta_high=None if delta is None else finite(delta.high),
+            effect_size=finite(row.effect_size),
+            p_value=finite(row.p_adjusted),
+            significant=row.significant,
+            direction=row.direction,
+        )
+
+
+class ConfigurationComparison(_Frozen):
+    """The configurations compared on one quantity (a measure, or ``latency_ms``) over
+    ``num_queries`` queries, against ``baseline``, by ``test`` (``rtukey`` or
+    ``randomization``; ``family`` says over what the error rate is controlled, ``exact``
+    whether the randomization test enumerated every sign flip); rows in suite order."""
+
+    measure: str
+    label: str
+    higher_is_better: bool
+    baseline: str
+    baseline_reason: str
+    test: str = QUALITY_TEST
+    test_name: str = TEST_NAMES[QUALITY_TEST]
+    family: str = ""
+    exact: bool = False
+    num_queries: int
+    query_set: str
+    configurations: list[ConfigStatistics]
+    #: ``rankscope compare`` arguments (after the output folder) that print these numbers
+    command: str
+    warnings: list[str] = []
+
+    def row(self, config: str) -> ConfigStatistics:
+        for r in self.configurations:
+            if r.config == config:
+                return r
+        raise KeyError(config)
+
+    @property
+    def compared(self) -> bool:
+        """Whether there was anything to compare (two or more configurations)."""
+        return len(self.configurations) >= 2
+
+
+class ParetoFront(_Frozen):
+    """The configurations no other beats on both the headline and latency, within noise
+    (:func:`rankscope.bench.pareto.pareto_front`).
+
+    ``configs``: those on the front, in suite order; ``beaten_by``: for each other
+    configuration, the configurations that beat it; ``rule``: what "beats" means and how it was
+    tested; ``notes``: what could not be tested."""
+
+    configs: list[str]
+    beaten_by: dict[str, list[str]] = {}
+    rule: str = ""
+    notes: list[str] = []
+
+
+class ViewStatistics(_Frozen):
+    """The comparison statistics of one view: the settings they share, and the quality and
+    latency comparisons (None, with the reason in ``notes``, when they cannot be made), and the
+    Pareto front on both (None in results written before it existed)."""
+
+    alpha: float = ALPHA
+    level: float = LEVEL
+    seed: int = 0
+    resamples: int = RESAMPLES
+    mean_interval: str = "t"
+    quality: ConfigurationComparison | None = None
+    latency: ConfigurationComparison | None = None
+    notes: list[str] = []
+    pareto: ParetoFront | None = None
+
+
+# ---------------------------------------------------------------------------- recommendations
+class Lead(_Frozen):
+    """How far a pick is ahead of the runner-up, and whether that is beyond noise
+    (``p_value``: the runner-up against the pick, when tested)."""
+
+    over: str
+    difference: float
+    verdict: Verdict
+    detail: str
+    p_value: float | None = None
+
+
+class Contender(_Frozen):
+    """A configuration within noise of a pick: its difference from the pick (its mean minus
+    the pick's: headline, or per-query latency in ms) and the p-value."""
+
+    config: str
+    difference: float
+    p_value: float | None
+
+
+class Recommendation(_Frozen):
+    """One pick of a view (best quality, fastest, best balance): the configuration, why (in
+    words), its value of the measure it was picked by, and the lead over the runner-up."""
+
+    config: str
+    reason: str
+    value: float
+    measure: str
+    lead: Lead | None = None
+    #: configurations not significantly worse than the pick (best quality and fastest)
+    within_noise: list[Contender] = []
+
+
+class Recommendations(_Frozen):
+    """The three picks (each ``None`` when no configuration qualifies), over ``num_queries``
+    queries; ``note`` says why there is none, ``left_out`` which configurations were not
+    eligible and why."""
+
+    best_quality: Recommendation | None = None
+    fastest: Recommendation | None = None
+    best_balance: Recommendation | None = None
+    num_queries: int = 0
+    note: str | None = None
+    left_out: dict[str, str] = {}
+
+    def items(self) -> list[tuple[str, Recommendation]]:
+        picks = [
+            ("best_quality", self.best_quality),
+            ("fastest", self.fastest),
+            ("best_balance", self.best_balance),
+        ]
+        return [(key, rec) for key, rec in picks if rec is not None]
+
+
+# ---------------------------------------------------------------------------- the whole result
 class BenchmarkResult(_Model):
     """Everything a benchmark found; exactly what ``results.json`` holds."""
 
@@ -173,7 +368,7 @@ class BenchmarkResult(_Model):
     rankscope_version: str
     timestamp: str
     suite: SuiteInfo
-    settings: Settings
+    settings: SuiteSettings
     measures: list[str]
     headline: str
     #: every query of the suite, in suite order: the order of all per-query arrays
@@ -267,3 +462,21 @@ class BenchmarkResult(_Model):
     def to_data(self) -> dict[str, Any]:
         """The JSON-ready dictionary (what ``json.loads(results.json)`` gives)."""
         return self.model_dump(mode="json")
+
+
+def read_results(path: str | Path) -> BenchmarkResult:
+    """A benchmark's results from its output folder or its ``results.json``."""
+    from rankscope.bench.results import BenchmarkResult
+
+    target = Path(path)
+    if target.is_dir():
+        found = target / "results.json"
+        if not found.is_file():
+            raise InputError(
+                "no results.json in this folder",
+                path=target,
+                hint="give a folder rankscope bench or rankscope demo finished writing (an "
+                "interrupted benchmark writes it when run again)",
+            )
+        target = found
+    return BenchmarkResult.read(target)

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from rankscope.bench.ann import engine_units, exact_rankings
 from rankscope.bench.assemble import (
@@ -88,11 +88,8 @@ from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError, QueryError, RankscopeError, UnsupportedQueryError
 from rankscope.suite.corpus import iter_documents
 from rankscope.suite.model import Suite
-from rankscope.suite.schema import CorpusSpec, Settings
+from rankscope.suite.schema import CorpusSpec, SuiteSettings
 from rankscope.suite.sweep import BenchConfig, Chunking
-
-if TYPE_CHECKING:
-    from rankscope.bench.ray_runner import RayOptions
 
 
 class Reporter(Protocol):
@@ -105,7 +102,36 @@ class Reporter(Protocol):
     def finish(self, config: BenchConfig, status: str, resumed: bool) -> None: ...
 
 
+@dataclass(frozen=True)
+class RemoteRun:
+    """The records of the configurations run elsewhere, by name, and what results.json should
+    say about how they ran (configurations that ran side by side on one machine)."""
+
+    records: dict[str, ConfigRecord]
+    warnings: list[str]
+
+
+class RemoteRunner(Protocol):
+    """Runs configurations in other processes (:class:`rankscope.bench.ray_runner.RayOptions`:
+    as Ray tasks); checkpoints, run files and results.json stay with this process."""
+
+    def check_installed(self) -> None:
+        """Raise a :class:`~rankscope.errors.RankscopeError` saying what to install, if needed."""
+
+    def run(
+        self,
+        inputs: RunInputs,
+        pending: Sequence[PendingConfig],
+        store: Callable[[PendingConfig, ConfigRecord], ConfigRecord],
+        report: Reporter,
+    ) -> RemoteRun:
+        """Run ``pending``; ``store`` checkpoints each record as it arrives."""
+        ...
+
+
 class NullReporter:
+    """A :class:`Reporter` that shows nothing (the default without a progress bar)."""
+
     def start(self, config: BenchConfig, total: int) -> None:
         pass
 
@@ -137,7 +163,7 @@ def run_benchmark(
     resume: bool = True,
     reporter: Reporter | None = None,
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
-    ray: RayOptions | None = None,
+    ray: RemoteRunner | None = None,
 ) -> BenchmarkResult:
     """Run every configuration of ``suite``, writing results under ``out_dir``.
 
@@ -159,7 +185,7 @@ def _run_locked(
     resume: bool,
     report: Reporter,
     engine_factory: Callable[[BenchConfig], Engine],
-    ray: RayOptions | None = None,
+    ray: RemoteRunner | None = None,
 ) -> BenchmarkResult:
     qrels = suite.qrels()  # resolve judgments before the long work: errors surface early
     judgments = result_qrels(suite, qrels)
@@ -233,7 +259,7 @@ class RunInputs:
     fields: tuple[str, ...]
     count: int
     queries: list[Query]
-    settings: Settings
+    settings: SuiteSettings
     engine_factory: Callable[[BenchConfig], Engine] = build_engine
 
     @classmethod
@@ -353,7 +379,7 @@ def run_config(
     config: BenchConfig,
     docs: Iterable[Document],
     queries: Sequence[Query],
-    settings: Settings,
+    settings: SuiteSettings,
     reporter: Reporter | None = None,
     engine_factory: Callable[[BenchConfig], Engine] = build_engine,
 ) -> ConfigRecord:

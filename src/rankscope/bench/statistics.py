@@ -1,4 +1,4 @@
-"""Is a configuration's lead real? The benchmark's comparison statistics, as typed values.
+"""Is a configuration's lead real? The benchmark's comparison statistics.
 
 For each view (one query set, see :mod:`rankscope.bench.assemble`) the benchmark compares its
 successful configurations twice, with :func:`rankscope.stats.compare`:
@@ -19,7 +19,10 @@ successful configurations twice, with :func:`rankscope.stats.compare`:
 
 Each configuration gets its mean with a 95% t interval and, against the baseline, the
 difference with its 95% interval (simultaneous for Tukey, paired t for latency), the p-value and
-whether it is significantly worse. :func:`score_matrix` builds the same matrix from a
+whether it is significantly worse: the rows of :func:`rankscope.stats.compare`, stored as
+:class:`~rankscope.bench.results.ConfigurationComparison` (what ``results.json`` holds; latency
+is :data:`~rankscope.bench.latency.LATENCY_QUANTITY`, lower is better, so the rows' directions
+are in its sense). :func:`score_matrix` builds the same matrix from a
 ``results.json``, so ``rankscope compare OUT_DIR`` with the arguments in
 :attr:`ConfigurationComparison.command` prints the same numbers.
 """
@@ -29,127 +32,30 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict
 
+from rankscope.bench.latency import LATENCY, LATENCY_QUANTITY, is_latency
+from rankscope.bench.results import (
+    ALPHA,
+    LEVEL,
+    QUALITY_TEST,
+    RESAMPLES,
+    TEST_NAMES,
+    BenchmarkResult,
+    BenchTest,
+    ConfigStatistics,
+    ConfigurationComparison,
+    ViewName,
+    finite,
+)
 from rankscope.errors import InputError, RankscopeError
+from rankscope.stats.quantity import Quantity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.bench.results import BenchmarkResult, ViewName
     from rankscope.stats import Comparison, ScoreMatrix
-
-#: the per-query quantity compared for latency, as ``rankscope compare OUT_DIR -m`` names it
-LATENCY = "latency_ms"
-LATENCY_ALIASES = frozenset({"latency", LATENCY})
-LATENCY_LABEL = "latency ms"
-#: the test of each comparison: quality over all pairs, latency pairwise against the fastest
-QUALITY_TEST: Final = "rtukey"
-LATENCY_TEST: Final = "randomization"
-BenchTest = Literal["rtukey", "randomization"]
-TEST_NAMES: dict[str, str] = {
-    "rtukey": "randomised Tukey HSD",
-    "randomization": "paired randomization test",
-}
-ALPHA = 0.05
-LEVEL = 0.95
-RESAMPLES = 10_000
-
-Direction = Literal["better", "worse"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ConfigStatistics(_Model):
-    """One configuration in a comparison.
-
-    ``mean`` with its t interval (``mean_low``, ``mean_high``); against the baseline (None on
-    the baseline's own row): ``delta`` = this configuration minus the baseline, its simultaneous
-    interval, the effect size (``delta / sqrt(V_E)``), the randomised Tukey p-value,
-    ``significant`` (``p <= alpha``) and ``direction``: ``"worse"`` or ``"better"`` than the
-    baseline in the quantity's own sense (for latency, higher is worse).
-    """
-
-    config: str
-    mean: float
-    mean_low: float | None
-    mean_high: float | None
-    delta: float | None = None
-    delta_low: float | None = None
-    delta_high: float | None = None
-    effect_size: float | None = None
-    p_value: float | None = None
-    significant: bool = False
-    direction: Direction | None = None
-
-
-class ConfigurationComparison(_Model):
-    """The configurations compared on one quantity (a measure, or ``latency_ms``) over
-    ``num_queries`` queries, against ``baseline``, by ``test`` (``rtukey`` or
-    ``randomization``; ``family`` says over what the error rate is controlled, ``exact``
-    whether the randomization test enumerated every sign flip); rows in suite order."""
-
-    measure: str
-    label: str
-    higher_is_better: bool
-    baseline: str
-    baseline_reason: str
-    test: str = QUALITY_TEST
-    test_name: str = TEST_NAMES[QUALITY_TEST]
-    family: str = ""
-    exact: bool = False
-    num_queries: int
-    query_set: str
-    configurations: list[ConfigStatistics]
-    #: ``rankscope compare`` arguments (after the output folder) that print these numbers
-    command: str
-    warnings: list[str] = []
-
-    def row(self, config: str) -> ConfigStatistics:
-        for r in self.configurations:
-            if r.config == config:
-                return r
-        raise KeyError(config)
-
-    @property
-    def compared(self) -> bool:
-        """Whether there was anything to compare (two or more configurations)."""
-        return len(self.configurations) >= 2
-
-
-class ParetoFront(_Model):
-    """The configurations no other beats on both the headline and latency, within noise
-    (:func:`rankscope.bench.pareto.pareto_front`).
-
-    ``configs``: those on the front, in suite order; ``beaten_by``: for each other
-    configuration, the configurations that beat it; ``rule``: what "beats" means and how it was
-    tested; ``notes``: what could not be tested."""
-
-    configs: list[str]
-    beaten_by: dict[str, list[str]] = {}
-    rule: str = ""
-    notes: list[str] = []
-
-
-class ViewStatistics(_Model):
-    """The comparison statistics of one view: the settings they share, and the quality and
-    latency comparisons (None, with the reason in ``notes``, when they cannot be made), and the
-    Pareto front on both (None in results written before it existed)."""
-
-    alpha: float = ALPHA
-    level: float = LEVEL
-    seed: int = 0
-    resamples: int = RESAMPLES
-    mean_interval: str = "t"
-    quality: ConfigurationComparison | None = None
-    latency: ConfigurationComparison | None = None
-    notes: list[str] = []
-    pareto: ParetoFront | None = None
 
 
 def compare_configurations(
@@ -198,8 +104,8 @@ def compare_configurations(
             ConfigStatistics(
                 config=names[0],
                 mean=float(x[0].mean()),
-                mean_low=_num(interval.low),
-                mean_high=_num(interval.high),
+                mean_low=finite(interval.low),
+                mean_high=finite(interval.high),
             )
         ]
         notes = ["one configuration: nothing to compare it with"]
@@ -245,7 +151,7 @@ def _compare_rows(
     matrix = ScoreMatrix(
         tuple(names),
         tuple(str(i) for i in range(x.shape[1])),
-        (measure,),
+        (Quantity(measure, higher_is_better),),
         x[np.newaxis].copy(),
         np.ones(x.shape, dtype=np.bool_),
         (0,) * len(names),
@@ -262,44 +168,13 @@ def _compare_rows(
             resamples=resamples,
             alpha=alpha,
         )
-    rows = []
-    for r in found.measure(measure).rows:
-        direction: Direction | None = None
-        if r.direction is not None:
-            higher = r.direction == "better"
-            direction = "better" if higher == higher_is_better else "worse"
-        rows.append(
-            ConfigStatistics(
-                config=r.system,
-                mean=r.mean,
-                mean_low=_num(r.mean_interval.low),
-                mean_high=_num(r.mean_interval.high),
-                delta=_num(r.delta),
-                delta_low=None if r.delta_interval is None else _num(r.delta_interval.low),
-                delta_high=None if r.delta_interval is None else _num(r.delta_interval.high),
-                effect_size=_num(r.effect_size),
-                p_value=_num(r.p_adjusted),
-                significant=r.significant,
-                direction=direction,
-            )
-        )
+    rows = [ConfigStatistics.of(r) for r in found.measure(measure).rows]
     # compare() warns that a constant difference makes the t statistic infinite; the
     # randomised Tukey HSD uses neither t nor sd(d) (ES = delta / sqrt(V_E)): not its concern
     notes = [
         _short(w, measure) for w in found.warnings if test != "rtukey" or "(zero variance)" not in w
     ]
     return rows, notes, found.exact
-
-
-def fmt_ms(value: float | None, signed: bool = False) -> str:
-    """Milliseconds as tables and reasons show them: 3 decimals, or 2 significant digits below
-    0.01 ms (fast engines differ by microseconds), ``n/a`` for none."""
-    if value is None or not math.isfinite(value):
-        return "n/a"
-    sign = "+" if signed else ""
-    if value == 0 or abs(value) >= 0.01:
-        return f"{value:{sign}.3f}"
-    return f"{value:{sign}.1e}"
 
 
 def _family(test: str, configurations: int, baseline: str) -> str:
@@ -321,17 +196,7 @@ def _short(warning: str, measure: str) -> str:
     return warning[len(prefix) :] if warning.startswith(prefix) else warning
 
 
-def _num(value: float | None) -> float | None:
-    if value is None or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 # ---------------------------------------------------------------------------- from results.json
-def is_latency(measure: str) -> bool:
-    return measure in LATENCY_ALIASES
-
-
 def score_matrix(
     result: BenchmarkResult, measures: Sequence[str], view: ViewName | None = None
 ) -> ScoreMatrix:
@@ -356,9 +221,13 @@ def score_matrix(
         )
     from rankscope.metrics.names import parse_measure
 
-    wanted = list(
-        dict.fromkeys(LATENCY if is_latency(m) else str(parse_measure(m)) for m in measures)
-    )
+    quantities = {
+        q.name: q
+        for q in (
+            LATENCY_QUANTITY if is_latency(m) else Quantity.of(parse_measure(m)) for m in measures
+        )
+    }
+    wanted = list(quantities)
     if not wanted:
         raise InputError("no measures to compare")
     ids = list(result.query_sets[chosen].query_ids)
@@ -407,7 +276,7 @@ def score_matrix(
     return ScoreMatrix(
         tuple(c.name for c in configs),
         tuple(ids),
-        tuple(wanted),
+        tuple(quantities.values()),
         values,
         observed,
         (0,) * len(configs),
@@ -419,24 +288,6 @@ def _view_text(view: str) -> str:
     if view == "answered":
         return "the judged queries every configuration answered"
     return "every judged query, a skipped one scoring 0"
-
-
-def read_results(path: str | Path) -> BenchmarkResult:
-    """A benchmark's results from its output folder or its ``results.json``."""
-    from rankscope.bench.results import BenchmarkResult
-
-    target = Path(path)
-    if target.is_dir():
-        found = target / "results.json"
-        if not found.is_file():
-            raise InputError(
-                "no results.json in this folder",
-                path=target,
-                hint="give a folder rankscope bench or rankscope demo finished writing (an "
-                "interrupted benchmark writes it when run again)",
-            )
-        target = found
-    return BenchmarkResult.read(target)
 
 
 def compare_benchmark(
@@ -481,54 +332,12 @@ def compare_benchmark(
             hint="use --view all (every judged query, a skipped one scoring 0)",
         )
     wanted = list(measures or _default_measures(result))
-    matrix = score_matrix(result, wanted, chosen)
-    return lower_is_better(compare(matrix, baseline=baseline, **options), {LATENCY})
-
-
-def lower_is_better(comparison: Comparison, measures: set[str]) -> Comparison:
-    """``comparison`` with the sense of ``measures`` turned round: for latency a higher value
-    is worse, so a significantly higher latency is ``"worse"``, and a query where a
-    configuration is faster than the baseline is a win (``wins`` and ``losses`` swap)."""
-    from dataclasses import replace
-
-    flip: dict[str, Direction] = {"better": "worse", "worse": "better"}
-    out = []
-    for m in comparison.measures:
-        if m.measure in measures:
-            rows = tuple(
-                replace(
-                    r,
-                    direction=flip[r.direction] if r.direction else None,
-                    wins=r.losses,
-                    losses=r.wins,
-                )
-                for r in m.rows
-            )
-            m = replace(m, rows=rows)
-        out.append(m)
-    return replace(comparison, measures=tuple(out))
+    # latency is lower-is-better (LATENCY_QUANTITY): compare() marks a faster one better
+    return compare(score_matrix(result, wanted, chosen), baseline=baseline, **options)
 
 
 def _default_measures(result: BenchmarkResult) -> list[str]:
     return list(dict.fromkeys([result.headline, *(["map"] if "map" in result.measures else [])]))
 
 
-__all__ = [
-    "ALPHA",
-    "LATENCY",
-    "LATENCY_TEST",
-    "LEVEL",
-    "QUALITY_TEST",
-    "RESAMPLES",
-    "TEST_NAMES",
-    "ConfigStatistics",
-    "ConfigurationComparison",
-    "ParetoFront",
-    "ViewStatistics",
-    "compare_benchmark",
-    "compare_configurations",
-    "fmt_ms",
-    "is_latency",
-    "read_results",
-    "score_matrix",
-]
+__all__ = ["compare_benchmark", "compare_configurations", "score_matrix"]

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from rankscope.judge.annotate.agreement import RaterAgreement
     from rankscope.judge.annotate.store import AnnotationStore
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 DEFAULT_PORT = 8765
 _POOL_SUFFIXES = {".jsonl", ".json", ".csv", ".yaml", ".yml"}
 

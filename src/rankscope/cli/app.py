@@ -1,19 +1,32 @@
 """The ``rankscope`` command: a thin layer over the library.
 
-Each command lives in its own module of this package and exposes ``register(app)``; modules are
-found at start-up so that commands stay independent. Heavy imports happen inside the commands.
+Each command lives in its own module of this package and exposes ``register(app)``;
+:data:`COMMAND_MODULES` names them, in the order they register. Every command module is imported
+at start-up (for ``--help``), so each imports its heavy machinery inside the command, when it runs
+(tests/cli/test_cli_startup.py).
 """
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
 from typing import Any
 
 import typer
 
 from rankscope import __version__
+from rankscope.cli import (
+    annotate,
+    bench,
+    compare,
+    diff,
+    eval,
+    judge,
+    needle,
+    report,
+    serve,
+    serve_online,
+    trec_eval,
+)
 from rankscope.cli import help as _help
 from rankscope.errors import RankscopeError
 
@@ -43,15 +56,25 @@ def _root(
     """Measure, compare and judge the quality of search and retrieval systems."""
 
 
+#: the modules of the commands, each with ``register(app)``, in the order they register
+COMMAND_MODULES = (
+    annotate,
+    bench,
+    compare,
+    diff,
+    eval,
+    judge,
+    needle,
+    report,
+    serve,
+    serve_online,
+    trec_eval,
+)
+
+
 def _register_commands() -> None:
-    package = importlib.import_module("rankscope.cli")
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-        if info.name in {"app", "common", "help", "options"} or info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"rankscope.cli.{info.name}")
-        register = getattr(module, "register", None)
-        if register is not None:
-            register(app)
+    for module in COMMAND_MODULES:
+        module.register(app)
 
 
 _register_commands()

@@ -16,6 +16,9 @@ from rankscope.cli.options import Alias, Format, View, aliases
 if TYPE_CHECKING:
     from rankscope.bench.ray_runner import RayOptions
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 #: what ``bench --format`` and ``demo --format`` write
 BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown]
 
@@ -206,8 +209,7 @@ def _run_and_print(
     from rankscope.bench import run_benchmark
     from rankscope.bench.progress import RichReporter
     from rankscope.bench.results import ViewName
-    from rankscope.report import render_table, to_json, to_markdown
-    from rankscope.report.bench import to_csv
+    from rankscope.report import render_table, to_csv, to_json, to_markdown
     from rankscope.suite import Suite
 
     assert isinstance(suite, Suite)

@@ -2,9 +2,9 @@
 
 Two forms: ``rankscope compare QRELS RUN RUN...`` (run files) and ``rankscope compare OUT_DIR``
 (a benchmark's output folder or its results.json: its configurations, from the typed per-query
-results). Parses options, makes one library call (:func:`rankscope.stats.compare_runs` or
-:func:`rankscope.bench.statistics.compare_benchmark`), renders with
-:mod:`rankscope.report.compare`. Output formats: ``table`` (default), ``json``
+results). Parses options, makes one library call (:func:`rankscope.compare_io.compare_runs` or
+:func:`rankscope.bench.statistics.compare_benchmark`), renders with :mod:`rankscope.report`'s
+format modules. Output formats: ``table`` (default), ``json``
 (:meth:`rankscope.stats.Comparison.to_dict`), ``csv`` (one row per measure and system),
 ``markdown`` and ``latex``. Warnings (few queries, zero variance, constant measures, runs lacking
 many queries) go to stderr.
@@ -25,6 +25,9 @@ from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.stats import Comparison
+
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
 
 _MEASURE_HELP = (
     "Measure to compare; repeat for several (default: ndcg@10 and map). Any name rankscope "
@@ -150,7 +153,7 @@ def compare_command(
     `rankscope compare OUT_DIR` compares a benchmark's configurations the same way, from its
     results.json (default measures: the headline and MAP; `-m latency` for per-query latency).
     """
-    from rankscope.report import compare as render
+    from rankscope.report import render_table, to_csv, to_json, to_latex, to_markdown
 
     runs = list(runs or [])
     options = {
@@ -182,15 +185,15 @@ def compare_command(
             qrels, runs, measure, baseline, depth, rel_level, judged_only, options
         )
     if output_format is Format.json:
-        sys.stdout.write(render.to_json(comparison) + "\n")
+        sys.stdout.write(to_json(comparison) + "\n")
     elif output_format is Format.csv:
-        sys.stdout.write(render.to_csv(comparison))
+        sys.stdout.write(to_csv(comparison))
     elif output_format is Format.markdown:
-        sys.stdout.write(render.to_markdown(comparison, plan=queries_needed, delta=delta))
+        sys.stdout.write(to_markdown(comparison, plan=queries_needed, delta=delta))
     elif output_format is Format.latex:
-        sys.stdout.write(render.to_latex(comparison))
+        sys.stdout.write(to_latex(comparison))
     else:
-        render.print_table(comparison, plan=queries_needed, delta=delta)
+        render_table(comparison, plan=queries_needed, delta=delta)
     for note in comparison.warnings:
         print(f"rankscope: warning: {note}", file=sys.stderr)
 
@@ -207,7 +210,8 @@ def _compare_benchmark(
     baseline: str | None,
     options: dict[str, Any],
 ) -> Comparison:
-    from rankscope.bench.statistics import compare_benchmark, read_results
+    from rankscope.bench.results import read_results
+    from rankscope.bench.statistics import compare_benchmark
     from rankscope.stats import StatsWarning
 
     result = read_results(path)
@@ -232,8 +236,9 @@ def _compare_runs(
     judged_only: bool,
     options: dict[str, Any],
 ) -> Comparison:
+    from rankscope.compare_io import compare_runs
     from rankscope.metrics.names import parse_measures
-    from rankscope.stats import StatsWarning, compare_runs
+    from rankscope.stats import StatsWarning
 
     measures = parse_measures(measure or ["ndcg@10", "map"])  # fail fast on a bad name
     for path in (qrels, *runs):

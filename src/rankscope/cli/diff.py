@@ -22,6 +22,9 @@ from rankscope.errors import InputError
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.diff import RunDiff
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 
 #: what ``diff --format`` writes
 DiffFormat = Literal[Format.table, Format.json, Format.markdown]

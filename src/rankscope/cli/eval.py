@@ -33,6 +33,9 @@ from rankscope.errors import InputError
 if TYPE_CHECKING:
     from rankscope.metrics.results import Results
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 _MEASURE_HELP = (
     "Measure to compute; repeat for several. Canonical names: map, ndcg, ndcg@10, mrr, mrr@10, "
     "P@10, recall@100, map@100, Rprec, bpref, infAP, hit@5, judged@10, f1@10, ndcg_exp@10, "

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from typer import core
+
 #: click's names for the types typer prints as ``<int>``, ``<str>``...
 _TYPE_NAMES = {
     "int": "INTEGER",
@@ -69,10 +71,6 @@ def install() -> bool:
     (False: this typer's internals differ, and its own display stays)."""
     if _installed:
         return True
-    try:
-        from typer import core
-    except ImportError:  # pragma: no cover - typer is a dependency
-        return False
     option = getattr(core, "TyperOption", None)
     argument = getattr(core, "TyperArgument", None)
     needed = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import gc
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -36,6 +37,9 @@ from rankscope.cli.options import (
     setup_logging,
 )
 from rankscope.errors import InputError, JudgeError
+
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
 
 
 @aliases(Alias("-d", "depth", "-M/--depth"))
@@ -77,7 +81,6 @@ def pool_command(
     ),
 ) -> None:
     """Depth-k pool over runs, de-duplicated, with provenance, for annotation or judging."""
-    from rankscope.errors import InputError
     from rankscope.judge.io import load_run, read_corpus, read_queries
     from rankscope.judge.pool import build_pool, pool_stats, select_query_ids, write_pool
 
@@ -638,8 +641,6 @@ def agree_command(
     ),
 ) -> None:
     """Cohen's kappa and confusion between two qrels; Kendall's tau of system rankings."""
-    from dataclasses import asdict
-
     from rankscope.data import unique_run_names
     from rankscope.judge.agreement import label_agreement, parse_grade_map, ranking_agreement
     from rankscope.judge.io import load_qrels, load_run

@@ -23,6 +23,9 @@ from rankscope.cli.options import (
 )
 from rankscope.errors import InputError
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 
 def needle_command(
     questions: Path = typer.Argument(

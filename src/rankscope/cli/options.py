@@ -144,7 +144,7 @@ EngineOptionOption = Annotated[
 
 def parse_engine_options(items: list[str]) -> dict[str, Any]:
     """``["k=3", "path=idx.db"]`` -> ``{"k": 3, "path": "idx.db"}`` (values read as YAML)."""
-    import yaml
+    import yaml  # pyyaml: only where an engine option is given
 
     options: dict[str, Any] = {}
     for item in items:

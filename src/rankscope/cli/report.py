@@ -11,6 +11,9 @@ import typer
 
 from rankscope.cli.options import View
 
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+
 
 def report_command(
     source: Path = typer.Argument(

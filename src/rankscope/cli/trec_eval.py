@@ -19,7 +19,11 @@ from typing import IO
 
 import typer
 
+from rankscope import __version__
 from rankscope.errors import DuplicateError, InputError, RankscopeError
+
+# What a command runs on is imported inside it: every command module loads at start-up
+# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
 
 TREC_EVAL_VERSION = "10.0-rc3"
 
@@ -121,8 +125,6 @@ def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
             stdout.write(HELP)
             return 0
         if opt in ("-v", "--version"):
-            from rankscope import __version__
-
             stderr.write(f"trec_eval version {TREC_EVAL_VERSION} (rankscope {__version__})\n")
             return 0
         if opt in ("-q", "--query_eval_wanted"):

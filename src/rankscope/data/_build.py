@@ -1,4 +1,6 @@
-"""Turn parsed columns into ``Run`` / ``Qrels``: trec_eval ordering, duplicate checks (vectorised).
+"""Order and check parsed columns into the columns of a ``Run`` / ``Qrels``: trec_eval ordering,
+duplicate checks (vectorised). :func:`rankscope.data.run.build_run` and
+:func:`rankscope.data.qrels.build_qrels` make the values from them.
 
 Rows arrive as three columns (query id, doc id, score or grade) in file order, with the 1-based
 line (or row) of each row for messages. Runs are usually already grouped by query and ranked, so
@@ -27,7 +29,7 @@ import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, NoReturn, TypeAlias
+from typing import Any, NamedTuple, NoReturn, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -36,10 +38,8 @@ import pyarrow.compute as pc
 
 from rankscope.data._source import Where
 from rankscope.data.arrow import numpy_array, to_numpy
-from rankscope.data.fingerprints import find_duplicate, pair_keys, remember
+from rankscope.data.fingerprints import find_duplicate, pair_keys
 from rankscope.data.order import byte_key
-from rankscope.data.qrels import Qrels
-from rankscope.data.run import Run
 from rankscope.errors import DuplicateError
 
 IntArray = npt.NDArray[np.int64]
@@ -428,18 +428,36 @@ def _fix_rows(
 _PARALLEL_ROWS = 1 << 16  # below this a second thread costs more than it saves
 
 
-def build_run(
+class RunColumns(NamedTuple):
+    """A run's columns in trec_eval order (the fields of a ``Run``), and the fingerprints of its
+    (query, doc) pairs when they are all distinct (:func:`rankscope.data.fingerprints.remember`)."""
+
+    query_ids: tuple[str, ...]
+    offsets: IntArray
+    doc_ids: pa.Array
+    scores: Floats
+    keys: npt.NDArray[np.uint64] | None
+
+
+class QrelsColumns(NamedTuple):
+    """Qrels' columns sorted by query, then doc id in byte order (the fields of a ``Qrels``)."""
+
+    query_ids: tuple[str, ...]
+    offsets: IntArray
+    doc_ids: pa.Array
+    grades: IntArray
+
+
+def run_columns(
     qids: StrArray | QueryBlocks,
     docs: StrArray,
     scores: npt.NDArray[np.float64] | pa.ChunkedArray,
     *,
-    name: str,
     where: Where,
     lines: IntArray | None = None,
-    source: str | None = None,
     keep_duplicates: bool = False,
-) -> Run:
-    """Group, order and check rows into a ``Run`` (scores already validated by the reader).
+) -> RunColumns:
+    """Group, order and check rows into a run's columns (scores already validated by the reader).
 
     A document repeated for a query is refused, unless ``keep_duplicates`` (trec_eval's
     reading: it refuses a repeat only in a query it evaluates, within the depth it reads).
@@ -460,7 +478,7 @@ def build_run(
     check_ids(d, "document id", where, lines)
     groups = _Groups(blocks)
     if _copies_blocks(groups, d):
-        return _build_by_blocks(groups, d, scores, name, where, lines, source, keep_duplicates)
+        return _build_by_blocks(groups, d, scores, where, lines, keep_duplicates)
     s = np.ascontiguousarray(_numpy(scores), dtype=np.float64)
     if not groups.contiguous:
         perm = groups.perm
@@ -501,17 +519,7 @@ def build_run(
         else:
             s = gather(s, order, out=spare.view(np.float64))
         del order
-    run = Run(
-        name=name,
-        query_ids=groups.query_ids,
-        offsets=groups.offsets,
-        doc_ids=d,
-        scores=s,
-        source=source,
-    )
-    if row_keys is not None:
-        remember(run, row_keys)
-    return run
+    return RunColumns(groups.query_ids, groups.offsets, d, s, row_keys)
 
 
 def _numpy(values: Floats | pa.ChunkedArray | pa.Array) -> Floats:
@@ -643,12 +651,10 @@ def _build_by_blocks(
     groups: _Groups,
     d: StrArray,
     scores: Floats | pa.ChunkedArray | pa.Array,
-    name: str,
     where: Where,
     lines: IntArray | None,
-    source: str | None,
     keep_duplicates: bool,
-) -> Run:
+) -> RunColumns:
     n = groups.rows
     assert groups.block_order is not None
     src = groups.starts[groups.block_order]
@@ -675,17 +681,7 @@ def _build_by_blocks(
             dup = find_duplicate(groups.row_query, d, len(groups.query_ids))
             assert dup is not None
             _refuse_repeat(dup, d, groups, where, lines)
-    run = Run(
-        name=name,
-        query_ids=groups.query_ids,
-        offsets=groups.offsets,
-        doc_ids=docs,
-        scores=s,
-        source=source,
-    )
-    if kept is not None:
-        remember(run, kept)
-    return run
+    return RunColumns(groups.query_ids, groups.offsets, docs, s, kept)
 
 
 def _move_rows(
@@ -790,17 +786,16 @@ def gather(
     return out
 
 
-def build_qrels(
+def qrels_columns(
     qids: StrArray | QueryBlocks,
     docs: StrArray,
     grades: npt.NDArray[np.int64],
     *,
     where: Where,
     lines: IntArray | None = None,
-    source: str | None = None,
     keep_first: bool = False,
-) -> Qrels:
-    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing a document
+) -> QrelsColumns:
+    """Sort rows into qrels' columns (query, then doc id in byte order), refusing a document
     judged twice for one query, or with ``keep_first`` keeping its first judgment only."""
     if isinstance(qids, QueryBlocks):
         names, block_lengths = qids.names, qids.lengths
@@ -852,10 +847,9 @@ def build_qrels(
                 cls=DuplicateError,
             )
     counts = np.bincount(rq, minlength=len(query_ids)) if n else np.zeros(0, dtype=np.int64)
-    return Qrels(
+    return QrelsColumns(
         query_ids=tuple(query_ids),
         offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
         doc_ids=d_sorted,
         grades=g[perm],
-        source=source,
     )

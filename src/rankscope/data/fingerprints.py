@@ -10,7 +10,8 @@ fingerprints.  A fingerprint can collide, so every user compares the strings of 
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sized
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,15 +19,14 @@ import pyarrow as pa
 
 from rankscope.data.arrow import numpy_array
 
-if TYPE_CHECKING:
-    from rankscope.data.run import Run
-
 StrArray = Any  # a pyarrow string Array or ChunkedArray
 
-_CACHE: weakref.WeakKeyDictionary[Run, npt.NDArray[np.uint64]] = weakref.WeakKeyDictionary()
+# keyed by the Run itself (by identity: a Run compares by identity), typed loosely so that this
+# module, which the run module uses, does not import it
+_CACHE: weakref.WeakKeyDictionary[Sized, npt.NDArray[np.uint64]] = weakref.WeakKeyDictionary()
 
 
-def remember(run: Run, keys: npt.NDArray[np.uint64]) -> None:
+def remember(run: Sized, keys: npt.NDArray[np.uint64]) -> None:
     """Keep ``keys`` (:func:`pair_keys` of ``run``'s rows, no repeats) for :func:`recall`."""
     if keys.shape[0] != len(run):
         raise ValueError("one fingerprint per run row is needed")
@@ -34,7 +34,7 @@ def remember(run: Run, keys: npt.NDArray[np.uint64]) -> None:
     _CACHE[run] = keys
 
 
-def recall(run: Run) -> npt.NDArray[np.uint64] | None:
+def recall(run: Sized) -> npt.NDArray[np.uint64] | None:
     """The fingerprints a reader kept for ``run``: read-only, one per row, every (query, doc)
     pair distinct; ``None`` when the run was built another way."""
     return _CACHE.get(run)

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from rankscope.data import tabular
 from rankscope.data._nested import checked_rows, nested, query_rows
-from rankscope.data._source import Where
-from rankscope.data.arrow import string_array
+from rankscope.data._source import Warner, Where
+from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.order import byte_key
 from rankscope.errors import InputError
+
+if TYPE_CHECKING:
+    from rankscope.data._build import IntArray, QueryBlocks, StrArray
 
 
 @dataclass(frozen=True, eq=False, slots=True)
@@ -76,16 +80,20 @@ class Qrels:
         """Build from a DataFrame with query id, doc id and grade columns.
 
         Column names as :func:`rankscope.data.read_qrels` accepts them (``query_id``/``qid``,
-        ``doc_id``/``docno``, ``relevance``/``rel``/``score``...).
+        ``doc_id``/``docno``, ``relevance``/``rel``/``score``...). A pyarrow Table or a dict
+        is read the same way; a file is for :func:`~rankscope.data.read_qrels`.
         """
-        from rankscope.data.readers import read_qrels
-
-        return read_qrels(frame, strict=strict)
+        table = tabular.in_memory_table(frame, "relevance")
+        if table is None:
+            raise InputError(
+                "cannot read this kind of object as qrels",
+                value=type(frame).__name__,
+                hint="Pass a pandas DataFrame (or read a file with rankscope.data.read_qrels)",
+            )
+        return qrels_from_table(*table, strict=strict, warn=Warner(None))
 
     def to_pandas(self) -> Any:
         """A DataFrame with columns ``query_id, doc_id, relevance``."""
-        from rankscope.data.writers import qrels_table
-
         return qrels_table(self).to_pandas()
 
     def __len__(self) -> int:
@@ -117,3 +125,50 @@ class Qrels:
     def __repr__(self) -> str:
         src = f", source={self.source!r}" if self.source else ""
         return f"Qrels({self.num_queries} queries, {len(self)} judgments{src})"
+
+
+def build_qrels(
+    qids: StrArray | QueryBlocks,
+    docs: StrArray,
+    grades: npt.NDArray[np.int64],
+    *,
+    where: Where,
+    lines: IntArray | None = None,
+    source: str | None = None,
+    keep_first: bool = False,
+) -> Qrels:
+    """Sort rows into a ``Qrels`` (query, then doc id in byte order), refusing a document
+    judged twice for one query, or with ``keep_first`` keeping its first judgment only."""
+    from rankscope.data._build import qrels_columns  # pyarrow.compute: 30 ms a Qrels need not load
+
+    columns = qrels_columns(qids, docs, grades, where=where, lines=lines, keep_first=keep_first)
+    return Qrels(*columns, source=source)
+
+
+def qrels_from_table(
+    table: pa.Table,
+    where: Where,
+    *,
+    strict: bool,
+    warn: Warner,
+    lines: npt.NDArray[np.int64] | None = None,
+) -> Qrels:
+    """Qrels from a table (:mod:`rankscope.data.tabular` finds its columns by name); ``lines``
+    gives each row's line for messages (default: row number)."""
+    rows = tabular.qrels_rows(table, where, strict=strict, warn=warn, lines=lines)
+    return build_qrels(
+        rows.query_ids, rows.doc_ids, rows.values, where=where, lines=rows.lines, source=where.name
+    )
+
+
+def qrels_table(qrels: Qrels) -> pa.Table:
+    """Columns ``query_id, doc_id, relevance`` in qrels order."""
+    row_q = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
+    qids = string_array(qrels.query_ids).take(numpy_array(row_q))
+    return pa.table(
+        {
+            "query_id": qids,
+            "doc_id": qrels.doc_ids,
+            "relevance": numpy_array(np.asarray(qrels.grades, dtype=np.int64)),
+        }
+    )

@@ -40,8 +40,8 @@ from rankscope.data._source import (
     load,
     path_suffixes,
 )
-from rankscope.data.qrels import Qrels
-from rankscope.data.run import Run
+from rankscope.data.qrels import Qrels, qrels_from_table
+from rankscope.data.run import Run, run_from_table
 from rankscope.data.trec import read_trec_qrels, read_trec_run
 from rankscope.errors import InputError
 
@@ -62,16 +62,16 @@ def read_qrels(
     ``on_warning`` (default: a ``DataWarning``).
     """
     warn = Warner(on_warning)
-    table = _as_table(source, "relevance")
+    table = tabular.in_memory_table(source, "relevance")
     if table is not None:
         tbl, where = table
-        return tabular.qrels_from_table(tbl, where, strict=strict, warn=warn)
+        return qrels_from_table(tbl, where, strict=strict, warn=warn)
     loaded = _load(source)
     fmt = _detect(loaded, source, format)
     if fmt == "trec":
         return read_trec_qrels(loaded, strict=strict, warn=warn)
     tbl, where, lines = _read_table(loaded, fmt, "relevance")
-    return tabular.qrels_from_table(tbl, where, strict=strict, warn=warn, lines=lines)
+    return qrels_from_table(tbl, where, strict=strict, warn=warn, lines=lines)
 
 
 def read_run(
@@ -88,19 +88,17 @@ def read_run(
     file's stem (``bm25`` for ``bm25.parquet``), else ``"run"``.
     """
     warn = Warner(on_warning)
-    table = _as_table(source, "score")
+    table = tabular.in_memory_table(source, "score")
     default = _default_name(source)
     if table is not None:
         tbl, where = table
-        return tabular.run_from_table(
-            tbl, where, name=name, default_name=default, strict=strict, warn=warn
-        )
+        return run_from_table(tbl, where, name=name, default_name=default, strict=strict, warn=warn)
     loaded = _load(source)
     fmt = _detect(loaded, source, format)
     if fmt == "trec":
         return read_trec_run(loaded, name=name, strict=strict, warn=warn)
     tbl, where, lines = _read_table(loaded, fmt, "score")
-    return tabular.run_from_table(
+    return run_from_table(
         tbl, where, name=name, default_name=default, strict=strict, warn=warn, lines=lines
     )
 
@@ -116,26 +114,6 @@ def _default_name(source: Source) -> str:
             if stem:
                 return stem
     return "run"
-
-
-def _as_table(source: Source, value_role: str) -> tuple[pa.Table, Where] | None:
-    """In-memory tables: mappings, pyarrow Tables and pandas DataFrames."""
-    if isinstance(source, Mapping):
-        where = Where("<dict>", unit="row")
-        return tabular.table_from_mapping(source, where, value_role), where
-    if isinstance(source, pa.Table):
-        return source, Where("<Table>", unit="row")
-    if type(source).__name__ == "DataFrame" and hasattr(source, "columns"):
-        try:
-            table = pa.Table.from_pandas(source, preserve_index=False)
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise InputError(
-                f"cannot convert the DataFrame ({exc})",
-                path="<DataFrame>",
-                hint="Give each column one type: text ids, numeric scores or grades",
-            ) from None
-        return table, Where("<DataFrame>", unit="row")
-    return None
 
 
 def _load(source: Source) -> Loaded:

@@ -6,18 +6,21 @@ import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from rankscope.data import fingerprints
+from rankscope.data import fingerprints, tabular
 from rankscope.data._nested import checked_rows, nested, query_rows
-from rankscope.data._source import Where
-from rankscope.data.arrow import string_array
+from rankscope.data._source import Warner, Where
+from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.order import byte_key
 from rankscope.errors import InputError
+
+if TYPE_CHECKING:
+    from rankscope.data._build import IntArray, QueryBlocks, StrArray
 
 
 @dataclass(frozen=True, eq=False, slots=True, weakref_slot=True)
@@ -91,16 +94,22 @@ class Run:
         """Build from a DataFrame with query id, doc id and score columns.
 
         Column names as :func:`rankscope.data.read_run` accepts them (``query_id``/``qid``,
-        ``doc_id``/``docno``, ``score``...); rows are ordered the trec_eval way.
+        ``doc_id``/``docno``, ``score``...); rows are ordered the trec_eval way. A pyarrow Table
+        or a dict is read the same way; a file is for :func:`~rankscope.data.read_run`.
         """
-        from rankscope.data.readers import read_run
-
-        return read_run(frame, name=name, strict=strict)
+        table = tabular.in_memory_table(frame, "score")
+        if table is None:
+            raise InputError(
+                "cannot read this kind of object as a run",
+                value=type(frame).__name__,
+                hint="Pass a pandas DataFrame (or read a file with rankscope.data.read_run)",
+            )
+        return run_from_table(
+            *table, name=name, default_name="run", strict=strict, warn=Warner(None)
+        )
 
     def to_pandas(self) -> Any:
         """A DataFrame with columns ``query_id, doc_id, rank, score, run_id`` in run order."""
-        from rankscope.data.writers import run_table
-
         return run_table(self).to_pandas()
 
     def __len__(self) -> int:
@@ -204,3 +213,83 @@ def _file_stem(run: Run) -> str | None:
     if path.suffix.lower() in (".gz", ".gzip"):
         path = Path(path.stem)
     return path.stem or None
+
+
+def build_run(
+    qids: StrArray | QueryBlocks,
+    docs: StrArray,
+    scores: npt.NDArray[np.float64] | pa.ChunkedArray,
+    *,
+    name: str,
+    where: Where,
+    lines: IntArray | None = None,
+    source: str | None = None,
+    keep_duplicates: bool = False,
+) -> Run:
+    """Group, order and check rows into a ``Run`` (scores already validated by the reader).
+
+    A document repeated for a query is refused, unless ``keep_duplicates`` (trec_eval's
+    reading: it refuses a repeat only in a query it evaluates, within the depth it reads).
+    The fingerprints of the (query, doc) pairs are kept beside the run
+    (:func:`rankscope.data.fingerprints.remember`).
+    """
+    from rankscope.data._build import run_columns  # pyarrow.compute: 30 ms a Run need not load
+
+    columns = run_columns(
+        qids, docs, scores, where=where, lines=lines, keep_duplicates=keep_duplicates
+    )
+    run = Run(
+        name=name,
+        query_ids=columns.query_ids,
+        offsets=columns.offsets,
+        doc_ids=columns.doc_ids,
+        scores=columns.scores,
+        source=source,
+    )
+    if columns.keys is not None:
+        fingerprints.remember(run, columns.keys)
+    return run
+
+
+def run_from_table(
+    table: pa.Table,
+    where: Where,
+    *,
+    name: str | None,
+    default_name: str,
+    strict: bool,
+    warn: Warner,
+    lines: npt.NDArray[np.int64] | None = None,
+) -> Run:
+    """A run from a table (:mod:`rankscope.data.tabular` finds its columns by name); ``lines``
+    gives each row's line for messages (default: row number). Its name: ``name``, else the
+    table's run-name column's last value, else ``default_name``."""
+    rows = tabular.run_rows(table, where, name=name, strict=strict, warn=warn, lines=lines)
+    return build_run(
+        rows.query_ids,
+        rows.doc_ids,
+        rows.values,
+        name=rows.name or default_name,
+        where=where,
+        lines=rows.lines,
+        source=where.name,
+    )
+
+
+def run_table(run: Run) -> pa.Table:
+    """Columns ``query_id, doc_id, rank, score, run_id`` in run order."""
+    lengths = np.diff(run.offsets)
+    row_q = np.repeat(np.arange(len(run.query_ids)), lengths)
+    ranks = np.arange(len(run), dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
+    qids = string_array(run.query_ids).take(numpy_array(row_q))
+    return pa.table(
+        {
+            "query_id": qids,
+            "doc_id": run.doc_ids,
+            "rank": numpy_array(ranks),
+            "score": numpy_array(np.asarray(run.scores, dtype=np.float64)),
+            "run_id": pa.DictionaryArray.from_arrays(
+                numpy_array(np.zeros(len(run), dtype=np.int32)), string_array([run.name])
+            ),
+        }
+    )

@@ -1,4 +1,6 @@
-"""Qrels and runs from tables: CSV/TSV with a header (BEIR qrels), JSONL, Parquet, dicts, pandas.
+"""The rows of qrels and runs from tables: CSV/TSV with a header (BEIR qrels), JSONL, Parquet,
+dicts, pandas (:func:`rankscope.data.qrels.qrels_from_table` and
+:func:`rankscope.data.run.run_from_table` make the values).
 
 Columns are found by name, case-insensitively, with ``-`` and spaces read as ``_``:
 
@@ -30,20 +32,17 @@ import csv
 import io
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from rankscope.data._build import build_qrels, build_run
 from rankscope.data._nested import checked_rows
 from rankscope.data._source import Buffer, Warner, Where
 from rankscope.data.arrow import numpy_array, string_array
 from rankscope.data.numbers import c_atof, is_plain_float
-from rankscope.data.qrels import Qrels
-from rankscope.data.run import Run
 from rankscope.errors import FormatError, InputError
 
 QUERY_NAMES = ("query_id", "qid", "query", "topic", "topic_id", "queryid")
@@ -233,42 +232,68 @@ class _Table:
         return np.trunc(floats).astype(np.int64)
 
 
-def qrels_from_table(
+def in_memory_table(source: object, value_role: str) -> tuple[pa.Table, Where] | None:
+    """The table of an in-memory source (a mapping ``{query_id: {doc_id: value}}``, a pyarrow
+    Table or a pandas DataFrame) and where its rows come from; None for anything else."""
+    if isinstance(source, Mapping):
+        where = Where("<dict>", unit="row")
+        return table_from_mapping(source, where, value_role), where
+    if isinstance(source, pa.Table):
+        return source, Where("<Table>", unit="row")
+    if type(source).__name__ == "DataFrame" and hasattr(source, "columns"):
+        try:
+            table = pa.Table.from_pandas(source, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise InputError(
+                f"cannot convert the DataFrame ({exc})",
+                path="<DataFrame>",
+                hint="Give each column one type: text ids, numeric scores or grades",
+            ) from None
+        return table, Where("<DataFrame>", unit="row")
+    return None
+
+
+class Rows(NamedTuple):
+    """A table's checked columns in its row order, with the line of each row for messages: what
+    :func:`rankscope.data.qrels.build_qrels` / :func:`rankscope.data.run.build_run` take."""
+
+    query_ids: pa.Array
+    doc_ids: pa.Array
+    values: npt.NDArray[Any]  # grades (int64) or scores (float64)
+    lines: npt.NDArray[np.int64] | None  # None: the row numbers
+    #: the run name the table gives (its run-name column's last value), for runs
+    name: str | None = None
+
+
+def qrels_rows(
     table: pa.Table,
     where: Where,
     *,
     strict: bool,
     warn: Warner,
     lines: npt.NDArray[np.int64] | None = None,
-) -> Qrels:
-    """Qrels from a table; ``lines`` gives each row's line for messages (default: row number)."""
+) -> Rows:
+    """The judgments of a table; ``lines`` gives each row's line (default: row number)."""
     t = _Table(table, where, lines)
     gcol = t.column(GRADE_NAMES, "relevance")
     assert gcol is not None
     qids, docs = t.id_columns("judgments")
     grades = t.grades(gcol, strict, warn)
     warn.finish(where)
-    return build_qrels(
-        qids,
-        docs,
-        grades,
-        where=where,
-        lines=t.lines(),
-        source=where.name,
-    )
+    return Rows(qids, docs, grades, t.lines())
 
 
-def run_from_table(
+def run_rows(
     table: pa.Table,
     where: Where,
     *,
     name: str | None,
-    default_name: str,
     strict: bool,
     warn: Warner,
     lines: npt.NDArray[np.int64] | None = None,
-) -> Run:
-    """A run from a table; ``lines`` gives each row's line for messages (default: row number)."""
+) -> Rows:
+    """The results of a table; ``lines`` gives each row's line (default: row number). The name
+    is ``name``, else the table's run-name column's last value, else None."""
     t = _Table(table, where, lines)
     qids, docs = t.id_columns("results")
     scol = t.column(SCORE_NAMES, "score", required=False)
@@ -290,15 +315,7 @@ def run_from_table(
             last = table.column(ncol)[table.num_rows - 1].as_py()
             run_name = None if last is None else str(last)
     warn.finish(where)
-    return build_run(
-        qids,
-        docs,
-        scores,
-        name=run_name or default_name,
-        where=where,
-        lines=t.lines(),
-        source=where.name,
-    )
+    return Rows(qids, docs, scores, t.lines(), run_name or None)
 
 
 # --------------------------------------------------------------------------- readers
@@ -451,11 +468,13 @@ def load_json_document(data: Buffer) -> Any:
 
 __all__ = [
     "FormatError",
+    "Rows",
+    "in_memory_table",
     "looks_like_header",
-    "qrels_from_table",
+    "qrels_rows",
     "read_delimited",
     "read_jsonl",
     "read_parquet",
-    "run_from_table",
+    "run_rows",
     "table_from_mapping",
 ]

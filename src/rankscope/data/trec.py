@@ -48,7 +48,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from rankscope.data._build import QueryBlocks, build_qrels, build_run
+from rankscope.data._build import QueryBlocks
 from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load, release_pages
 from rankscope.data.arrow import numpy_array, string_array, string_scalar, to_numpy
 from rankscope.data.numbers import (
@@ -58,8 +58,8 @@ from rankscope.data.numbers import (
     is_plain_int,
     is_special_float,
 )
-from rankscope.data.qrels import Qrels
-from rankscope.data.run import Run
+from rankscope.data.qrels import Qrels, build_qrels
+from rankscope.data.run import Run, build_run
 from rankscope.errors import InputError
 
 #: a path, or an open file (text or binary; gzip is read by its magic bytes)
@@ -110,7 +110,7 @@ def read_trec_run(
     """Parse a TREC run from a path or an open file; ``warn`` receives the oddities read in
     lenient mode; ``fast`` forces (True) or forbids (False) the pyarrow path;
     ``keep_duplicates`` keeps a document listed twice for a query (see
-    :func:`~rankscope.data._build.build_run`). ``strict=False`` takes bytes that are not UTF-8
+    :func:`~rankscope.data.run.build_run`). ``strict=False`` takes bytes that are not UTF-8
     where trec_eval never looks and in the runid (see the module docstring)."""
     loaded, warn = _opened(source, warn)
     cols = _read_columns(loaded, 6, strict=strict, warn=warn, fast=fast)
@@ -140,7 +140,7 @@ def read_trec_qrels(
 ) -> Qrels:
     """Parse TREC qrels from a path or an open file; ``keep_first`` keeps the first of two
     judgments of a document for one query instead of refusing them (see
-    :func:`~rankscope.data._build.build_qrels`)."""
+    :func:`~rankscope.data.qrels.build_qrels`)."""
     loaded, warn = _opened(source, warn)
     cols = _read_columns(loaded, 4, strict=strict, warn=warn, fast=fast)
     return build_qrels(

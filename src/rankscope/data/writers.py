@@ -17,13 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from rankscope.data.arrow import numpy_array, string_array
-from rankscope.data.qrels import Qrels
-from rankscope.data.run import Run
+from rankscope.data.qrels import Qrels, qrels_table
+from rankscope.data.run import Run, run_table
 from rankscope.data.trec import trec_qrels_lines, trec_run_lines, write_lines
 from rankscope.errors import InputError
 
@@ -65,38 +63,6 @@ def _open(path: Path, gz: bool) -> IO[bytes]:
     if gz:
         return gzip.open(path, "wb", compresslevel=6)  # type: ignore[return-value]
     return path.open("wb")
-
-
-def run_table(run: Run) -> pa.Table:
-    """Columns ``query_id, doc_id, rank, score, run_id`` in run order."""
-    lengths = np.diff(run.offsets)
-    row_q = np.repeat(np.arange(len(run.query_ids)), lengths)
-    ranks = np.arange(len(run), dtype=np.int64) - np.repeat(run.offsets[:-1], lengths) + 1
-    qids = string_array(run.query_ids).take(numpy_array(row_q))
-    return pa.table(
-        {
-            "query_id": qids,
-            "doc_id": run.doc_ids,
-            "rank": numpy_array(ranks),
-            "score": numpy_array(np.asarray(run.scores, dtype=np.float64)),
-            "run_id": pa.DictionaryArray.from_arrays(
-                numpy_array(np.zeros(len(run), dtype=np.int32)), string_array([run.name])
-            ),
-        }
-    )
-
-
-def qrels_table(qrels: Qrels) -> pa.Table:
-    """Columns ``query_id, doc_id, relevance`` in qrels order."""
-    row_q = np.repeat(np.arange(len(qrels.query_ids)), np.diff(qrels.offsets))
-    qids = string_array(qrels.query_ids).take(numpy_array(row_q))
-    return pa.table(
-        {
-            "query_id": qids,
-            "doc_id": qrels.doc_ids,
-            "relevance": numpy_array(np.asarray(qrels.grades, dtype=np.int64)),
-        }
-    )
 
 
 def write_run(run: Run, path: str | os.PathLike[str], format: str | None = None) -> Path:

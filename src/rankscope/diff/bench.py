@@ -120,7 +120,7 @@ class BenchFolder:
 
     @classmethod
     def open(cls, source: str | os.PathLike[str]) -> BenchFolder:
-        from rankscope.bench.statistics import read_results
+        from rankscope.bench.results import read_results
 
         path = Path(source)
         return cls(read_results(path), path if path.is_dir() else path.parent)

@@ -193,6 +193,8 @@ class RunSummary:
 
 @dataclass(frozen=True, slots=True)
 class Counts:
+    """How many queries a run won, lost and tied on a measure against the other run."""
+
     wins: int
     losses: int
     ties: int

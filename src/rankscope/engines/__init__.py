@@ -1,11 +1,17 @@
-"""Search engines behind one small contract, and a registry of them."""
+"""Search engines behind one small contract, and a registry of them.
+
+The built-in engines are listed by name in :data:`BUILTIN_ENGINES`, each with the module that
+registers it; the other modules are what the engines share: :mod:`~rankscope.engines.base` (the
+contract), :mod:`~rankscope.engines.chunking`, :mod:`~rankscope.engines.embeddings`,
+:mod:`~rankscope.engines.onnx_bert`, :mod:`~rankscope.engines.neighbours`,
+:mod:`~rankscope.engines.phrase`, :mod:`~rankscope.engines.stream`,
+:mod:`~rankscope.engines.vectorstore` and the private ``_*`` modules.
+"""
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from rankscope.engines.base import (
+    BUILTIN_ENGINES,
     QUERY_KINDS,
     Document,
     Engine,
@@ -14,27 +20,12 @@ from rankscope.engines.base import (
     QueryKind,
     create_engine,
     engine_names,
+    load_builtin_engines,
     register_engine,
 )
 
-# Every module of this package except these registers one engine with @register_engine. Each
-# imports its heavy dependency lazily (inside the engine), so importing it costs nothing when the
-# extra is not installed.
-_NOT_ENGINES = frozenset({"base", "chunking", "embeddings", "onnx_bert", "vectorstore"})
-_loaded = False
-
-
-def load_builtin_engines() -> None:
-    global _loaded
-    if _loaded:
-        return
-    for info in pkgutil.iter_modules(__path__):
-        if not info.name.startswith("_") and info.name not in _NOT_ENGINES:
-            importlib.import_module(f"{__name__}.{info.name}")
-    _loaded = True
-
-
 __all__ = [
+    "BUILTIN_ENGINES",
     "QUERY_KINDS",
     "Document",
     "Engine",

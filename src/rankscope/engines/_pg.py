@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg import sql
 
+# Imported where used, so that this module imports without them: psycopg (the pg extra).
+
 PG_EXTRA_HINT = "install the PostgreSQL extra: pip install 'rankscope[pg]'"
 DSN_ENV = "RANKSCOPE_PG_DSN"
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")

@@ -53,6 +53,8 @@ from rankscope.engines._text import boolean_clauses, check_phrase_length, term_c
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError, QueryError
 
+# Imported where used, so that this module imports without them: pyjnius (the anserini extra).
+
 JAR_ENV = "RANKSCOPE_ANSERINI_JAR"
 ANALYZERS = ("anserini", "anserini-krovetz", "anserini-nostem", "standard", "english", "whitespace")
 INSTALL_HINT = (

@@ -8,6 +8,7 @@ It declares the query kinds it supports and refuses the others with
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
 from abc import ABC, abstractmethod
@@ -18,7 +19,9 @@ from typing import Any, ClassVar, Literal, Self, SupportsFloat, TypeVar
 
 from rankscope.errors import ConfigError, EngineError, QueryError, UnsupportedQueryError
 
+#: the five kinds of query a suite may hold (see :class:`Query`)
 QueryKind = Literal["query_string", "match", "multi_match", "phrase", "boolean"]
+#: the same kinds as a tuple, in that order
 QUERY_KINDS: tuple[QueryKind, ...] = ("query_string", "match", "multi_match", "phrase", "boolean")
 
 
@@ -280,6 +283,37 @@ class Engine(ABC):
 E = TypeVar("E", bound=type[Engine])
 _REGISTRY: dict[str, type[Engine]] = {}
 
+#: every engine rankscope ships: its name and the module whose ``@register_engine`` registers it.
+#: A module is imported when its engine is first looked up (each imports its client library only
+#: when an engine is made, so a lookup costs nothing when the extra is not installed); the other
+#: modules of this package are helpers the engines share.
+BUILTIN_ENGINES: Mapping[str, str] = {
+    "anserini": "rankscope.engines.anserini",
+    "bm25s": "rankscope.engines.bm25s_engine",
+    "chroma": "rankscope.engines.chroma",
+    "duckdb": "rankscope.engines.duckdb_fts",
+    "elasticsearch": "rankscope.engines.elastic",
+    "faiss": "rankscope.engines.faiss_index",
+    "hnswlib": "rankscope.engines.hnswlib_index",
+    "http": "rankscope.engines.http",
+    "hybrid": "rankscope.engines.hybrid",
+    "lancedb": "rankscope.engines.lancedb_store",
+    "milvus": "rankscope.engines.milvus",
+    "opensearch": "rankscope.engines.elastic",
+    "pgvector": "rankscope.engines.pgvector",
+    "postgres": "rankscope.engines.postgres",
+    "python": "rankscope.engines.python",
+    "qdrant": "rankscope.engines.qdrant",
+    "rerank": "rankscope.engines.rerank",
+    "run_file": "rankscope.engines.run_file",
+    "sqlite": "rankscope.engines.sqlite",
+    "tantivy": "rankscope.engines.tantivy",
+    "typesense": "rankscope.engines.typesense_search",
+    "usearch": "rankscope.engines.usearch_index",
+    "vector": "rankscope.engines.vector",
+}
+_loaded: set[str] = set()
+
 
 def register_engine(name: str) -> Callable[[E], E]:
     """Class decorator: make an engine available to suites under ``name``."""
@@ -293,14 +327,26 @@ def register_engine(name: str) -> Callable[[E], E]:
 
 def engine_class(name: str) -> type[Engine]:
     """The engine class registered under ``name`` (its capabilities are class attributes)."""
-    from rankscope.engines import load_builtin_engines
-
-    load_builtin_engines()
+    module = BUILTIN_ENGINES.get(name)
+    if module is not None:
+        _load(module)
     try:
         return _REGISTRY[name]
     except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
+        known = ", ".join(engine_names())
         raise EngineError(f"unknown engine {name!r}; known engines: {known}") from None
+
+
+def load_builtin_engines() -> None:
+    """Import every module of :data:`BUILTIN_ENGINES` (a lookup by name imports only its own)."""
+    for module in sorted(set(BUILTIN_ENGINES.values())):
+        _load(module)
+
+
+def _load(module: str) -> None:
+    if module not in _loaded:
+        importlib.import_module(module)  # its @register_engine classes register themselves
+        _loaded.add(module)
 
 
 def _spec_class(spec: Mapping[str, Any]) -> type[Engine] | None:
@@ -365,13 +411,12 @@ def _check_options(name: str, factory: Callable[..., Engine], options: Mapping[s
 
 
 def engine_names() -> list[str]:
-    from rankscope.engines import load_builtin_engines
-
-    load_builtin_engines()
-    return sorted(_REGISTRY)
+    """The names of the built-in engines and of those registered since (no engine is imported)."""
+    return sorted({*BUILTIN_ENGINES, *_REGISTRY})
 
 
 def embedding_engine_names() -> list[str]:
     """Registered engines that can take an embedding model: those that embed text, and the
     composite ones (through their members), for messages."""
-    return [n for n in engine_names() if _REGISTRY[n].embeds_text or _REGISTRY[n].composite]
+    classes = {name: engine_class(name) for name in engine_names()}
+    return [n for n, cls in classes.items() if cls.embeds_text or cls.composite]

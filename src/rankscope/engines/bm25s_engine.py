@@ -22,7 +22,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
+from rankscope.engines.neighbours import top_k
 from rankscope.errors import ConfigError, EngineError
+
+# Imported where used, so that this module imports without them: bm25s and PyStemmer (the bm25s
+# extra).
 
 METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
@@ -139,8 +143,6 @@ class Bm25sEngine(Engine):
         if not tokens:
             return []
         scores = np.asarray(self._retriever.get_scores(tokens), dtype=np.float32)
-        from rankscope.engines.vector import top_k
-
         # bm25l and bm25+ give every document a floor score per query word (as rank_bm25
         # does); only documents holding a query word are results, whatever the method
         matrix = self._retriever.scores

@@ -31,6 +31,8 @@ from rankscope.engines.vectorstore import (
 )
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: chromadb (the chroma extra).
+
 SPACES = ("cosine", "ip", "l2")
 
 

@@ -45,6 +45,9 @@ from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, regi
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: duckdb (the duckdb extra), and
+# pyarrow (when documents are loaded).
+
 _TABLE = "rankscope_docs"
 _SCHEMA = f"fts_main_{_TABLE}"
 _BATCH = 10_000

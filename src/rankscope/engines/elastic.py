@@ -34,6 +34,9 @@ from rankscope.engines._es_dsl import (
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: elasticsearch and opensearch-py
+# (the es and opensearch extras).
+
 ES_URL_ENV = "RANKSCOPE_ES_URL"
 OPENSEARCH_URL_ENV = "RANKSCOPE_OPENSEARCH_URL"
 _INDEX_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_.")

@@ -20,6 +20,7 @@ Every embedder returns L2-normalised float32 rows, so a dot product is the cosin
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import sqlite3
 import sys
@@ -35,7 +36,12 @@ import numpy as np
 import numpy.typing as npt
 
 from rankscope.config import environment
+from rankscope.engines._text import words
+from rankscope.engines.onnx_bert import onnx_available, shared_onnx_model
 from rankscope.errors import ConfigError, EngineError
+
+# Imported where used, so that this module imports without them: sentence-transformers, torch and
+# the bundled model (the embed extra).
 
 Matrix = npt.NDArray[np.float32]
 
@@ -87,8 +93,6 @@ class HashingEmbedder(Embedder):
         self.model_id = f"hashing-{dim}"
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        from rankscope.engines._text import words
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for w in words(text.lower()):
@@ -305,8 +309,6 @@ class OnnxEmbedder(Embedder):
 
     def model(self) -> Any:
         """The loaded :class:`~rankscope.engines.onnx_bert.OnnxBert`, shared in the process."""
-        from rankscope.engines.onnx_bert import shared_onnx_model
-
         with self._lock:
             if self._model is None:
                 folder = self.folder or bundled_model_path()
@@ -354,10 +356,6 @@ def choose_backend(model: str | Path | None, backend: str = "auto") -> Literal["
         )
     if backend != "auto":
         return "onnx" if backend == "onnx" else "torch"
-    import importlib.util
-
-    from rankscope.engines.onnx_bert import onnx_available
-
     name = DEFAULT_MODEL if model is None else str(model)
     local = name in _DEFAULT_ALIASES or Path(name).expanduser().is_dir()
     if local and onnx_available():

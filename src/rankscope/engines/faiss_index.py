@@ -33,6 +33,8 @@ from rankscope.engines.vectorstore import (
 )
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: faiss (the faiss extra).
+
 INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
 
 

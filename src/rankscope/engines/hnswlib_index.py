@@ -23,6 +23,8 @@ from rankscope.engines.embeddings import Matrix
 from rankscope.engines.vectorstore import VectorStoreEngine, check_int, wrap_store_error
 from rankscope.errors import EngineError
 
+# Imported where used, so that this module imports without them: hnswlib (the hnswlib extra).
+
 
 def _import_hnswlib() -> Any:
     try:

@@ -30,6 +30,8 @@ from rankscope.engines.base import (
 from rankscope.engines.python import best_first
 from rankscope.errors import ConfigError, EngineError
 
+# httpx (and all it loads) is imported when an engine is made, not when it is looked up.
+
 _PLACEHOLDER = re.compile(r"\{(query|k)\}")
 _STEP = re.compile(r"([^.\[\]]+)|\[(\*|\d+)\]")
 

@@ -26,6 +26,7 @@ every query would print a deprecation notice.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,9 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import EngineError
+
+# Imported where used, so that this module imports without them: lancedb (the lancedb extra), and
+# pyarrow (when documents are loaded).
 
 MODES = ("vector", "fts", "hybrid")
 INDEX_KINDS = ("none", "ivf_flat", "ivf_sq", "ivf_pq", "ivf_hnsw_sq", "ivf_hnsw_pq")
@@ -137,8 +141,6 @@ class LanceDbEngine(VectorStoreEngine):
         if self.mode != "fts":
             super().index(docs)
             return
-        import time
-
         units = list(docs)
         seen: set[str] = set()
         for d in units:

@@ -35,6 +35,9 @@ from rankscope.engines.vectorstore import (
 )
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: pymilvus and milvus-lite (the
+# milvus extra).
+
 INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 #: rows per insert call

@@ -15,6 +15,7 @@ Supported: BERT encoders with absolute position embeddings and GELU, mean or CLS
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import threading
@@ -26,6 +27,9 @@ import numpy as np
 
 from rankscope.errors import EngineError
 
+# Imported where used, so that this module imports without them: onnx, onnxruntime, tokenizers and
+# safetensors (the onnx extra).
+
 #: packages the ONNX backend imports (the ``onnx`` extra)
 REQUIREMENTS = ("onnxruntime", "onnx", "tokenizers", "safetensors")
 _OPSET = 17
@@ -35,8 +39,6 @@ TOKENS_PER_BATCH = 4096
 
 def onnx_available() -> bool:
     """Whether the ONNX backend's packages are installed."""
-    import importlib.util
-
     return all(importlib.util.find_spec(m) is not None for m in REQUIREMENTS)
 
 

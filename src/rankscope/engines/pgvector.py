@@ -46,13 +46,15 @@ from rankscope.engines._pg import (
     table_identifier,
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
-from rankscope.engines.embeddings import embedding_stats, stats_since
+from rankscope.engines.embeddings import embedding_stats, make_embedder, stats_since
 from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg import sql
+
+# Imported where used, so that this module imports without them: psycopg (the pg extra).
 
 _SCHEMA_VERSION = "rankscope-pgvector-1"
 #: pgvector's limit on hnsw.ef_search
@@ -123,8 +125,6 @@ class PgVectorEngine(PgConnection, Engine):
                 value=model,
             )
         if embedder is None:
-            from rankscope.engines.embeddings import make_embedder
-
             embedder = make_embedder(model, cache=cache, backend=backend)
         self.embedder: TextEmbedder = embedder
         if isinstance(embed_fields, str) or not embed_fields:

@@ -80,6 +80,8 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg import sql
 
+# Imported where used, so that this module imports without them: psycopg (the pg extra).
+
 LABELS = "ABCD"
 DEFAULT_WEIGHTS: dict[str, str] = {"title": "A", "text": "D"}
 EXTRA_FIELD_WEIGHT = "C"

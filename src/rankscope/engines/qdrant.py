@@ -30,6 +30,8 @@ from rankscope.engines.vectorstore import (
 )
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: qdrant-client (the qdrant extra).
+
 
 def _import_qdrant() -> Any:
     try:

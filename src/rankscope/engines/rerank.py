@@ -41,6 +41,9 @@ from rankscope.engines.stream import DocumentStream
 from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: sentence-transformers (the embed
+# extra).
+
 RerankMode = Literal["cross-encoder", "embedding"]
 
 

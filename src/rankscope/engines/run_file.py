@@ -23,6 +23,8 @@ from rankscope.engines.base import (
 )
 from rankscope.errors import ConfigError
 
+# rankscope.data's readers (pyarrow) are imported when the run is read, not with the engine.
+
 
 @register_engine("run_file")
 class RunFileEngine(Engine):

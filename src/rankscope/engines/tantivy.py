@@ -36,6 +36,8 @@ from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, regi
 from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
 
+# Imported where used, so that this module imports without them: tantivy (the tantivy extra).
+
 _ANALYZER = "rankscope"
 _STEM_LANGUAGES = frozenset(
     {

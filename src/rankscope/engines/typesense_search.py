@@ -44,6 +44,8 @@ from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, regi
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
+# Imported where used, so that this module imports without them: typesense (the typesense extra).
+
 URL_ENV = "RANKSCOPE_TYPESENSE_URL"
 API_KEY_ENV = "RANKSCOPE_TYPESENSE_API_KEY"
 _PER_PAGE_MAX = 250

@@ -26,6 +26,8 @@ from rankscope.engines.vectorstore import (
 )
 from rankscope.errors import EngineError
 
+# Imported where used, so that this module imports without them: usearch (the usearch extra).
+
 DTYPES = ("f32", "f16", "bf16", "i8")
 
 

@@ -24,21 +24,8 @@ from rankscope.engines.embeddings import (
     make_embedder,
     stats_since,
 )
+from rankscope.engines.neighbours import exact_top, top_k
 from rankscope.errors import ConfigError, EngineError
-
-
-def top_k(scores: Matrix, k: int) -> list[int]:
-    """Indices of the ``k`` highest scores, best first; ties in index order."""
-    n = int(scores.shape[0])
-    if k < n:
-        part = np.argpartition(-scores, k - 1)[:k]
-        # keep every row tied with the k-th score so the tie order does not depend on argpartition
-        cutoff = scores[part].min()
-        part = np.flatnonzero(scores >= cutoff)
-    else:
-        part = np.arange(n)
-    order = part[np.lexsort((part, -scores[part]))]
-    return [int(i) for i in order[:k]]
 
 
 @register_engine("vector")
@@ -170,10 +157,8 @@ class VectorEngine(Engine):
         return [Hit(doc_id=self._ids[i], score=float(scores[i])) for i in top_k(scores, k)]
 
     def exact_neighbours(self, query: Query, k: int) -> list[Hit] | None:
-        """The exact top ``k`` and its ties (see :mod:`rankscope.engines.vectorstore`): this
+        """The exact top ``k`` and its ties (see :mod:`rankscope.engines.neighbours`): this
         engine's own answer, so its ``ann_recall@k`` is 1 by construction."""
-        from rankscope.engines.vectorstore import exact_top
-
         self.check_kind(query)
         matrix = self._matrix_for(query)
         if matrix is None or matrix.shape[0] == 0 or not query.text.strip():

@@ -13,7 +13,7 @@ whose vector is zero returns no hits, for the same reason.
 
 Each engine also answers :meth:`VectorStoreEngine.exact_neighbours`: the exact nearest
 neighbours of the same query vector over the same indexed vectors (a brute-force scan with
-:func:`rankscope.engines.vector.top_k`'s tie rule), from which the benchmark computes
+:func:`rankscope.engines.neighbours.exact_top`), from which the benchmark computes
 ``ann_recall@k``: what the approximate index costs in recall (see
 :mod:`rankscope.bench.ann`).
 
@@ -25,6 +25,7 @@ default every search embeds its query, as the ``vector`` and ``pgvector`` engine
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import os
 import shutil
@@ -48,11 +49,8 @@ from rankscope.engines.embeddings import (
     normalize_rows,
     stats_since,
 )
+from rankscope.engines.neighbours import exact_top
 from rankscope.errors import ConfigError, EngineError
-
-#: exact cosine scores within this much of the k-th neighbour's count as tied with it (float32
-#: rounding of a dot product of unit vectors is about 1e-7)
-EXACT_TIE_TOLERANCE = 1e-6
 
 #: the options every vector store takes for its embeddings (as the ``vector`` engine names them)
 EMBEDDING_OPTIONS: tuple[str, ...] = (
@@ -77,27 +75,10 @@ class ExactNeighbours(Protocol):
 
     def exact_neighbours(self, query: Query, k: int) -> list[Hit] | None:
         """The ``k`` nearest units by exact cosine, best first, plus every unit tied with the
-        k-th within :data:`EXACT_TIE_TOLERANCE`; ``[]`` when the query has no vector; ``None``
-        when this configuration does not search vectors (nothing to compare)."""
+        k-th within :data:`~rankscope.engines.neighbours.EXACT_TIE_TOLERANCE`; ``[]`` when the
+        query has no vector; ``None`` when this configuration does not search vectors (nothing
+        to compare)."""
         ...
-
-
-def exact_top(scores: Matrix, k: int, tolerance: float = EXACT_TIE_TOLERANCE) -> list[int]:
-    """Rows of the ``k`` highest scores, best first (ties in row order), followed by every
-    other row whose score is within ``tolerance`` of the k-th: the exact neighbours and the
-    rows an approximate search may return instead of the k-th without losing anything."""
-    from rankscope.engines.vector import top_k
-
-    n = int(scores.shape[0])
-    if n == 0 or k <= 0:
-        return []
-    first = top_k(scores, min(k, n))
-    cutoff = float(scores[first[-1]]) - tolerance
-    chosen = set(first)
-    tied = np.flatnonzero(scores >= cutoff)
-    rest = [int(i) for i in tied if int(i) not in chosen]
-    rest.sort(key=lambda i: (-float(scores[i]), i))
-    return first + rest
 
 
 def folder_bytes(path: Path) -> int:
@@ -204,8 +185,6 @@ class VectorStoreEngine(Engine):
     # -- options ----------------------------------------------------------------------------
     @classmethod
     def accepted_options(cls) -> list[str]:
-        import inspect
-
         own = [
             p.name
             for p in inspect.signature(cls.__init__).parameters.values()

@@ -2,6 +2,8 @@
 
 Nothing here imports an LLM SDK until a provider is created, and the names below load on first
 use (PEP 562): ``rankscope judge`` needs neither the agreement statistics nor the needle grader.
+``cohen_kappa``, ``kendall_tau_b`` and ``confusion_matrix`` are :mod:`rankscope.stats`' (their one
+home), re-exported here beside the agreement reports that use them (docs/judging.md).
 """
 
 from __future__ import annotations

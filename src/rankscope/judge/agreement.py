@@ -2,7 +2,8 @@
 
 Label agreement is computed over the (query, doc) pairs both sides judged (optionally counting a
 pair judged by one side only as a fixed grade on the other). System agreement evaluates the same
-runs under both qrels and compares the two orderings of systems with Kendall's tau-b.
+runs under both qrels and compares the two orderings of systems with Kendall's tau-b. The
+statistics are :mod:`rankscope.stats.agreement`'s, re-exported here and by :mod:`rankscope.judge`.
 """
 
 from __future__ import annotations
@@ -138,6 +139,9 @@ def label_agreement(
 
 @dataclass(frozen=True, slots=True)
 class RankingAgreement:
+    """Whether two qrels rank the runs alike: each run's mean score under each, and Kendall's
+    tau-b between the two orders."""
+
     measure: str
     tau_b: float | None
     scores_a: dict[str, float]  # run -> mean under qrels a
@@ -162,7 +166,7 @@ def ranking_agreement(
     Both sides are scored over the queries both qrels judge, so that a difference in coverage
     (LLM labels for a subset of queries, say) does not pass for a difference in judgments.
     """
-    from rankscope import evaluate
+    from rankscope import evaluate  # numpy, pyarrow: not for the judge's start
 
     shared = set(a.query_ids) & set(b.query_ids)
     if not shared:

@@ -173,6 +173,9 @@ def import_annotations(
     min_grade: int = 0,
     max_grade: int = 3,
 ) -> ImportResult:
+    """Read graded pairs from a person's file (CSV or JSONL, against ``pool`` when given) and
+    merge them into ``existing`` qrels as ``policy`` says; grades outside ``min_grade`` to
+    ``max_grade`` are refused."""
     graded, blank = read_annotations(path, pool, min_grade=min_grade, max_grade=max_grade)
     merged, added, conflicts, unchanged = merge_qrels(existing, graded, policy)
     return ImportResult(merged, len(graded), blank, added, conflicts, unchanged)

@@ -648,7 +648,7 @@ def batch_status(
 def _write_view(out: Path, store: BatchStore) -> None:
     """``batches.json``: a readable copy of the batch ids and states (``batches.sqlite`` is the
     record rankscope reads)."""
-    from rankscope.bench.checkpoint import atomic_write_json
+    from rankscope.bench.checkpoint import atomic_write_json  # the bench package: numpy, pyarrow
 
     setup = store.setup()
     atomic_write_json(

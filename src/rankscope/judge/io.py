@@ -23,21 +23,21 @@ PathLike = str | os.PathLike[str]
 
 def load_run(path: PathLike, name: str | None = None) -> Run:
     """A run from any format :func:`rankscope.data.read_run` reads (TREC, JSONL, CSV, ...)."""
-    from rankscope.data import read_run
+    from rankscope.data import read_run  # numpy, pyarrow: with the first run (see above)
 
     return read_run(path, name=name)
 
 
 def load_qrels(path: PathLike) -> Qrels:
     """Qrels from any format :func:`rankscope.data.read_qrels` reads (TREC, BEIR TSV, ...)."""
-    from rankscope.data import read_qrels
+    from rankscope.data import read_qrels  # numpy, pyarrow (see above)
 
     return read_qrels(path)
 
 
 def write_qrels_trec(qrels: Qrels, path: PathLike) -> None:
     """TREC qrels: ``query_id 0 doc_id grade`` per line, whatever the suffix."""
-    from rankscope.data import write_qrels
+    from rankscope.data import write_qrels  # numpy, pyarrow (see above)
 
     write_qrels(qrels, path, format="trec")
 

@@ -561,7 +561,7 @@ def _label_counts(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 def judgments_to_qrels(rows: Iterable[dict[str, Any]], source: str | None = None) -> Qrels:
     """Qrels of the rows that got a label (null labels are left out: not judged)."""
-    from rankscope.data import Qrels
+    from rankscope.data import Qrels  # numpy, pyarrow: not for the judge's start
 
     data: dict[str, dict[str, int]] = {}
     for r in rows:

@@ -53,6 +53,8 @@ class PoolEntry:
 
 @dataclass(frozen=True, slots=True)
 class Pool:
+    """A depth-k pool: the (query, document) pairs to judge, with the runs that retrieved them."""
+
     entries: tuple[PoolEntry, ...]
     depth: int | None = None
     run_names: tuple[str, ...] = ()
@@ -109,7 +111,7 @@ def build_pool(
         raise InputError("pool depth must be at least 1", value=depth, hint="e.g. --depth 20")
     if not runs:
         raise InputError("pooling needs at least one run")
-    from rankscope.data import unique_run_names
+    from rankscope.data import unique_run_names  # numpy, pyarrow: not for the judge's start
 
     runs = unique_run_names(runs)
     names = [r.name for r in runs]

@@ -44,6 +44,7 @@ QrelsLike: TypeAlias = "Qrels | Mapping[str, Mapping[str, int]] | str | os.PathL
 RunLike: TypeAlias = "Run | Mapping[str, Mapping[str, float]] | str | os.PathLike[str]"
 RunsLike: TypeAlias = "RunLike | Sequence[RunLike] | Mapping[str, RunLike]"
 
+#: what :func:`evaluate` computes when no measure is named
 DEFAULT_MEASURES: tuple[str, ...] = ("map", "ndcg@10", "P@10", "recall@100", "mrr")
 #: The document trec_eval's ``-c`` ranks for a qrels query the run lacks.
 STAND_IN_DOCNO = "ceci_nest_pas_un_docno"
@@ -329,13 +330,13 @@ def _as_run(run: Any, name: str | None = None) -> Run:
 
 
 def _read_qrels(path: Path) -> Qrels:
-    from rankscope.data import read_qrels
+    from rankscope.data import read_qrels  # pyarrow: when a file is read, not for arrays
 
     return read_qrels(path)
 
 
 def _read_run(path: Path) -> Run:
-    from rankscope.data import read_run
+    from rankscope.data import read_run  # pyarrow: when a file is read, not for arrays
 
     return read_run(path)
 

@@ -194,7 +194,7 @@ class Results:
     def to_frame(self) -> pd.DataFrame:
         """A pandas long table with columns ``run, query_id, measure, value`` (per query)."""
         try:
-            import pandas as pd
+            import pandas as pd  # the pandas extra, for this method alone
         except ImportError:  # pragma: no cover - depends on the environment
             raise RankscopeError(
                 "Results.to_frame() needs pandas; install it with `pip install rankscope[pandas]`"
@@ -297,7 +297,7 @@ class Results:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def __rich__(self) -> Any:
-        from rich.table import Table
+        from rich.table import Table  # rich: when a console prints the results
 
         header, rows = self.table_rows()
         table = Table(*header[:1], show_edge=False)

@@ -1,4 +1,4 @@
-"""Render a benchmark comparison: a terminal table (rich), Markdown, or JSON.
+"""What a benchmark's comparison table shows, whatever the format.
 
 One row per configuration, measures as columns, the best value of each column highlighted
 (highest for quality, lowest for latency and index time), over one query set whose size the
@@ -7,7 +7,9 @@ judged query, a skipped one scoring 0). Beside the headline: its 95% interval, t
 from the best configuration and the randomised Tukey HSD p-value, ``▼`` marking a configuration
 significantly worse than the best (:mod:`rankscope.bench.statistics`). Below the table: how
 those were computed, queries skipped, sent as plain text or failed, failed configurations with
-their error, then the recommendations.
+their error, then the recommendations. The formats render these columns and notes:
+:mod:`.terminal` (a rich table fitted to the terminal), :mod:`.markdown`, :mod:`.csv` (every
+column at full precision); :mod:`.json` writes the whole result.
 """
 
 from __future__ import annotations
@@ -17,23 +19,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from rich import box
-from rich.console import Console
-from rich.measure import Measurement
-from rich.table import Table
-from rich.text import Text
-
 from rankscope.bench.evaluation import GAIN_NOTE, has_gain_label, measure_label
-from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
-from rankscope.bench.statistics import ConfigurationComparison, ViewStatistics
-
-WORSE = "▼"
-#: a configuration on the Pareto front (quality and latency, within noise)
-FRONT_MARK = "◆"
+from rankscope.bench.results import (
+    BenchmarkResult,
+    ConfigResult,
+    ConfigurationComparison,
+    ViewName,
+    ViewStatistics,
+)
+from rankscope.report.numbers import FRONT_MARK, WORSE, fmt_p, fmt_value
 
 Better = Literal["max", "min", "none"]
 
-_RECOMMENDATION_TITLES = {
+RECOMMENDATION_TITLES = {
     "best_quality": "Best quality",
     "fastest": "Fastest",
     "best_balance": "Best balance",
@@ -73,18 +71,6 @@ class Note:
 
     text: str
     style: str = ""
-
-
-__all__ = [
-    "fmt_p",
-    "measure_label",
-    "quality_statistics",
-    "render_table",
-    "statistics_columns",
-    "to_csv",
-    "to_json",
-    "to_markdown",
-]
 
 
 def table_measures(result: BenchmarkResult) -> list[str]:
@@ -273,13 +259,13 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
         except KeyError:
             return "-"
         mark = f" {WORSE}" if r.significant and r.direction == "worse" else ""
-        return _signed(r.delta, 4) + mark
+        return fmt_value(r.delta, 4, signed=True, none="-") + mark
 
     def p_value(config: ConfigResult) -> str:
         if config.name == stats.baseline:
             return ""
         try:
-            return fmt_p(stats.row(config.name).p_value)
+            return fmt_p(stats.row(config.name).p_value, none="-")
         except KeyError:
             return "-"
 
@@ -316,21 +302,6 @@ def statistics_notes(
     return out
 
 
-def fmt_p(p: float | None) -> str:
-    """A p-value as the tables show it: 4 decimals, ``<0.0001`` below that."""
-    if p is None:
-        return "-"
-    return "<0.0001" if p < 0.00005 else f"{p:.4f}"
-
-
-def _signed(value: float | None, digits: int) -> str:
-    if value is None:
-        return "-"
-    if round(value, digits) == 0:
-        value = 0.0
-    return f"{value:+.{digits}f}"
-
-
 def category_columns(
     result: BenchmarkResult, category: str, view: ViewName | None = None
 ) -> list[Column]:
@@ -353,12 +324,12 @@ def title(result: BenchmarkResult, view: ViewName | None = None) -> str:
     if chosen == "all":
         which = " or ".join(w for w, on in (("skipped", skipping), ("failed", failing)) if on)
         scored = f"; a {which} query scores 0" if which else ""
-        return f"{suite.name}: all {total} judged {_queries(total)}{scored}, {docs}"
+        return f"{suite.name}: all {total} judged {query_word(total)}{scored}, {docs}"
     if n == total:
-        return f"{suite.name}: {total} judged {_queries(total)}, {docs}"
+        return f"{suite.name}: {total} judged {query_word(total)}, {docs}"
     left = "skipped or failed" if failing else "skipped"
     return (
-        f"{suite.name}: the {n} judged {_queries(n)} every configuration answered "
+        f"{suite.name}: the {n} judged {query_word(n)} every configuration answered "
         f"({total - n} of {total} {left} by some configuration are left out), {docs}"
     )
 
@@ -456,161 +427,13 @@ def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
     return out
 
 
-def render_table(
-    result: BenchmarkResult,
-    console: Console,
-    *,
-    by_category: bool = False,
-    view: ViewName | None = None,
-    folder: str | None = None,
-) -> None:
-    """Print the comparison table, notes and recommendations to ``console``."""
-    chosen = view or result.default_view
-    ok = result.successful
-    if ok:
-        heading = title(result, chosen)
-
-        def measure(cols: Sequence[Column]) -> int:
-            # the width the table takes unsqueezed (the title wraps on its own)
-            wide = console.options.update_width(100_000)
-            return Measurement.get(console, wide, _rich_table("", ok, cols)).maximum
-
-        shown, left_out = fit_columns(columns(result, chosen), console.width, measure)
-        console.print(_rich_table(heading, ok, shown, compact=measure(shown) > console.width))
-        if left_out:
-            console.print(
-                Text(
-                    f"left out at {console.width} columns: "
-                    f"{', '.join(c.header for c in left_out)} (a wider terminal, COLUMNS=250 "
-                    "or --format markdown shows every column)",
-                    style="dim",
-                )
-            )
-    if by_category and ok:
-        for category in result.suite.categories:
-            scores = ok[0].view(chosen).per_category.get(category)
-            n = 0 if scores is None else scores.num_queries
-            cols = category_columns(result, category, chosen)
-            console.print(_rich_table(f"category {category} ({n} {_queries(n)})", ok, cols))
-    for note in notes(result, chosen, folder):
-        console.print(Text(note.text, style=note.style))
-    for key, rec in result.recommended(chosen).items():
-        console.print(
-            Text.assemble(
-                (f"{_RECOMMENDATION_TITLES.get(key, key)}: ", "bold"),
-                (rec.config, "bold cyan"),
-                f"  ({rec.reason})",
-            )
-        )
-
-
-def _rich_table(
-    title: str, rows: Sequence[ConfigResult], cols: Sequence[Column], *, compact: bool = False
-) -> Table:
-    # compact: what must stay does not fit; no outer edge and one space between columns
-    table = (
-        Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-        if compact
-        else Table(title=Text(title), title_justify="left")
-    )
-    table.add_column("configuration", no_wrap=True)
-    for col in cols:
-        table.add_column(col.header, justify="right")
-    bests = [_best(col, rows) for col in cols]
-    for row in rows:
-        cells: list[Text | str] = [row.name]
-        for col, best in zip(cols, bests, strict=True):
-            value = col.value(row)
-            text = col.render(row)
-            style = "bold green" if value is not None and best is not None and value == best else ""
-            if WORSE in text:
-                style = "red"
-            cells.append(Text(text, style=style))
-        table.add_row(*cells)
-    return table
-
-
-def to_markdown(
-    result: BenchmarkResult,
-    *,
-    by_category: bool = False,
-    view: ViewName | None = None,
-    folder: str | None = None,
-) -> str:
-    """The comparison as Markdown; the best value of each column in bold."""
-    chosen = view or result.default_view
-    ok = result.successful
-    suite = result.suite
-    parts = [f"## {suite.name}\n"]
-    if suite.description:
-        parts.append(f"{suite.description}\n")
-    parts.append(f"{title(result, chosen)}.\n")
-    if ok:
-        parts.append(_md_table(ok, columns(result, chosen)))
-    if by_category and ok:
-        for category in suite.categories:
-            parts.append(f"\n### Category `{category}`\n")
-            parts.append(_md_table(ok, category_columns(result, category, chosen)))
-    lines = notes(result, chosen, folder)
-    if lines:
-        parts.append("\n" + "".join(f"- {n.text}\n" for n in lines))
-    picks = result.recommended(chosen).items()
-    if picks:
-        parts.append("\n### Recommendations\n")
-        for key, rec in picks:
-            heading = _RECOMMENDATION_TITLES.get(key, key)
-            parts.append(f"- **{heading}**: `{rec.config}` ({rec.reason})\n")
-    return "".join(parts)
-
-
-def _md_table(rows: Sequence[ConfigResult], cols: Sequence[Column]) -> str:
-    header = "| configuration | " + " | ".join(c.header for c in cols) + " |\n"
-    rule = "|---|" + "|".join("---:" for _ in cols) + "|\n"
-    bests = [_best(col, rows) for col in cols]
-    body = ""
-    for row in rows:
-        cells = []
-        for col, best in zip(cols, bests, strict=True):
-            value = col.value(row)
-            text = col.render(row)
-            cells.append(f"**{text}**" if value is not None and value == best else text)
-        body += f"| {row.name} | " + " | ".join(cells) + " |\n"
-    return header + rule + body
-
-
-def to_json(result: BenchmarkResult) -> str:
-    return result.to_json()
-
-
-def to_csv(result: BenchmarkResult, *, view: ViewName | None = None) -> str:
-    """The comparison as CSV: one row per configuration that ran, the table's columns (every
-    one, none left out for width) at full precision (``repr`` of the float; empty where the
-    table shows ``-``); the interval as two columns, ``95% CI low`` and ``95% CI high``; ``Δ
-    best`` is empty on the best configuration's row."""
-    import csv
-    import io
-
-    chosen = view or result.default_view
-    cols = columns(result, chosen)
-    cells: list[tuple[str, Callable[[ConfigResult], float | None]]] = []
-    for col in cols:
-        cells.extend(col.parts or ((col.header, col.value),))
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["configuration", *(header for header, _ in cells)])
-    for config in result.successful:
-        values = (value(config) for _, value in cells)
-        writer.writerow([config.name, *("" if v is None else repr(float(v)) for v in values)])
-    return out.getvalue()
-
-
 def _skipped_note(config: ConfigResult, view: ViewName) -> str:
     skipped = config.skipped_queries
     reasons = "; ".join(sorted(set(skipped.values())))
     n = len(skipped)
     if view == "all":
-        return f"{config.name}: {n} {_queries(n)} skipped and scored 0 ({reasons})"
-    return f"{config.name}: {n} {_queries(n)} skipped, left out of the comparison ({reasons})"
+        return f"{config.name}: {n} {query_word(n)} skipped and scored 0 ({reasons})"
+    return f"{config.name}: {n} {query_word(n)} skipped, left out of the comparison ({reasons})"
 
 
 def _failed_note(config: ConfigResult, view: ViewName) -> str:
@@ -619,7 +442,7 @@ def _failed_note(config: ConfigResult, view: ViewName) -> str:
     n = len(failed)
     qid, error = next(iter(failed.items()))
     fate = "scored 0" if view == "all" else "left out of the comparison"
-    return f"{config.name}: {n} {_queries(n)} failed and {fate} (first: {qid}: {error})"
+    return f"{config.name}: {n} {query_word(n)} failed and {fate} (first: {qid}: {error})"
 
 
 def _as_text_note(config: ConfigResult) -> str:
@@ -627,7 +450,7 @@ def _as_text_note(config: ConfigResult) -> str:
     kinds = sorted({note.split(" ", 1)[0] for note in sent.values()})
     n = len(sent)
     return (
-        f"{config.name}: {n} {', '.join(kinds)} {_queries(n)} sent as plain text "
+        f"{config.name}: {n} {', '.join(kinds)} {query_word(n)} sent as plain text "
         f"(unsupported_queries: as_text)"
     )
 
@@ -636,11 +459,11 @@ def _cache_rate(config: ConfigResult) -> float | None:
     return None if config.index_cache is None else config.index_cache.hit_rate
 
 
-def _queries(n: int) -> str:
+def query_word(n: int) -> str:
     return "query" if n == 1 else "queries"
 
 
-def _best(col: Column, rows: Sequence[ConfigResult]) -> float | None:
+def best(col: Column, rows: Sequence[ConfigResult]) -> float | None:
     values = [v for v in (col.value(r) for r in rows) if v is not None]
     if not values or col.better == "none":
         return None
@@ -671,3 +494,20 @@ def _category(
         return None if scores is None else scores.means.get(measure)
 
     return value
+
+
+__all__ = [
+    "RECOMMENDATION_TITLES",
+    "Column",
+    "Note",
+    "best",
+    "category_columns",
+    "columns",
+    "fit_columns",
+    "notes",
+    "quality_statistics",
+    "query_word",
+    "statistics_columns",
+    "table_measures",
+    "title",
+]

@@ -18,18 +18,20 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.bench.evaluation import measure_label
-from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
-from rankscope.bench.statistics import ConfigStatistics, ConfigurationComparison, ViewStatistics
+from rankscope.bench.pareto import classic_front
+from rankscope.bench.results import (
+    BenchmarkResult,
+    ConfigResult,
+    ConfigStatistics,
+    ConfigurationComparison,
+    ViewName,
+    ViewStatistics,
+)
 from rankscope.errors import InputError
+from rankscope.report.bench import RECOMMENDATION_TITLES, notes, title
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.diff.core import RunDiff
-
-RECOMMENDATION_TITLES = {
-    "best_quality": "Best quality",
-    "fastest": "Fastest",
-    "best_balance": "Best balance",
-}
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,6 @@ class ReportContent:
 def build(result: BenchmarkResult, view: ViewName | None = None) -> ReportContent:
     """Gather a report's content from ``result`` over one view (default: the table's)."""
     from rankscope.bench.assemble import with_statistics
-    from rankscope.report.bench import notes, title
 
     chosen: ViewName = view or result.default_view
     if chosen not in result.query_sets:
@@ -212,20 +213,10 @@ def _find(comparison: ConfigurationComparison | None, name: str) -> ConfigStatis
 
 
 def pareto_front(points: list[tuple[str, float, float]]) -> list[str]:
-    """Names of the points (name, quality, latency) that no other point beats on both means:
-    at least as good on quality and latency, and better on one (the classic front, without
-    noise; the report shows the front results.json stores, see
-    :mod:`rankscope.bench.pareto`)."""
-    front = []
-    for name, q, t in points:
-        dominated = any(
-            (q2 >= q and t2 <= t) and (q2 > q or t2 < t)
-            for other, q2, t2 in points
-            if other != name
-        )
-        if not dominated:
-            front.append(name)
-    return front
+    """Names of the points (name, quality, latency) that no other point beats on both means
+    (:func:`rankscope.bench.pareto.classic_front`: the front without noise, for results that
+    do not store the front within noise)."""
+    return classic_front([p[0] for p in points], [p[1] for p in points], [p[2] for p in points])
 
 
 def _mark_front(rows: list[Row], stats: ViewStatistics) -> list[Row]:

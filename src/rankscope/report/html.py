@@ -103,7 +103,7 @@ def _figure(svg: str | None, section: str, title: str, caption: str) -> str:
     )
 
 
-def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
+def to_html(content: ReportContent, folder: str = "<output folder>") -> str:
     """The whole report as one HTML document."""
     result = content.result
     suite = result.suite
@@ -200,4 +200,4 @@ def render_html(content: ReportContent, folder: str = "<output folder>") -> str:
     return "\n".join(p for p in parts if p) + "\n"
 
 
-__all__ = ["render_html"]
+__all__ = ["to_html"]

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rankscope.bench.evaluation import measure_label
-from rankscope.bench.statistics import ConfigStatistics, fmt_ms
-from rankscope.report.compare import BETTER, WORSE, fmt_p, fmt_value
+from rankscope.bench.latency import fmt_ms
+from rankscope.bench.results import ConfigStatistics
 from rankscope.report.content import ReportContent
+from rankscope.report.numbers import BETTER, FRONT_MARK, WORSE, fmt_p, fmt_value
 
 
 @dataclass(frozen=True)
@@ -77,10 +78,6 @@ def _p(row: ConfigStatistics | None, baseline: str, key: str) -> Cell:
     if row is None or row.config == baseline:
         return Cell("")
     return Cell(fmt_p(row.p_value), row.p_value, key)
-
-
-#: marks a configuration on the Pareto front (quality and latency, within noise)
-FRONT_MARK = "◆"
 
 
 def comparison_table(content: ReportContent) -> Table:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rankscope.bench.results import BenchmarkResult, ViewName
+from rankscope.bench.results import BenchmarkResult, ViewName, read_results
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -38,7 +38,6 @@ def write_report(
     """Render a benchmark's results (an output folder, its results.json, or the value) as
     HTML, Markdown and/or LaTeX. With no target at all, the HTML goes to ``report.html``
     beside results.json. A target ``-`` is not written: its text is in ``Written.text``."""
-    from rankscope.bench.statistics import read_results
     from rankscope.report.content import build
 
     folder: Path | None = None
@@ -99,16 +98,16 @@ def _render(kind: str, content: object, folder: str) -> str:
 
     assert isinstance(content, ReportContent)
     if kind == "html":
-        from rankscope.report.html import render_html
+        from rankscope.report.html import to_html
 
-        return render_html(content, folder)
+        return to_html(content, folder)
     if kind == "markdown":
-        from rankscope.report.markdown import render_markdown
+        from rankscope.report.markdown import to_markdown
 
-        return render_markdown(content, folder)
-    from rankscope.report.latex import render_latex
+        return to_markdown(content, folder=folder)
+    from rankscope.report.latex import to_latex
 
-    return render_latex(content)
+    return to_latex(content)
 
 
 __all__ = ["Written", "write_report"]

@@ -6,8 +6,11 @@ conventions.
 
 - One query set: :class:`ScoreMatrix` (systems × queries per measure, aligned to the qrels'
   queries: missing queries score 0 and are counted, queries outside are dropped and counted),
-  :func:`align_scores`.
-- The entry point: :func:`compare` (:class:`Comparison`) and :func:`compare_runs` (files in).
+  :func:`align_scores` (:class:`AlignedScores`); what is compared, with its direction:
+  :class:`Quantity` (a measure, or another per-query value such as latency).
+- The entry point: :func:`compare` (:class:`Comparison`). Nothing here reads a file or evaluates
+  a run: files in, a comparison out is :func:`rankscope.compare_io.compare_runs`, the loader
+  beside the command line (``stats`` never imports it: the layers point one way).
 - Two systems: :func:`paired_t`, :func:`randomization_test`, :func:`bootstrap_test`,
   :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
 - Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
@@ -28,7 +31,6 @@ from rankscope.stats.compare import (
     MeasureComparison,
     SystemRow,
     compare,
-    compare_runs,
     pairwise,
 )
 from rankscope.stats.intervals import (
@@ -38,7 +40,7 @@ from rankscope.stats.intervals import (
     t_interval,
     t_interval_from_summary,
 )
-from rankscope.stats.matrix import Aligned, ScoreMatrix, align_scores
+from rankscope.stats.matrix import AlignedScores, ScoreMatrix, align_scores
 from rankscope.stats.multiple import (
     CORRECTIONS,
     Anova,
@@ -66,12 +68,13 @@ from rankscope.stats.planning import (
     power_plan,
     queries_needed,
 )
+from rankscope.stats.quantity import Quantity
 from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_t
 
 __all__ = [
     "CORRECTIONS",
     "TESTS",
-    "Aligned",
+    "AlignedScores",
     "Anova",
     "Comparison",
     "Interval",
@@ -80,6 +83,7 @@ __all__ = [
     "PairedTest",
     "Pairwise",
     "PowerPlan",
+    "Quantity",
     "ScoreMatrix",
     "StatsWarning",
     "SystemRow",
@@ -93,7 +97,6 @@ __all__ = [
     "bootstrap_test",
     "cohen_kappa",
     "compare",
-    "compare_runs",
     "confusion_matrix",
     "equal_up_to_rounding",
     "interval_from_bootstrap",
@@ -114,3 +117,5 @@ __all__ = [
     "wilcoxon_test",
     "wins_ties_losses",
 ]
+
+# the documented files-in shortcut: defined by the loader, which stats never imports itself

@@ -5,18 +5,16 @@
 baseline, the difference with its interval, effect size, p-value (corrected over a stated family),
 wins/ties/losses, a significance mark, and planning figures; plus the two-way ANOVA of each
 measure and, for the Tukey tests (or ``all_pairs=True``), every pair of systems.
-:func:`compare_runs` reads qrels and run files first. :func:`pairwise` tests every pair of
-systems of one matrix.
+:func:`pairwise` tests every pair of systems of one matrix. Reading qrels and run files first is
+:func:`rankscope.compare_io.compare_runs`.
 """
 
 from __future__ import annotations
 
 import math
-import os
 import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -61,12 +59,10 @@ from rankscope.stats.paired import (
     wilcoxon_test,
 )
 from rankscope.stats.planning import PowerPlan, power_plan
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.data import Qrels, Run
-    from rankscope.metrics.names import Measure
+from rankscope.stats.quantity import Quantity
 
 Test = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey"]
+#: the paired tests ``compare`` takes (``test=``; ``rankscope compare --test``)
 TESTS: tuple[str, ...] = ("t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey")
 Family = Literal["measure", "all"]
 MeanInterval = Literal["t", "bootstrap"]
@@ -126,15 +122,21 @@ class SystemRow:
 
 @dataclass(frozen=True, slots=True)
 class MeasureComparison:
-    """All systems on one measure: rows in system order, the ANOVA, and every pair of systems
-    (Tukey tests, or ``all_pairs=True``; None otherwise). ``constant`` is True when every
-    system scores the same value on every query."""
+    """All systems on one measure (``quantity``: its name, and whether higher is better):
+    rows in system order, the ANOVA, and every pair of systems (Tukey tests, or
+    ``all_pairs=True``; None otherwise). ``constant`` is True when every system scores the same
+    value on every query."""
 
-    measure: str
+    quantity: Quantity
     rows: tuple[SystemRow, ...]
     anova: Anova
     pairs: Pairwise | None
     constant: bool
+
+    @property
+    def measure(self) -> str:
+        """The quantity's name."""
+        return self.quantity.name
 
     def row(self, system: str) -> SystemRow:
         for r in self.rows:
@@ -147,15 +149,17 @@ class MeasureComparison:
 class Comparison:
     """The result of :func:`compare`.
 
-    - ``test``, ``correction`` (as applied: ``tukey`` for the Tukey tests), ``family`` (which
-      p-values were corrected together, in words) and ``family_size``.
+    - ``test``, ``correction`` (as applied: ``tukey`` for the Tukey tests), ``scope`` (which
+      p-values were corrected together: each measure's, or ``all``; :attr:`family` says it in
+      words) and ``family_size``.
     - ``alpha`` and ``level`` (of every interval, ``1 - alpha`` by default), ``seed`` and
       ``resamples`` (None when the test draws nothing).
     - ``queries`` (n, the same for every comparison), ``query_set``, and per system
       ``filled`` (queries it lacked, scored 0) and ``dropped`` (its queries outside the set).
-    - ``effect_size``: how effect sizes are defined (``mean(d)/sd(d)``, d the per-query
+    - :attr:`effect_size`: how effect sizes are defined (``mean(d)/sd(d)``, d the per-query
       differences, or ``delta/sqrt(V_E)``, V_E the residual variance of the two-way ANOVA);
-      ``delta_interval`` and ``mean_interval``: how the intervals are computed.
+      :attr:`delta_interval` and :attr:`mean_interval`: how the intervals are computed
+      (``mean_method``: ``t`` or ``bootstrap``).
     - ``warnings``: what deserves caution (few queries, zero variance, constant measures).
     """
 
@@ -164,7 +168,7 @@ class Comparison:
     measures: tuple[MeasureComparison, ...]
     test: str
     correction: str
-    family: str
+    scope: Family
     family_size: int
     alpha: float
     level: float
@@ -174,22 +178,54 @@ class Comparison:
     query_set: str
     filled: tuple[int, ...]
     dropped: tuple[int, ...]
-    effect_size: str
-    delta_interval: str
-    mean_interval: str
+    mean_method: MeanInterval
     exact: bool
     warnings: tuple[str, ...]
 
-    def measure(self, name: str) -> MeasureComparison:
+    def measure(self, name: str | Quantity) -> MeasureComparison:
         for m in self.measures:
-            if m.measure == name:
+            if m.measure == str(name):
                 return m
         raise InputError(
-            f"measure {name!r} was not compared", value=[m.measure for m in self.measures]
+            f"measure {str(name)!r} was not compared", value=[m.measure for m in self.measures]
         )
 
-    def row(self, measure: str, system: str) -> SystemRow:
+    def row(self, measure: str | Quantity, system: str) -> SystemRow:
         return self.measure(measure).row(system)
+
+    @property
+    def family(self) -> str:
+        """Which p-values were corrected together, in words."""
+        others, base = len(self.systems) - 1, self.baseline
+        if self.correction == "tukey":
+            return f"all {self.family_size} pairs of systems within each measure"
+        if self.scope == "all":
+            return (
+                f"{self.family_size} comparisons with {base} ({others} systems × "
+                f"{len(self.measures)} measures)"
+            )
+        return f"{others} comparison{'s' if others != 1 else ''} with {base} per measure"
+
+    @property
+    def effect_size(self) -> str:
+        """How effect sizes are defined."""
+        return "delta/sqrt(V_E)" if self.test in ("tukey", "rtukey") else "mean(d)/sd(d)"
+
+    @property
+    def delta_interval(self) -> str:
+        """How the intervals of the differences are computed."""
+        if self.test == "tukey":
+            return "Tukey, simultaneous over all pairs"
+        if self.test == "rtukey":
+            return "randomised Tukey, simultaneous over all pairs"
+        if self.test == "bootstrap":
+            return "bootstrap BCa"
+        return "paired t"
+
+    @property
+    def mean_interval(self) -> str:
+        """How the intervals of the means are computed."""
+        return "t" if self.mean_method == "t" else "bootstrap (BCa)"
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (strict JSON: a non-finite number becomes ``null``)."""
@@ -454,6 +490,10 @@ def compare(
     - ``power``, ``delta``: planning figures per system (queries needed to detect ``delta``,
       default the observed difference; smallest detectable difference with n queries).
 
+    A quantity where lower is better (``Quantity.higher_is_better`` False, such as latency)
+    turns the sense round: a significantly lower value is ``"better"``, and a query where the
+    system is lower than the baseline is a win.
+
     Emits :class:`~rankscope.stats.StatsWarning` (and lists it in ``warnings``) for fewer than 5
     queries, a constant measure, zero-variance differences, or a system lacking many queries.
     Raises :class:`~rankscope.errors.InputError` for fewer than two systems or queries, an
@@ -469,6 +509,69 @@ def compare(
     level = check_level(1.0 - alpha if level is None else level)
     if test in _RANDOM_TESTS or mean_interval == "bootstrap":
         resamples = check_resamples(resamples)
+    options = _Options(
+        test, correction, family, alpha, level, seed, resamples, exact, mean_interval,
+        zero_method, all_pairs, power, delta,
+    )  # fmt: skip
+    b = _baseline_index(scores, baseline, options.test)
+    notes = _query_notes(scores)
+    found = [_measure(scores, k, b, options, notes) for k in range(len(scores.quantities))]
+    applied, family_size, adjusted = _correct([f.tests for f in found], options)
+    measures = tuple(
+        _against_baseline(f, p, scores, b, options) for f, p in zip(found, adjusted, strict=True)
+    )
+    _warn_filled(scores, notes)
+    for note in notes:
+        warnings.warn(note, StatsWarning, stacklevel=2)
+    exact_used = options.test == "randomization" and all(
+        isinstance(t, PairedTest) and t.exact for f in found for t in f.tests
+    )
+    draws = options.resamples if options.test in _RANDOM_TESTS and not exact_used else None
+    if options.mean_interval == "bootstrap":
+        draws = options.resamples
+    return Comparison(
+        systems=scores.systems,
+        baseline=scores.systems[b],
+        measures=measures,
+        test=options.test,
+        correction=applied,
+        scope=options.family,
+        family_size=family_size,
+        alpha=options.alpha,
+        level=options.level,
+        seed=options.seed,
+        resamples=draws,
+        queries=scores.n,
+        query_set=scores.query_set,
+        filled=scores.filled,
+        dropped=scores.dropped,
+        mean_method=options.mean_interval,
+        exact=exact_used,
+        warnings=tuple(notes),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Options:
+    """:func:`compare`'s settings, checked (``level`` resolved)."""
+
+    test: Test
+    correction: Correction
+    family: Family
+    alpha: float
+    level: float
+    seed: int
+    resamples: int
+    exact: bool | None
+    mean_interval: MeanInterval
+    zero_method: ZeroMethod
+    all_pairs: bool
+    power: float
+    delta: float | None
+
+
+def _baseline_index(scores: ScoreMatrix, baseline: str | None, test: str) -> int:
+    """The baseline's row, after checking that there is something to compare."""
     systems = scores.systems
     if len(systems) < 2:
         raise InputError(
@@ -476,7 +579,7 @@ def compare(
             value=list(systems),
             hint="give two or more runs",
         )
-    if not scores.measures:
+    if not scores.quantities:
         raise InputError("no measures to compare")
     base = systems[0] if baseline is None else baseline
     if base not in systems:
@@ -484,199 +587,167 @@ def compare(
             f"the baseline {base!r} is not one of the systems",
             hint=f"name one of {', '.join(systems)}",
         )
-    b = systems.index(base)
-    n = scores.n
-    if n < 2:
+    if scores.n < 2:
         raise InputError(
             "a comparison needs at least 2 queries",
-            value=n,
+            value=scores.n,
             hint="evaluate on more queries (with fewer than 5 no test is reliable)",
         )
     if test == "bootstrap":
-        check_bootstrap_queries(n)
-    notes: list[str] = []
-    _check_overlap(scores, notes)
+        check_bootstrap_queries(scores.n)
+    return systems.index(base)
+
+
+def _query_notes(scores: ScoreMatrix) -> list[str]:
+    """Refuse systems that share no observed query; note too few queries."""
+    _check_overlap(scores)
+    n = scores.n
     if n < MIN_RELIABLE_QUERIES:
-        notes.append(
+        return [
             f"only {n} queries: no significance test is reliable on fewer than "
             f"{MIN_RELIABLE_QUERIES}"
-        )
-
-    others = [s for s in range(len(systems)) if s != b]
-    measures: list[MeasureComparison] = []
-    tests_by_measure: list[list[PairedTest | PairResult]] = []
-    cleaned: list[NDArray[np.float64]] = []  # per measure: queries × other systems
-    for k, name in enumerate(scores.measures):
-        x = scores.values[k]
-        # equal up to rounding (100 eps of the scores' size) is constant
-        constant = bool(np.ptp(x) <= TOLERANCE * np.abs(x).max())
-        if constant:
-            notes.append(
-                f"{name}: every system scores {x.flat[0]:.4g} on every query; nothing to "
-                "compare (every p = 1)"
-            )
-        means = x.mean(axis=1)
-        mean_intervals = (
-            [t_interval(x[s], level) for s in range(len(systems))]
-            if mean_interval == "t"
-            else bootstrap_intervals(x.T.copy(), level, resamples=resamples, seed=seed)
-        )
-        a_cols = x[others].T  # queries × other systems
-        b_cols = np.repeat(x[b][:, None], len(others), axis=1)
-        d, tolerances = clean_differences(a_cols, b_cols)
-        for j, s in enumerate(others):
-            column = d[:, j]
-            if sd(column) == 0.0 and mean_difference(column, float(tolerances[j])) != 0.0:
-                notes.append(
-                    f"{name}: {systems[s]} - {base} is {column[0]:+.4g} on every query (zero "
-                    "variance): its t statistic and effect size are infinite"
-                )
-        pairs: Pairwise | None = None
-        if test in ("tukey", "rtukey"):
-            pairs = pairwise(x, test=test, resamples=resamples, seed=seed, level=level)
-            found: list[PairedTest | PairResult] = [pairs.pair(s, b) for s in others]
-        else:
-            found = list(
-                _paired_tests(a_cols, b_cols, test, resamples, seed, level, exact, zero_method)
-            )
-            if all_pairs:
-                pairs = pairwise(
-                    x,
-                    test=test,
-                    correction=correction,
-                    resamples=resamples,
-                    seed=seed,
-                    level=level,
-                    exact=exact,
-                    zero_method=zero_method,
-                )
-        tests_by_measure.append(found)
-        rows = [
-            SystemRow(name, systems[s], s == b, float(means[s]), mean_intervals[s])
-            for s in range(len(systems))
         ]
-        measures.append(MeasureComparison(name, tuple(rows), anova_two_way(x), pairs, constant))
-        cleaned.append(d)
+    return []
 
-    applied, family_text, family_size, adjusted = _correct(
-        tests_by_measure, test, correction, family, len(others), len(scores.measures), base
-    )
-    out_measures = []
-    for k, mc in enumerate(measures):
-        rows = list(mc.rows)
-        for j, s in enumerate(others):
-            t = tests_by_measure[k][j]
-            diffs = cleaned[k][:, j]  # ties and zeros up to rounding, as every test sees them
-            p_adj = adjusted[k][j]
-            significant = p_adj <= alpha and t.delta != 0.0
-            direction: Literal["better", "worse"] | None = None
-            if significant:
-                direction = "better" if t.delta > 0 else "worse"
-            wins = int(np.count_nonzero(diffs > 0))
-            ties = int(np.count_nonzero(diffs == 0))
-            rows[s] = SystemRow(
-                measure=mc.measure,
-                system=systems[s],
-                is_baseline=False,
-                mean=rows[s].mean,
-                mean_interval=rows[s].mean_interval,
-                delta=t.delta,
-                delta_interval=t.interval,
-                effect_size=t.effect_size,
-                statistic=t.statistic,
-                p_value=t.p_value,
-                p_adjusted=p_adj,
-                wins=wins,
-                ties=ties,
-                losses=n - wins - ties,
-                significant=significant,
-                direction=direction,
-                plan=power_plan(
-                    diffs,
-                    delta=abs(t.delta) if delta is None else delta,
-                    alpha=alpha,
-                    power=power,
-                ),
-            )
-        out_measures.append(
-            MeasureComparison(mc.measure, tuple(rows), mc.anova, mc.pairs, mc.constant)
+
+@dataclass(frozen=True, slots=True)
+class _Measure:
+    """One measure before correction: rows with the means, the tests of the other systems
+    against the baseline, and their per-query differences (queries × other systems; ties and
+    zeros up to rounding, as every test sees them)."""
+
+    comparison: MeasureComparison
+    tests: list[PairedTest | PairResult]
+    differences: NDArray[np.float64]
+
+
+def _measure(scores: ScoreMatrix, k: int, b: int, options: _Options, notes: list[str]) -> _Measure:
+    """Means, intervals, ANOVA, pairs and the baseline tests of measure ``k``."""
+    systems, name, x = scores.systems, scores.quantities[k].name, scores.values[k]
+    o = options
+    # equal up to rounding (100 eps of the scores' size) is constant
+    constant = bool(np.ptp(x) <= TOLERANCE * np.abs(x).max())
+    if constant:
+        notes.append(
+            f"{name}: every system scores {x.flat[0]:.4g} on every query; nothing to "
+            "compare (every p = 1)"
         )
-
-    _warn_filled(scores, notes)
-    for note in notes:
-        warnings.warn(note, StatsWarning, stacklevel=2)
-    exact_used = test in ("randomization",) and all(
-        isinstance(t, PairedTest) and t.exact for found in tests_by_measure for t in found
+    means = x.mean(axis=1)
+    mean_intervals = (
+        [t_interval(x[s], o.level) for s in range(len(systems))]
+        if o.mean_interval == "t"
+        else bootstrap_intervals(x.T.copy(), o.level, resamples=o.resamples, seed=o.seed)
     )
-    draws = resamples if test in _RANDOM_TESTS and not exact_used else None
-    if mean_interval == "bootstrap":
-        draws = resamples
-    return Comparison(
-        systems=systems,
-        baseline=base,
-        measures=tuple(out_measures),
-        test=test,
-        correction=applied,
-        family=family_text,
-        family_size=family_size,
-        alpha=alpha,
-        level=level,
-        seed=seed,
-        resamples=draws,
-        queries=n,
-        query_set=scores.query_set,
-        filled=scores.filled,
-        dropped=scores.dropped,
-        effect_size=("delta/sqrt(V_E)" if test in ("tukey", "rtukey") else "mean(d)/sd(d)"),
-        delta_interval=_delta_interval_text(test),
-        mean_interval="t" if mean_interval == "t" else "bootstrap (BCa)",
-        exact=exact_used,
-        warnings=tuple(notes),
+    others = [s for s in range(len(systems)) if s != b]
+    a_cols = x[others].T  # queries × other systems
+    b_cols = np.repeat(x[b][:, None], len(others), axis=1)
+    d, tolerances = clean_differences(a_cols, b_cols)
+    for j, s in enumerate(others):
+        column = d[:, j]
+        if sd(column) == 0.0 and mean_difference(column, float(tolerances[j])) != 0.0:
+            notes.append(
+                f"{name}: {systems[s]} - {systems[b]} is {column[0]:+.4g} on every query (zero "
+                "variance): its t statistic and effect size are infinite"
+            )
+    pairs: Pairwise | None = None
+    if o.test in ("tukey", "rtukey"):
+        pairs = pairwise(x, test=o.test, resamples=o.resamples, seed=o.seed, level=o.level)
+        found: list[PairedTest | PairResult] = [pairs.pair(s, b) for s in others]
+    else:
+        found = list(
+            _paired_tests(
+                a_cols, b_cols, o.test, o.resamples, o.seed, o.level, o.exact, o.zero_method
+            )
+        )
+        if o.all_pairs:
+            pairs = pairwise(
+                x,
+                test=o.test,
+                correction=o.correction,
+                resamples=o.resamples,
+                seed=o.seed,
+                level=o.level,
+                exact=o.exact,
+                zero_method=o.zero_method,
+            )
+    rows = tuple(
+        SystemRow(name, systems[s], s == b, float(means[s]), mean_intervals[s])
+        for s in range(len(systems))
     )
+    measure = MeasureComparison(scores.quantities[k], rows, anova_two_way(x), pairs, constant)
+    return _Measure(measure, found, d)
 
 
-def _delta_interval_text(test: str) -> str:
-    if test == "tukey":
-        return "Tukey, simultaneous over all pairs"
-    if test == "rtukey":
-        return "randomised Tukey, simultaneous over all pairs"
-    if test == "bootstrap":
-        return "bootstrap BCa"
-    return "paired t"
+def _against_baseline(
+    found: _Measure, adjusted: list[float], scores: ScoreMatrix, b: int, options: _Options
+) -> MeasureComparison:
+    """The measure's rows with each system's comparison with the baseline filled in: the
+    test's difference, interval and p, the corrected p, the direction in the quantity's sense,
+    wins/ties/losses and the planning figures."""
+    mc = found.comparison
+    higher = mc.quantity.higher_is_better
+    n = scores.n
+    rows = list(mc.rows)
+    others = [s for s in range(len(scores.systems)) if s != b]
+    for j, s in enumerate(others):
+        t = found.tests[j]
+        diffs = found.differences[:, j]
+        p_adj = adjusted[j]
+        significant = p_adj <= options.alpha and t.delta != 0.0
+        direction: Literal["better", "worse"] | None = None
+        if significant:
+            direction = "better" if (t.delta > 0) == higher else "worse"
+        wins = int(np.count_nonzero(diffs > 0 if higher else diffs < 0))
+        ties = int(np.count_nonzero(diffs == 0))
+        rows[s] = SystemRow(
+            measure=mc.measure,
+            system=scores.systems[s],
+            is_baseline=False,
+            mean=rows[s].mean,
+            mean_interval=rows[s].mean_interval,
+            delta=t.delta,
+            delta_interval=t.interval,
+            effect_size=t.effect_size,
+            statistic=t.statistic,
+            p_value=t.p_value,
+            p_adjusted=p_adj,
+            wins=wins,
+            ties=ties,
+            losses=n - wins - ties,
+            significant=significant,
+            direction=direction,
+            plan=power_plan(
+                diffs,
+                delta=abs(t.delta) if options.delta is None else options.delta,
+                alpha=options.alpha,
+                power=options.power,
+            ),
+        )
+    return MeasureComparison(mc.quantity, tuple(rows), mc.anova, mc.pairs, mc.constant)
 
 
 def _correct(
-    found: list[list[PairedTest | PairResult]],
-    test: str,
-    correction: str,
-    family: str,
-    per_measure: int,
-    measures: int,
-    base: str,
-) -> tuple[str, str, int, list[list[float]]]:
-    """Corrected p-values of the baseline comparisons, and the family in words."""
-    if test in ("tukey", "rtukey"):
-        systems = per_measure + 1
-        size = systems * (systems - 1) // 2
-        text = f"all {size} pairs of systems within each measure"
-        return "tukey", text, size, [[t.p_value for t in row] for row in found]
-    if family == "all":
+    found: list[list[PairedTest | PairResult]], options: _Options
+) -> tuple[str, int, list[list[float]]]:
+    """The correction as applied, the family's size and the corrected p-values of the
+    baseline comparisons (one list per measure)."""
+    if options.test in ("tukey", "rtukey"):
+        systems = len(found[0]) + 1
+        return "tukey", systems * (systems - 1) // 2, [[t.p_value for t in row] for row in found]
+    if options.family == "all":
         flat = [t.p_value for row in found for t in row]
-        adjusted = adjust_pvalues(flat, correction)  # type: ignore[arg-type]
+        adjusted = adjust_pvalues(flat, options.correction)
         out, i = [], 0
         for row in found:
             out.append(adjusted[i : i + len(row)].tolist())
             i += len(row)
-        size = len(flat)
-        text = f"{size} comparisons with {base} ({per_measure} systems × {measures} measures)"
-        return correction, text, size, out
-    out = [adjust_pvalues([t.p_value for t in row], correction).tolist() for row in found]  # type: ignore[arg-type]
-    text = f"{per_measure} comparison{'s' if per_measure != 1 else ''} with {base} per measure"
-    return correction, text, per_measure, out
+        return options.correction, len(flat), out
+    rows = [adjust_pvalues([t.p_value for t in row], options.correction).tolist() for row in found]
+    return options.correction, len(found[0]), rows
 
 
-def _check_overlap(scores: ScoreMatrix, notes: list[str]) -> None:
-    """Refuse systems that share no observed query; note systems that observed none."""
+def _check_overlap(scores: ScoreMatrix) -> None:
+    """Refuse a system that observed no query, and systems that share no observed query."""
     observed = scores.observed
     for s, name in enumerate(scores.systems):
         if not observed[s].any():
@@ -702,53 +773,6 @@ def _warn_filled(scores: ScoreMatrix, notes: list[str]) -> None:
             )
 
 
-# ---------------------------------------------------------------------------- from files
-def compare_runs(
-    qrels: Qrels | str | os.PathLike[str] | Any,
-    runs: Sequence[Run | str | os.PathLike[str] | Any],
-    measures: Sequence[str | Measure] = ("ndcg@10",),
-    *,
-    baseline: str | None = None,
-    depth: int | None = None,
-    rel_level: int = 1,
-    judged_only: bool = False,
-    **options: Any,
-) -> Comparison:
-    """Score ``runs`` against ``qrels`` on every qrels query
-    (:meth:`ScoreMatrix.from_runs`) and :func:`compare` them (``options`` go to compare).
-
-    ``baseline`` names a run by its name, or by the file name, stem or path it was given as.
-    """
-    if len(runs) < 2:
-        raise InputError(
-            "a comparison needs at least two runs", value=len(runs), hint="give two or more runs"
-        )
-    scores = ScoreMatrix.from_runs(
-        qrels, runs, measures, depth=depth, rel_level=rel_level, judged_only=judged_only
-    )
-    if baseline is not None and baseline not in scores.systems:
-        baseline = _baseline_from_paths(baseline, runs, scores.systems)
-    return compare(scores, baseline=baseline, **options)
-
-
-def _baseline_from_paths(baseline: str, runs: Sequence[Any], systems: tuple[str, ...]) -> str:
-    from pathlib import Path
-
-    matches = []
-    for i, run in enumerate(runs):
-        if isinstance(run, str | os.PathLike):
-            path = Path(run)
-            if baseline in (str(run), path.name, path.stem):
-                matches.append(i)
-    if len(matches) > 1:
-        raise InputError(
-            f"the baseline {baseline!r} matches several runs",
-            value=[systems[i] for i in matches],
-            hint="name the run by its run name or full path",
-        )
-    return systems[matches[0]] if matches else baseline
-
-
 __all__ = [
     "TESTS",
     "Comparison",
@@ -758,6 +782,5 @@ __all__ = [
     "SystemRow",
     "Test",
     "compare",
-    "compare_runs",
     "pairwise",
 ]

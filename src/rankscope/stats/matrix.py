@@ -3,9 +3,10 @@
 A paired comparison is only meaningful on one set of queries. rankscope uses the judged queries
 (the qrels' queries): a query a system lacks scores 0 (what trec_eval ``-c`` gives an empty
 ranking) and is counted as *filled*; a system's queries outside the set are *dropped* and
-counted. :class:`ScoreMatrix` holds the result; build it from files (:meth:`ScoreMatrix.from_runs`),
-from :class:`~rankscope.Results` (:meth:`ScoreMatrix.from_results`), from dictionaries
-(:meth:`ScoreMatrix.from_per_query`) or from arrays (:meth:`ScoreMatrix.from_arrays`).
+counted. :class:`ScoreMatrix` holds the result; build it from :class:`~rankscope.Results`
+(:meth:`ScoreMatrix.from_results`), from dictionaries (:meth:`ScoreMatrix.from_per_query`) or
+from arrays (:meth:`ScoreMatrix.from_arrays`). Nothing here reads a file or evaluates a run:
+files go through :mod:`rankscope.compare_io` (``load_scores``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.errors import InputError, RankscopeError
+from rankscope.stats.quantity import Quantity
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.data import Qrels, Run
     from rankscope.metrics.names import Measure
     from rankscope.metrics.results import Results
 
@@ -30,7 +31,7 @@ def _byte_order(query_id: str) -> bytes:
 
 
 @dataclass(frozen=True, eq=False, slots=True)
-class Aligned:
+class AlignedScores:
     """Per-query values of several systems on one query set (see :func:`align_scores`).
 
     ``values[s, q]``; ``observed[s, q]`` is False where system ``s`` lacked query ``q`` and got
@@ -53,7 +54,7 @@ def align_scores(
     query_ids: Sequence[str],
     *,
     fill: float = 0.0,
-) -> Aligned:
+) -> AlignedScores:
     """Align ``{system: {query_id: value}}`` to ``query_ids`` (the qrels' queries).
 
     A query a system lacks gets ``fill`` (0, as trec_eval ``-c``) and counts as filled; a
@@ -77,13 +78,15 @@ def align_scores(
             values[s, i] = float(v)
             observed[s, i] = True
         dropped.append(outside)
-    return Aligned(systems, queries, values, observed, tuple(dropped))
+    return AlignedScores(systems, queries, values, observed, tuple(dropped))
 
 
 @dataclass(frozen=True, eq=False, slots=True)
 class ScoreMatrix:
-    """Scores of ``systems`` on ``query_ids`` for each of ``measures``: ``values[k, s, q]`` is
-    measure ``k`` of system ``s`` on query ``q`` (float64, read-only, finite).
+    """Scores of ``systems`` on ``query_ids`` for each of ``quantities`` (measures, or other
+    per-query values such as latency, each with its direction; ``measures`` are their names):
+    ``values[k, s, q]`` is quantity ``k`` of system ``s`` on query ``q`` (float64, read-only,
+    finite). Measures and names given as ``quantities`` become :class:`Quantity` values.
 
     ``observed[s, q]`` is False where the system lacked the query and was scored 0
     (:attr:`filled` counts them); ``dropped[s]`` counts the system's queries outside the query
@@ -92,14 +95,16 @@ class ScoreMatrix:
 
     systems: tuple[str, ...]
     query_ids: tuple[str, ...]
-    measures: tuple[str, ...]
+    quantities: tuple[Quantity, ...]
     values: NDArray[np.float64]
     observed: NDArray[np.bool_]
     dropped: tuple[int, ...]
     query_set: str = "qrels"
 
     def __post_init__(self) -> None:
-        k, m, n = len(self.measures), len(self.systems), len(self.query_ids)
+        quantities = tuple(Quantity.of(q) for q in self.quantities)
+        object.__setattr__(self, "quantities", quantities)
+        k, m, n = len(quantities), len(self.systems), len(self.query_ids)
         if self.values.shape != (k, m, n):
             raise InputError(
                 "scores must be a measures × systems × queries array",
@@ -131,6 +136,11 @@ class ScoreMatrix:
 
     # ------------------------------------------------------------------ access
     @property
+    def measures(self) -> tuple[str, ...]:
+        """The names of the quantities (``"ndcg@10"``, ``"latency_ms"``)."""
+        return tuple(q.name for q in self.quantities)
+
+    @property
     def n(self) -> int:
         """The number of queries every comparison uses."""
         return len(self.query_ids)
@@ -140,23 +150,27 @@ class ScoreMatrix:
         """Per system: queries it lacked, scored 0."""
         return tuple(int(v) for v in (~self.observed).sum(axis=1).tolist())
 
-    def scores(self, measure: str) -> NDArray[np.float64]:
-        """The systems × queries matrix of one measure."""
+    def scores(self, measure: str | Measure | Quantity) -> NDArray[np.float64]:
+        """The systems × queries matrix of one measure (any accepted spelling) or quantity."""
         matrix: NDArray[np.float64] = self.values[self._measure_index(measure)]
         return matrix
 
-    def _measure_index(self, measure: str) -> int:
-        try:
-            return self.measures.index(measure)
-        except ValueError:
-            pass
-        from rankscope.metrics.names import parse_measure
+    def quantity(self, measure: str | Measure | Quantity) -> Quantity:
+        """The quantity ``measure`` names (any accepted spelling of a measure)."""
+        return self.quantities[self._measure_index(measure)]
+
+    def _measure_index(self, measure: str | Measure | Quantity) -> int:
+        names = self.measures
+        name = str(measure)
+        if name in names:
+            return names.index(name)
+        from rankscope.metrics.names import parse_measure  # a spelling the user typed
 
         try:
-            return self.measures.index(str(parse_measure(measure)))
+            return names.index(str(parse_measure(name)))
         except (ValueError, RankscopeError):
             raise InputError(
-                f"measure {measure!r} is not in these scores; they hold {', '.join(self.measures)}"
+                f"measure {name!r} is not in these scores; they hold {', '.join(names)}"
             ) from None
 
     def system_index(self, system: str) -> int:
@@ -169,15 +183,17 @@ class ScoreMatrix:
             ) from None
 
     def select(
-        self, systems: Sequence[str] | None = None, measures: Sequence[str] | None = None
+        self,
+        systems: Sequence[str] | None = None,
+        measures: Sequence[str | Measure | Quantity] | None = None,
     ) -> ScoreMatrix:
         """A matrix with only ``systems`` and ``measures`` (in the order given)."""
         s_idx = [self.system_index(s) for s in (systems or self.systems)]
-        m_idx = [self._measure_index(m) for m in (measures or self.measures)]
+        m_idx = [self._measure_index(m) for m in (measures or self.quantities)]
         return ScoreMatrix(
             tuple(self.systems[i] for i in s_idx),
             self.query_ids,
-            tuple(self.measures[i] for i in m_idx),
+            tuple(self.quantities[i] for i in m_idx),
             self.values[np.ix_(m_idx, s_idx)].copy(),
             self.observed[s_idx].copy(),
             tuple(self.dropped[i] for i in s_idx),
@@ -190,19 +206,20 @@ class ScoreMatrix:
         cls,
         systems: Sequence[str],
         query_ids: Sequence[str],
-        scores: Mapping[str, Any],
+        scores: Mapping[str, Any] | Mapping[Measure, Any] | Mapping[Quantity, Any],
         *,
         query_set: str = "given",
     ) -> ScoreMatrix:
-        """From ``{measure: array (systems × queries)}``; every value observed, none dropped."""
-        measures = tuple(str(m) for m in scores)
-        if not measures:
+        """From ``{measure: array (systems × queries)}`` (a name, a :class:`~rankscope.Measure`
+        or a :class:`Quantity` as the key); every value observed, none dropped."""
+        quantities = tuple(Quantity.of(m) for m in scores)
+        if not quantities:
             raise InputError("no measures given")
-        arrays = [np.array(scores[m], dtype=np.float64) for m in scores]
-        for m, a in zip(measures, arrays, strict=True):
+        arrays = [np.array(a, dtype=np.float64) for a in scores.values()]
+        for m, a in zip(quantities, arrays, strict=True):
             if a.shape != (len(systems), len(query_ids)):
                 raise InputError(
-                    f"scores of {m!r} must be systems × queries",
+                    f"scores of {m.name!r} must be systems × queries",
                     value=a.shape,
                     hint=f"expected {(len(systems), len(query_ids))}",
                 )
@@ -210,7 +227,7 @@ class ScoreMatrix:
         return cls(
             tuple(str(s) for s in systems),
             tuple(str(q) for q in query_ids),
-            measures,
+            quantities,
             values,
             np.ones((len(systems), len(query_ids)), dtype=np.bool_),
             (0,) * len(systems),
@@ -220,17 +237,18 @@ class ScoreMatrix:
     @classmethod
     def from_per_query(
         cls,
-        scores: Mapping[str, Mapping[str, Mapping[str, float]]],
+        scores: Mapping[str, Mapping[str, Mapping[str, float]]]
+        | Mapping[Quantity, Mapping[str, Mapping[str, float]]],
         query_ids: Sequence[str],
         *,
         query_set: str = "qrels",
     ) -> ScoreMatrix:
         """From ``{measure: {system: {query_id: value}}}`` aligned to ``query_ids``
         (:func:`align_scores`: missing queries score 0, queries outside are dropped)."""
-        measures = tuple(str(m) for m in scores)
-        if not measures:
+        quantities = tuple(Quantity.of(m) for m in scores)
+        if not quantities:
             raise InputError("no measures given")
-        aligned = [align_scores(scores[m], query_ids) for m in scores]
+        aligned = [align_scores(per_system, query_ids) for per_system in scores.values()]
         systems = aligned[0].systems
         for a in aligned[1:]:
             if a.systems != systems:
@@ -240,7 +258,7 @@ class ScoreMatrix:
         return cls(
             systems,
             aligned[0].query_ids,
-            measures,
+            quantities,
             np.stack([a.values for a in aligned]),
             observed,
             dropped,
@@ -261,12 +279,12 @@ class ScoreMatrix:
         qrels query, the ones it lacks as an empty ranking. Otherwise each run was scored on
         the queries it shares with the qrels, and the queries it lacks are filled with 0 here.
         ``Results`` do not know how many of a run's queries were outside the qrels: pass
-        ``dropped`` (``{run: count}``) to report them (:meth:`from_runs` does).
+        ``dropped`` (``{run: count}``) to report them (``rankscope.compare_io.load_scores`` does).
         """
-        names = [str(m) for m in (measures or results.measures)]
         runs = [results.run(name) for name in results.run_names]
         if not runs:
             raise InputError("these results hold no runs")
+        chosen = [_measure(m) for m in measures] if measures else results.measure_objects
         query_set = set(runs[0].query_ids) | set(runs[0].missing_query_ids)
         for r in runs[1:]:
             if set(r.query_ids) | set(r.missing_query_ids) != query_set:
@@ -275,11 +293,11 @@ class ScoreMatrix:
                 )  # pragma: no cover - evaluate() scores every run against one qrels
         queries = tuple(sorted(query_set, key=_byte_order))
         position = {q: i for i, q in enumerate(queries)}
-        values = np.zeros((len(names), len(runs), len(queries)), dtype=np.float64)
+        values = np.zeros((len(chosen), len(runs), len(queries)), dtype=np.float64)
         observed = np.ones((len(runs), len(queries)), dtype=np.bool_)
         for s, r in enumerate(runs):
             columns = np.fromiter((position[q] for q in r.query_ids), np.int64, len(r.query_ids))
-            for k, measure in enumerate(names):
+            for k, measure in enumerate(chosen):
                 values[k, s, columns] = results.values(measure, r.name)
             for q in r.missing_query_ids:
                 observed[s, position[q]] = False
@@ -287,57 +305,21 @@ class ScoreMatrix:
         unknown = set(counts) - set(results.run_names)
         if unknown:
             raise InputError("dropped counts name runs that are not in the results", value=unknown)
-        canonical = tuple(_canonical(m) for m in names)
         return cls(
             tuple(results.run_names),
             queries,
-            canonical,
+            tuple(Quantity.of(m) for m in chosen),
             values,
             observed,
             tuple(int(counts.get(name, 0)) for name in results.run_names),
             "qrels",
         )
 
-    @classmethod
-    def from_runs(
-        cls,
-        qrels: Qrels | str | Any,
-        runs: Sequence[Run | str | Any],
-        measures: Sequence[str | Measure],
-        *,
-        depth: int | None = None,
-        rel_level: int = 1,
-        judged_only: bool = False,
-    ) -> ScoreMatrix:
-        """Read ``qrels`` and ``runs`` (paths or values), score them with
-        :func:`rankscope.evaluate` on every qrels query (``average_over_qrels=True``), and count
-        each run's queries outside the qrels as dropped."""
-        from rankscope import evaluate
-        from rankscope.data import Qrels, Run, read_qrels, read_run
 
-        the_qrels = qrels if isinstance(qrels, Qrels) else read_qrels(qrels)
-        the_runs = [r if isinstance(r, Run) else read_run(r) for r in runs]
-        results = evaluate(
-            the_qrels,
-            the_runs,
-            list(measures),
-            depth=depth,
-            rel_level=rel_level,
-            judged_only=judged_only,
-            average_over_qrels=True,
-        )
-        judged = set(the_qrels.query_ids)
-        dropped = {
-            name: sum(1 for q in run.query_ids if q not in judged)
-            for name, run in zip(results.run_names, the_runs, strict=True)
-        }
-        return cls.from_results(results, dropped=dropped)
+def _measure(measure: str | Measure) -> Measure:
+    from rankscope.metrics.names import parse_measure  # a spelling the user typed
+
+    return parse_measure(measure)
 
 
-def _canonical(measure: str) -> str:
-    from rankscope.metrics.names import parse_measure
-
-    return str(parse_measure(measure))
-
-
-__all__ = ["Aligned", "ScoreMatrix", "align_scores"]
+__all__ = ["AlignedScores", "ScoreMatrix", "align_scores"]

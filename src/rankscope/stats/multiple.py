@@ -28,6 +28,7 @@ from rankscope.stats._resample import permuted_ranges
 from rankscope.stats.intervals import Interval, check_level
 
 Correction = Literal["holm", "bonferroni", "bh", "none"]
+#: the multiple-comparison corrections (``adjust_pvalues(method=)``, ``--correction``)
 CORRECTIONS: tuple[str, ...] = ("holm", "bonferroni", "bh", "none")
 
 

@@ -11,7 +11,7 @@ from rankscope.lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.suite.loader import load_suite, load_suite_text
     from rankscope.suite.model import Suite
-    from rankscope.suite.schema import Settings, SuiteSpec
+    from rankscope.suite.schema import SuiteSettings, SuiteSpec
     from rankscope.suite.sweep import (
         PRESETS,
         BenchConfig,
@@ -26,8 +26,8 @@ __all__ = [
     "PRESETS",
     "BenchConfig",
     "Chunking",
-    "Settings",
     "Suite",
+    "SuiteSettings",
     "SuiteSpec",
     "check_embedding_extra",
     "embeddings_available",
@@ -42,7 +42,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         "rankscope.suite.loader": ("load_suite", "load_suite_text"),
         "rankscope.suite.model": ("Suite",),
-        "rankscope.suite.schema": ("Settings", "SuiteSpec"),
+        "rankscope.suite.schema": ("SuiteSettings", "SuiteSpec"),
         "rankscope.suite.sweep": (
             "PRESETS",
             "BenchConfig",

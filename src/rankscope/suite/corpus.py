@@ -43,7 +43,7 @@ def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
     Where the source is (a file or folder that is not there) is checked now; what it holds
     (a bad line, a folder without text files) when it is read.
     """
-    from rankscope.suite.schema import (
+    from rankscope.suite.schema import (  # pydantic (see above)
         BeirCorpus,
         DocstringsCorpus,
         FilesCorpus,
@@ -71,7 +71,7 @@ def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
 
 def corpus_queries(spec: CorpusSpec, base_dir: Path) -> list[Query] | None:
     """Queries that come with the corpus (BEIR ``queries.jsonl``, ir_datasets), else None."""
-    from rankscope.suite.schema import BeirCorpus, IrDatasetsCorpus
+    from rankscope.suite.schema import BeirCorpus, IrDatasetsCorpus  # pydantic (see above)
 
     if isinstance(spec, BeirCorpus):
         return beir_folder(spec, base_dir).queries()
@@ -90,6 +90,7 @@ def corpus_qrels(spec: CorpusSpec, base_dir: Path, *, required: bool = True) -> 
     judgments of its own), else None: a suite may bring queries and judgments for a BEIR corpus
     that has none. A missing folder is always an error ("folder not found").
     """
+    # numpy, pyarrow, pydantic (see above)
     from rankscope.data.qrels import Qrels
     from rankscope.suite.schema import BeirCorpus, IrDatasetsCorpus
 
@@ -187,7 +188,7 @@ class BeirFolder:
                 hint=f"set corpus.split to one of: {', '.join(self.splits) or '(none found)'}, "
                 "or give the suite its own judgments",
             )
-        from rankscope.suite.judgments import read_qrels_file
+        from rankscope.suite.relevance import read_qrels_file  # numpy, pyarrow (see above)
 
         return read_qrels_file(self.qrels_path)
 

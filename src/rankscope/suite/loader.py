@@ -16,11 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from rankscope.data.qrels import Qrels
-from rankscope.engines.base import Query, embedding_engine_names, spec_takes_embedding_model
+from rankscope.engines.base import (
+    Query,
+    embedding_engine_names,
+    engine_names,
+    spec_takes_embedding_model,
+)
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import corpus_qrels, corpus_queries, read_jsonl_queries
-from rankscope.suite.judgments import CodeExpectation, JudgmentSet, read_qrels_file
 from rankscope.suite.model import Suite
+from rankscope.suite.relevance import CodeExpectation, JudgmentSet, read_qrels_file
 from rankscope.suite.schema import QueriesFile, QuerySpec, SuiteSpec, parse_boosted_field
 from rankscope.suite.sweep import (
     BenchConfig,
@@ -285,12 +290,7 @@ def _collect_judgments(spec: QuerySpec, judgments: JudgmentSet) -> None:
 def _check_engines(
     configs: list[BenchConfig], where: list[PathKey], lines: dict[PathKey, int], source: str
 ) -> None:
-    try:
-        from rankscope.engines import engine_names
-
-        known = set(engine_names())
-    except Exception:  # an engine module that fails to import must not hide suite errors
-        return
+    known = set(engine_names())  # imports no engine module
     for config, path in zip(configs, where, strict=True):
         if config.engine not in known:
             raise ConfigError(

@@ -16,8 +16,8 @@ from rankscope.engines.base import Document, Query
 from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import iter_documents
-from rankscope.suite.judgments import JudgmentSet
-from rankscope.suite.schema import Settings, SuiteSpec
+from rankscope.suite.relevance import JudgmentSet
+from rankscope.suite.schema import SuiteSettings, SuiteSpec
 from rankscope.suite.sweep import BenchConfig, check_embedding_extra, preset_configs
 
 
@@ -32,7 +32,7 @@ class Suite:
     base_dir: Path
     queries: list[Query]
     judgments: JudgmentSet
-    settings: Settings
+    settings: SuiteSettings
     configs: list[BenchConfig]
     path: Path | None = None
     extra_qrels: Qrels | None = None

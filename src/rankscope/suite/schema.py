@@ -175,7 +175,7 @@ def parse_boosted_field(item: str) -> tuple[str, float]:
 
 def canonical_measure(name: str) -> str:
     """The canonical spelling of one measure name (any accepted spelling)."""
-    from rankscope.metrics.names import parse_measures
+    from rankscope.metrics.names import parse_measures  # numpy, pyarrow: the measures package
 
     try:
         found = parse_measures(name)
@@ -196,8 +196,11 @@ class QueriesFile(_Strict):
     path: str
 
 
-class Settings(_Strict):
-    """How the benchmark measures: cut-offs, depth, relevance threshold, repetitions."""
+class SuiteSettings(_Strict):
+    """A suite's ``settings:``: how the benchmark measures (cut-offs, depth, relevance
+    threshold, repetitions). Not :class:`rankscope.config.Environment` (``RANKSCOPE_*``
+    variables), :class:`rankscope.judge.config.JudgeSettings` (the judge's file) or
+    ``rankscope.service.settings.ServiceSettings`` (the service's file)."""
 
     k: Annotated[list[Annotated[int, Field(gt=0)]], Field(min_length=1)] = Field(
         default_factory=lambda: [5, 10, 20]
@@ -234,7 +237,7 @@ class Settings(_Strict):
         return [value] if isinstance(value, int) else value
 
     @model_validator(mode="after")
-    def _depth_covers_k(self) -> Settings:
+    def _depth_covers_k(self) -> SuiteSettings:
         if max(self.k) > self.max_k:
             raise ValueError(
                 f"max_k ({self.max_k}) is smaller than the largest cut-off k ({max(self.k)}); "
@@ -327,7 +330,7 @@ class SuiteSpec(_Strict):
     corpus: CorpusSpec
     queries: list[QuerySpec] | QueriesFile | None = None
     qrels: str | list[str] | None = None
-    settings: Settings = Field(default_factory=Settings)
+    settings: SuiteSettings = Field(default_factory=SuiteSettings)
     engines: list[EngineSpec] = Field(default_factory=list)
     sweep: SweepSpec | None = None
 

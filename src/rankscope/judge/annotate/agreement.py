@@ -44,6 +44,9 @@ class Disagreement:
 
 @dataclass(frozen=True, slots=True)
 class AgreementReport:
+    """Agreement between the annotators of a store, and of each with the reference labels,
+    with the pairs they disagree on."""
+
     threshold: int
     between_annotators: tuple[RaterAgreement, ...]
     with_references: tuple[RaterAgreement, ...]
@@ -53,7 +56,7 @@ class AgreementReport:
 def compare(a: str, b: str, ga: Grades, gb: Grades, *, threshold: int = 1) -> RaterAgreement:
     """Agreement of two sets of grades on the pairs both have (the result's ``only_a`` and
     ``only_b`` count those one side graded alone, in the queries both graded)."""
-    from rankscope.judge.agreement import label_agreement
+    from rankscope.judge.agreement import label_agreement  # numpy: when agreement is asked
 
     shared = len(set(ga) & set(gb))
     if not shared:  # label_agreement refuses this; here it is just "not yet"
@@ -72,6 +75,7 @@ def _nested(grades: Grades) -> dict[str, dict[str, int]]:
 
 
 def agreement_report(store: AnnotationStore, *, threshold: int = 1) -> AgreementReport:
+    """The :class:`AgreementReport` of ``store`` (binary kappa: grade >= ``threshold``)."""
     grades = store.grades()
     names = list(grades)
     pairs = [

@@ -11,6 +11,7 @@ exported as grades.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import tempfile
@@ -21,7 +22,7 @@ from typing import IO, Literal
 
 from rankscope.errors import InputError
 from rankscope.judge.annotate.store import AnnotationStore
-from rankscope.judge.io import PathLike
+from rankscope.judge.io import PathLike, write_qrels_trec
 
 ExportFormat = Literal["qrels", "csv", "jsonl"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("qrels", "csv", "jsonl")
@@ -123,8 +124,7 @@ def _atomic(
 
 def qrels_text(rows: Sequence[ExportRow]) -> str:
     """TREC qrels (``query_id 0 doc_id grade``), through rankscope's own qrels writer."""
-    from rankscope.data import Qrels
-    from rankscope.judge.io import write_qrels_trec
+    from rankscope.data import Qrels  # numpy and pyarrow, for this export alone
 
     data: dict[str, dict[str, int]] = {}
     for r in rows:
@@ -138,8 +138,6 @@ def qrels_text(rows: Sequence[ExportRow]) -> str:
 def csv_text(rows: Sequence[ExportRow]) -> str:
     """The CSV ``rankscope qrels import`` reads (``query_id``, ``doc_id``, ``grade``; the other
     columns are for people)."""
-    import io
-
     buffer = io.StringIO(newline="")
     w = csv.writer(buffer)
     w.writerow(CSV_COLUMNS)
@@ -212,6 +210,8 @@ def write_export(
     *,
     disagreements: Resolution = "omit",
 ) -> ExportResult | None:
+    """Write the store's judgments (one ``annotator``'s, or all with ``disagreements``
+    resolved) to ``path`` as ``fmt``."""
     text, result = export_text(store, fmt, annotator, disagreements=disagreements)
     _atomic(path, lambda f: print(text, end="", file=f), newline="")
     return result

@@ -24,6 +24,9 @@ class ScaleLevel:
 
 @dataclass(frozen=True, slots=True)
 class Scale:
+    """The grades a person picks from, with their names and descriptions (from the prompt
+    template, ``source``)."""
+
     levels: tuple[ScaleLevel, ...]  # highest grade first, as the template lists them
     source: str
 

@@ -39,6 +39,8 @@ from typing import Any, Literal, NoReturn
 from urllib.parse import parse_qs, urlsplit
 
 from rankscope.errors import InputError, RankscopeError
+from rankscope.judge.annotate.agreement import RaterAgreement, agreement_report
+from rankscope.judge.annotate.export import EXPORT_FORMATS, export_text
 from rankscope.judge.annotate.highlight import highlight
 from rankscope.judge.annotate.scale import Scale
 from rankscope.judge.annotate.store import (
@@ -105,6 +107,8 @@ def is_loopback(host: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class ServerConfig:
+    """How the annotation page runs: its token, scale, address and when labels are shown."""
+
     token: str
     scale: Scale
     show_labels: ShowLabels = "never"
@@ -296,8 +300,6 @@ class AnnotationApp:
         }
 
     def agreement(self, params: dict[str, str], body: dict[str, Any]) -> Any:
-        from rankscope.judge.annotate.agreement import RaterAgreement, agreement_report
-
         raw = self._param(params, "threshold", str(self.config.threshold))
         if re.fullmatch(r"[0-9]", raw) is None:
             _fail(422, "validation_error", "threshold is a grade, 0-9", {"value": raw[:40]})
@@ -339,8 +341,6 @@ class AnnotationApp:
         }
 
     def export(self, params: dict[str, str], body: dict[str, Any]) -> Any:
-        from rankscope.judge.annotate.export import EXPORT_FORMATS, export_text
-
         fmt = self._param(params, "format", "qrels")
         if fmt not in EXPORT_FORMATS:
             _fail(422, "validation_error", "format is qrels, csv or jsonl", {"value": fmt[:40]})

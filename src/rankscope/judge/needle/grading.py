@@ -23,7 +23,7 @@ from rankscope.judge.needle.prompt import (
     render_prompt,
     template_hash,
 )
-from rankscope.judge.providers import Provider
+from rankscope.judge.providers import Provider, make_provider
 
 log = logging.getLogger("rankscope.judge.needle")
 
@@ -75,8 +75,6 @@ class RetrievalGrader:
         base_url: str | None = None,
     ) -> RetrievalGrader:
         """A grader on a named provider; the default model is the provider's (Sonnet-class)."""
-        from rankscope.judge.providers import make_provider
-
         return cls(make_provider(provider, model, settings, base_url=base_url))
 
     @property

@@ -25,6 +25,8 @@ from rankscope.suite.corpus import iter_jsonl
 
 @dataclass(frozen=True, slots=True)
 class NeedleOutput:
+    """Where a needle run writes: its results (JSONL), summary and manifest."""
+
     results: Path
     summary: Path
     manifest: Path

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+#: the prompt that asks the grader to grade an answer against the expected one
 GRADER_PROMPT = """\
 You are grading a retrieval system. Given a question, the answer we expect, and the chunks the \
 system retrieved, decide whether the chunks contain the information needed to answer the \

@@ -14,6 +14,9 @@ from rankscope.suite.corpus import iter_jsonl, read_text
 
 @dataclass(frozen=True, slots=True)
 class NeedleQuestion:
+    """A RAG question: the answer expected, and the needle (the chunk or document ids, and/or a
+    fragment of the text) that holds it."""
+
     id: str
     question: str
     expected_answer: str

@@ -16,10 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from rankscope.callables import load_function
 from rankscope.engines.base import Document, Hit, Query
+from rankscope.engines.chunking import chunk_documents
 from rankscope.errors import EngineError
 from rankscope.judge.needle.questions import NeedleQuestion
+from rankscope.suite.corpus import read_jsonl_documents
+from rankscope.suite.schema import SuiteSettings
+from rankscope.suite.sweep import BenchConfig
 
+#: a retrieval function: (question, k) -> the top k hits
 Retriever = Callable[[str, int], Sequence[Hit]]
 
 
@@ -121,8 +127,6 @@ class FunctionRetrieval:
 
 def pipeline_retrieval(ref: str, base_dir: str | Path | None = None) -> FunctionRetrieval:
     """The function ``module:function`` (found in ``base_dir`` first, e.g. the working folder)."""
-    from rankscope.callables import load_function
-
     fn = load_function(ref, "--pipeline", base_dir=base_dir, example="mypkg.rag:retrieve")
     return FunctionRetrieval(fn, ref)
 
@@ -152,18 +156,13 @@ class EngineRetrieval:
 
     def units(self) -> list[Document]:
         """The documents the engine indexes: the corpus, or its chunks."""
-        from rankscope.engines.chunking import chunk_documents
-        from rankscope.suite.corpus import read_jsonl_documents
-
         docs = list(read_jsonl_documents(self.corpus))
         if self.chunk_size is None:
             return docs
         return chunk_documents(docs, self.chunk_size, self.chunk_overlap)
 
     def retrieve(self, questions: Sequence[NeedleQuestion], k: int) -> dict[str, Retrieved]:
-        from rankscope.bench.runner import run_config
-        from rankscope.suite.schema import Settings
-        from rankscope.suite.sweep import BenchConfig
+        from rankscope.bench.runner import run_config  # numpy, pyarrow: the benchmark's own
 
         units = self.units()
         if not questions:
@@ -171,7 +170,7 @@ class EngineRetrieval:
         texts = {u.id: u.text for u in units}
         parents = {u.id: u.parent_id for u in units if u.parent_id is not None}
         # One timed pass, no warm-up: the latency is that of the question's own search.
-        settings = Settings(k=[k], max_k=k, warmup=0, repeats=1, concurrency=1)
+        settings = SuiteSettings(k=[k], max_k=k, warmup=0, repeats=1, concurrency=1)
         config = BenchConfig(name=f"needle-{self.engine}", engine=self.engine, options=self.options)
         queries = [Query(id=q.id, text=q.question) for q in questions]
         record = run_config(config, units, queries, settings)

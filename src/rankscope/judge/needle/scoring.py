@@ -20,6 +20,9 @@ _NOT_RETRIEVED = "\u2205 needle not retrieved"
 
 @dataclass(frozen=True, slots=True)
 class QuestionResult:
+    """One question's outcome: where the needle ranked, the grader's answer and grade, the
+    score that combines them, latencies and tokens."""
+
     question_id: str
     question: str
     expected_answer: str
@@ -63,6 +66,8 @@ class QuestionResult:
 
 @dataclass(frozen=True, slots=True)
 class NeedleSummary:
+    """The needle benchmark over all questions: hit rates, MRR, mean grades and pass rates."""
+
     questions: int
     k: int
     accuracy: float  # needle in the top k (hit@k)
@@ -95,6 +100,7 @@ def retrieval_measures(
 ) -> dict[str, dict[str, float]]:
     """``{question_id: {"hit@1", "hit@5", "hit@k", "mrr"}}`` from (id, retrieved ids, needle
     rank) rows, with :func:`rankscope.evaluate` (every question counts; none retrieved is 0)."""
+    # numpy, pyarrow: when the answers are scored, not when the command starts
     from rankscope import evaluate
     from rankscope.data import Qrels, Run
 
@@ -123,6 +129,7 @@ def retrieval_measures(
 
 
 def summarize(results: Sequence[QuestionResult], k: int) -> NeedleSummary:
+    """The :class:`NeedleSummary` of ``results``, retrieved at depth ``k``."""
     n = len(results)
     if n == 0:
         raise InputError("no questions to summarize")

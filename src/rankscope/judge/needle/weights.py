@@ -33,6 +33,7 @@ class PositionWeights:
         return round(grade * self.weight(rank), 4)
 
 
+#: the named position weightings of ``rankscope needle --weights``
 WEIGHT_PRESETS: dict[str, PositionWeights] = {
     "default": PositionWeights(),
     "steep": PositionWeights(rank1=1.0, rank2_3=0.8, rank4_5=0.8, beyond5=0.8, not_found=0.5),

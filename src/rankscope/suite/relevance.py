@@ -1,4 +1,6 @@
-"""Judgments of a suite: graded qrels (inline or files), code-search expectations, RAG needles.
+"""What is relevant for a suite's queries: graded qrels (inline ``judgments:`` or files),
+code-search expectations, RAG needles. (LLM labels are :mod:`rankscope.judge`'s; a person's
+grades, ``rankscope annotate``'s; click grades, the service's.)
 
 Everything becomes one :class:`~rankscope.data.qrels.Qrels` at document level, so the same
 measures apply whatever the suite was written with:

@@ -1,0 +1,205 @@
+"""The terminal: rich tables, coloured, fitted to the console's width.
+
+:func:`render_table` prints a :class:`~rankscope.stats.Comparison` (the header, one table per
+measure, its pairs and planning figures; the console is widened so that no cell wraps) or a
+benchmark's :class:`~rankscope.bench.BenchmarkResult` (one row per configuration; secondary
+columns are left out, and said so, when the console is narrower than the table). :func:`to_text`
+is the comparison as plain text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, overload
+
+from rich import box
+from rich.console import Console, Group, RenderableType
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
+from rankscope.report import bench, compare
+from rankscope.report.numbers import WORSE
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.stats import Comparison
+
+
+@overload
+def render_table(
+    value: Comparison,
+    console: Console | None = None,
+    *,
+    plan: bool = False,
+    delta: float | None = None,
+) -> None: ...
+@overload
+def render_table(
+    value: BenchmarkResult,
+    console: Console | None = None,
+    *,
+    by_category: bool = False,
+    view: ViewName | None = None,
+    folder: str | None = None,
+) -> None: ...
+def render_table(
+    value: Comparison | BenchmarkResult,
+    console: Console | None = None,
+    *,
+    plan: bool = False,
+    delta: float | None = None,
+    by_category: bool = False,
+    view: ViewName | None = None,
+    folder: str | None = None,
+) -> None:
+    """Print ``value`` to ``console`` (default: standard output): a comparison with its
+    planning figures (``plan``, for ``delta``), or a benchmark's table over a ``view`` (with a
+    table per category, ``by_category``; ``folder``: where its results are, for the commands
+    the notes give)."""
+    if isinstance(value, BenchmarkResult):
+        target = console or Console()
+        _print_benchmark(value, target, by_category=by_category, view=view, folder=folder)
+    else:
+        _print_comparison(value, console, plan=plan, delta=delta)
+
+
+# ----------------------------------------------------------------------------- a comparison
+def _comparison(
+    comparison: Comparison, *, plan: bool = False, delta: float | None = None
+) -> RenderableType:
+    """A rich renderable: the header, then one table per measure (and its pairs and plan)."""
+    c = comparison
+    parts: list[RenderableType] = [Text(line, style="dim") for line in compare.header_lines(c)]
+    for m in c.measures:
+        table = Table(title=m.measure, title_justify="left", show_edge=False)
+        for i, name in enumerate(compare.columns(c)):
+            table.add_column(name, justify="left" if i == 0 else "right")
+        for texts, direction in compare.cells(c, m):
+            style = "green" if direction == "better" else "red" if direction == "worse" else None
+            table.add_row(*texts, style=style)
+        parts.extend([Text(""), table])
+        if len(c.systems) > 2:
+            parts.append(Text(compare.anova_line(m), style="dim"))
+        found = compare.pair_rows(c, m)
+        if found and len(c.systems) > 2:
+            pairs = Table(title=f"{m.measure}: all pairs", title_justify="left", show_edge=False)
+            for i, name in enumerate(compare.pair_columns(c)):
+                pairs.add_column(name, justify="left" if i == 0 else "right")
+            for row in found:
+                pairs.add_row(*row)
+            parts.extend([Text(""), pairs])
+        if plan:
+            planning = Table(
+                title=f"{m.measure}: planning (paired t)", title_justify="left", show_edge=False
+            )
+            for i, name in enumerate(compare.plan_columns(c, compare.plan_delta_label(c, delta))):
+                planning.add_column(name, justify="left" if i == 0 else "right")
+            for row in compare.plan_rows(m):
+                planning.add_row(*row)
+            parts.extend([Text(""), planning])
+    return Group(*parts)
+
+
+def _width(renderable: RenderableType) -> int:
+    """The width a renderable needs to print without wrapping any cell."""
+    return Console(width=10_000).measure(renderable).maximum
+
+
+def _print_comparison(
+    comparison: Comparison, console: Console | None, *, plan: bool, delta: float | None
+) -> None:
+    """Print the comparison, widening the console so that no cell wraps."""
+    renderable = _comparison(comparison, plan=plan, delta=delta)
+    console = console or Console(highlight=False, soft_wrap=False)
+    needed = _width(renderable)
+    if console.width < needed:
+        console.width = needed
+    console.print(renderable)
+
+
+def to_text(comparison: Comparison, *, plan: bool = False, delta: float | None = None) -> str:
+    """The terminal table as plain text (no colour, no wrapping)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=80, color_system=None, highlight=False, soft_wrap=False)
+    _print_comparison(comparison, console, plan=plan, delta=delta)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines()) + "\n"
+
+
+# ----------------------------------------------------------------------------- a benchmark
+def _print_benchmark(
+    result: BenchmarkResult,
+    console: Console,
+    *,
+    by_category: bool = False,
+    view: ViewName | None = None,
+    folder: str | None = None,
+) -> None:
+    """Print the comparison table, notes and recommendations to ``console``."""
+    chosen = view or result.default_view
+    ok = result.successful
+    if ok:
+        heading = bench.title(result, chosen)
+
+        def measure(cols: Sequence[bench.Column]) -> int:
+            # the width the table takes unsqueezed (the title wraps on its own)
+            wide = console.options.update_width(100_000)
+            return Measurement.get(console, wide, _rich_table("", ok, cols)).maximum
+
+        shown, left_out = bench.fit_columns(bench.columns(result, chosen), console.width, measure)
+        console.print(_rich_table(heading, ok, shown, compact=measure(shown) > console.width))
+        if left_out:
+            console.print(
+                Text(
+                    f"left out at {console.width} columns: "
+                    f"{', '.join(c.header for c in left_out)} (a wider terminal, COLUMNS=250 "
+                    "or --format markdown shows every column)",
+                    style="dim",
+                )
+            )
+    if by_category and ok:
+        for category in result.suite.categories:
+            scores = ok[0].view(chosen).per_category.get(category)
+            n = 0 if scores is None else scores.num_queries
+            cols = bench.category_columns(result, category, chosen)
+            console.print(_rich_table(f"category {category} ({n} {bench.query_word(n)})", ok, cols))
+    for note in bench.notes(result, chosen, folder):
+        console.print(Text(note.text, style=note.style))
+    for key, rec in result.recommended(chosen).items():
+        console.print(
+            Text.assemble(
+                (f"{bench.RECOMMENDATION_TITLES.get(key, key)}: ", "bold"),
+                (rec.config, "bold cyan"),
+                f"  ({rec.reason})",
+            )
+        )
+
+
+def _rich_table(
+    title: str, rows: Sequence[ConfigResult], cols: Sequence[bench.Column], *, compact: bool = False
+) -> Table:
+    # compact: what must stay does not fit; no outer edge and one space between columns
+    table = (
+        Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        if compact
+        else Table(title=Text(title), title_justify="left")
+    )
+    table.add_column("configuration", no_wrap=True)
+    for col in cols:
+        table.add_column(col.header, justify="right")
+    bests = [bench.best(col, rows) for col in cols]
+    for row in rows:
+        row_cells: list[Text | str] = [row.name]
+        for col, top in zip(cols, bests, strict=True):
+            value = col.value(row)
+            text = col.render(row)
+            style = "bold green" if value is not None and top is not None and value == top else ""
+            if WORSE in text:
+                style = "red"
+            row_cells.append(Text(text, style=style))
+        table.add_row(*row_cells)
+    return table
+
+
+__all__ = ["render_table", "to_text"]
