@@ -30,12 +30,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from bench_service import one_record
 
-import rankscope.service.records as records_module
-from rankscope.service.records import NewRecord, build_rows, settings_thresholds
-from rankscope.service.schemas import BatchCreate
+import rankscope.service.ingest.rows as records_module
+from rankscope.collect.wire import BatchCreate
+from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
+from rankscope.service.ingest.writer import MetricsStore
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import make_engine, migrate
-from rankscope.service.store.repository import MetricsStore, _insert_plan
+from rankscope.service.store.records import _insert_plan
 
 
 def random_ids(n: int) -> list[uuid.UUID]:
@@ -57,7 +58,7 @@ def run(ids: str, batches: int, window: int) -> dict[str, object]:
         for _ in range(batches):
             params = [convert(r) for r in build_rows(items, settings_thresholds(ServiceSettings()))]
             start = time.perf_counter()
-            with store._begin(None, write=True) as conn:
+            with store.transaction(None, write=True) as conn:
                 conn.exec_driver_sql(sql, params)
             times.append((time.perf_counter() - start) / len(params) * 1e6)
             if len(times) == window:

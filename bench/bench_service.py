@@ -31,7 +31,7 @@ from typing import Any
 import httpx
 
 from rankscope.service.store.db import make_engine, migrate
-from rankscope.service.store.repository import create_key
+from rankscope.service.store.keys import create_key
 
 COLLECT = "/api/metrics/retrieval/collect"
 BATCH = "/api/metrics/retrieval/collect/batch"

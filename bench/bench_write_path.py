@@ -9,7 +9,8 @@ response body, once with ``str(uuid)`` per record and once with the UUID handed 
 same bytes). The garbage collector is set as ``rankscope serve`` sets it (``tune_gc``).
 
 With ``--baseline DIR`` (a tree exported by ``git archive <rev> src | tar -x -C DIR``) the
-baseline's ``records.py``, ``measures.py`` and ``repository.py`` run in the same process,
+baseline's ``ingest/rows.py``, ``ingest/measures.py`` and ``store/records.py`` (in an older tree
+``records.py``, ``measures.py`` and ``store/repository.py``) run in the same process,
 alternating with the current ones repetition by repetition, so that both see the same load of
 a shared machine; the per-pair ratio of the totals is printed with its quartiles.
 
@@ -35,13 +36,13 @@ import orjson
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_service import one_record
 
-from rankscope.service import measures as current_measures
-from rankscope.service import records as current_records
-from rankscope.service.app import tune_gc
-from rankscope.service.records import NewRecord, settings_thresholds
-from rankscope.service.schemas import BatchCreate
+from rankscope.collect.wire import BatchCreate
+from rankscope.service.ingest import measures as current_measures
+from rankscope.service.ingest import rows as current_records
+from rankscope.service.ingest.rows import NewRecord, settings_thresholds
+from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings
-from rankscope.service.store import repository as current_repository
+from rankscope.service.store import records as current_repository
 
 STAGES = ("build_rows", "score_values", "convert", "outcomes", "total")
 RESPONSES = ("respond str(id)", "respond orjson id")
@@ -58,10 +59,16 @@ def _load(name: str, path: Path) -> ModuleType:
 
 def _baseline(root: Path) -> tuple[ModuleType, ModuleType, ModuleType]:
     service = root / "src" / "rankscope" / "service"
-    measures = _load("baseline_measures", service / "measures.py")
-    records = _load("baseline_records", service / "records.py")
+    if (service / "ingest").is_dir():  # the layout with ingest/ and store/records.py
+        paths = (service / "ingest" / "measures.py", service / "ingest" / "rows.py")
+        repository_path = service / "store" / "records.py"
+    else:
+        paths = (service / "measures.py", service / "records.py")
+        repository_path = service / "store" / "repository.py"
+    measures = _load("baseline_measures", paths[0])
+    records = _load("baseline_records", paths[1])
     records.measures = measures
-    repository = _load("baseline_repository", service / "store" / "repository.py")
+    repository = _load("baseline_repository", repository_path)
     return records, measures, repository
 
 

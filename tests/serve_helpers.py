@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import make_engine, migrate
-from rankscope.service.store.repository import create_key
+from rankscope.service.store.keys import create_key
 
 COLLECT = "/api/metrics/retrieval/collect"
 BATCH = "/api/metrics/retrieval/collect/batch"

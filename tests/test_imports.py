@@ -15,10 +15,6 @@ Lookups by name (the engines of ``rankscope.engines.BUILTIN_ENGINES``) are not i
   ``__all__``: each name there exists and is documented, and nothing public is left out (as
   httpx's tests/test_exported_members.py checks httpx).
 
-Rules that the restructuring of the service (layersvc) and of the comparison stack (layercmp)
-will make true are in :data:`PENDING`: marked xfail (strict), so each starts failing the moment
-it holds, and the integrator then moves it into the tables above.
-
 ``python tests/test_imports.py`` prints the cycles per package and the count of function-level
 imports per package.
 """
@@ -72,6 +68,12 @@ class Rule:
     why: str
 
 
+#: The service's top-level modules above its layers (the application, what the CLI calls, the
+#: pages), then with the settings and authentication, which the store does not see either. The
+#: helpers every layer may use (errors, nul, server's process set-up) are not listed.
+_SERVICE_TOP_HTTP = ("service.app", "service.admin", "service.dashboard")
+_SERVICE_TOP = (*_SERVICE_TOP_HTTP, "service.settings", "service.auth")
+
 #: Rules between modules, beyond the layers.
 RULES: tuple[Rule, ...] = (
     Rule(
@@ -106,44 +108,30 @@ RULES: tuple[Rule, ...] = (
         "stats takes aligned arrays and Measure values: reading files and evaluating happen in "
         "compare_io, the loader beside the CLI",
     ),
+    Rule("collect", ("service",), "the client sends wire models of its own (collect/wire.py)"),
     Rule(
         "service.store",
-        ("service.ingest", "service.analysis", "service.api", "service.schemas"),
-        "the store is below what writes, analyses and serves through it",
+        (*_SERVICE_TOP, "service.ingest", "service.analysis", "service.api", "service.schemas"),
+        "the store knows only its database and tables: it is below what writes, analyses and "
+        "serves through it",
+    ),
+    Rule("service.store", ("metrics",), "the store computes no measure (it is handed columns)"),
+    Rule(
+        "service.schemas",
+        (*_SERVICE_TOP, "service.store", "service.ingest", "service.analysis", "service.api"),
+        "the bodies sit below everything that fills or serves them",
+    ),
+    Rule(
+        "service.ingest",
+        (*_SERVICE_TOP_HTTP, "service.analysis", "service.api"),
+        "the write path is below the analyses and the API",
+    ),
+    Rule(
+        "service.analysis",
+        (*_SERVICE_TOP_HTTP, "service.api"),
+        "the analyses are below the API",
     ),
 )
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A rule the restructuring in progress makes true (see the module's docstring)."""
-
-    rule: Rule
-    owner: str
-
-
-#: Placeholders: xfail until the restructuring named merges; then move each rule up into RULES.
-PENDING: tuple[Pending, ...] = (
-    Pending(
-        Rule("collect", ("service",), "the client sends wire models of its own (collect/wire.py)"),
-        "layersvc",
-    ),
-    Pending(
-        Rule(
-            "service.store",
-            ("service.records", "service.measures", "metrics"),
-            "the store computes no measure: it imports only its database and models",
-        ),
-        "layersvc",
-    ),
-    Pending(Rule("service.analysis", ("service.api",), "analysis is below the API"), "layersvc"),
-)
-
-#: Modules whose cycles the restructurings in progress remove (package -> (modules, owner)):
-#: the cycle check leaves them out, and the xfail check below includes them.
-PENDING_CYCLES: dict[str, tuple[frozenset[str], str]] = {
-    "service": (frozenset({"service"}), "layersvc"),
-}
 
 
 # --------------------------------------------------------------------------- the import graph
@@ -286,10 +274,15 @@ def layer_rules() -> list[Rule]:
 def cycles(nodes: Iterable[str]) -> list[list[str]]:
     """The strongly connected components (more than one module) of the graph on ``nodes``."""
     nodes = set(nodes)
-    edges: dict[str, set[str]] = defaultdict(set)
+    edges: dict[str, set[str]] = {n: set() for n in nodes}
     for i in imports():
         if i.importer in nodes and i.target in nodes:
             edges[i.importer].add(i.target)
+    return strongly_connected(edges)
+
+
+def strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of more than one node that reach each other, in ``edges`` (node -> targets)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -317,23 +310,18 @@ def cycles(nodes: Iterable[str]) -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for v in sorted(nodes):
+    for v in sorted(edges):
         if v not in index:
             connect(v)
-    return found
+    return sorted(found)
 
 
 def packages() -> list[str]:
     return sorted({package_of(m) for m in modules()})
 
 
-def _package_cycles(package: str, leave_out: frozenset[str] = frozenset()) -> list[list[str]]:
-    nodes = [
-        m
-        for m in modules()
-        if package_of(m) == package and not any(_under(m, x) for x in leave_out)
-    ]
-    return cycles(nodes)
+def _package_cycles(package: str) -> list[list[str]]:
+    return cycles(m for m in modules() if package_of(m) == package)
 
 
 # --------------------------------------------------------------------------- the tests
@@ -377,21 +365,12 @@ def test_the_graph_sees_every_module_and_import() -> None:
     assert any(i.in_function for i in imports() if i.importer == "cli.eval")
 
 
-def _pending(importer: str, target: str) -> bool:
-    return any(
-        _under(importer, p.rule.importer) and any(_under(target, f) for f in p.rule.forbidden)
-        for p in PENDING
-    )
-
-
 @pytest.mark.parametrize("rule", layer_rules(), ids=lambda r: r.importer)
 def test_layers(rule: Rule) -> None:
     found = [
         f"{i.importer}:{i.line} imports {i.target}"
         for i in imports()
-        if _under(i.importer, rule.importer)
-        and any(_under(i.target, f) for f in rule.forbidden)
-        and not _pending(i.importer, i.target)
+        if _under(i.importer, rule.importer) and any(_under(i.target, f) for f in rule.forbidden)
     ]
     assert not found, f"{rule.importer} imports a higher layer or a sibling:\n" + "\n".join(found)
 
@@ -405,8 +384,7 @@ def test_rules(rule: Rule) -> None:
 
 @pytest.mark.parametrize("package", packages())
 def test_no_cycle_inside_a_package(package: str) -> None:
-    leave_out = PENDING_CYCLES.get(package, (frozenset(), ""))[0]
-    found = _package_cycles(package, leave_out)
+    found = _package_cycles(package)
     assert not found, "\n".join(" <-> ".join(c) for c in found)
 
 
@@ -431,29 +409,67 @@ def test_no_cycle_between_packages() -> None:
     assert not [(a, b) for a, b in edges if a != b and reaches(b, a)]
 
 
-@pytest.mark.parametrize(
-    "pending",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"until {p.owner} merges"))
-        for p in PENDING
-    ],
-    ids=lambda p: f"{p.owner}:{p.rule.importer}",
-)
-def test_pending_rules(pending: Pending) -> None:
-    rule = pending.rule
-    assert any(_under(m, rule.importer) for m in modules()), f"no module {rule.importer!r} yet"
-    assert not violations(rule), rule.why
+def test_the_cycle_finder_finds_cycles() -> None:
+    # app -> bulk -> app was one in the service (tune_gc lived in app.py)
+    graph = {"app": {"bulk", "deps"}, "bulk": {"app", "store"}, "deps": {"store"}, "store": set()}
+    assert strongly_connected(graph) == [["app", "bulk"]]
+    graph["store"] = {"deps"}
+    assert strongly_connected(graph) == [["app", "bulk"], ["deps", "store"]]
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=f"until {o} merges"))
-        for p, (_, o) in sorted(PENDING_CYCLES.items())
-    ],
-)
-def test_pending_cycles(package: str) -> None:
-    assert not _package_cycles(package)
+# --------------------------------------------------------------------------- the service
+
+
+def _distributions(module: str) -> set[str]:
+    """The top-level names of the other distributions ``module`` imports (``fastapi``)."""
+    found = set()
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, ast.Import):
+            found |= {a.name.partition(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.partition(".")[0])
+    return found - {"rankscope"}
+
+
+def test_the_service_analyses_know_nothing_of_http() -> None:
+    found = [
+        f"{m} imports {d}"
+        for m in modules()
+        if _under(m, "service.analysis")
+        for d in _distributions(m) & {"fastapi", "starlette", "uvicorn"}
+    ]
+    assert found == []
+
+
+def _strings(module: str) -> list[str]:
+    """The string constants of a module's code (docstrings left out)."""
+    tree = _tree(module)
+    docs = {
+        id(body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        for body in [node.body]
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+    ]
+
+
+def test_the_client_names_the_service_once_for_local_mode() -> None:
+    # local mode loads the service's sender by name (collect.senders.LOCAL_SENDER); no other
+    # string of the client's code names the service
+    named = sorted(
+        (m, s)
+        for m in modules()
+        if _under(m, "collect")
+        for s in _strings(m)
+        if "rankscope.service" in s
+    )
+    assert named == [("collect.senders", "rankscope.service.ingest.local:LocalSender")]
+    assert "service.ingest.local" in modules()
 
 
 # --------------------------------------------------------------------------- exports
@@ -557,48 +573,26 @@ def _public_names(module: types.ModuleType) -> set[str]:
     }
 
 
-#: Exports of modules that a restructuring in progress owns, not documented (or not listed) yet:
-#: left out of test_exports, checked by the xfail test_pending_exports (package -> names, owner).
-EXPORTS_PENDING: dict[str, tuple[frozenset[str], str]] = {
-    "rankscope.service.dashboard": (
-        frozenset({"DASHBOARD_CSP", "PackageFiles", "STATIC", "STATIC_URL"}),
-        "layersvc",
-    ),
-}
-
-
-def _export_problems(name: str, leave_out: frozenset[str] = frozenset()) -> list[str]:
+def _export_problems(name: str) -> list[str]:
     module = importlib.import_module(name)
-    public = _public_names(module) - leave_out
+    public = _public_names(module)
     exported = getattr(module, "__all__", None)
     if exported is None:
         return [f"public names but no __all__: {sorted(public)}"] if public else []
-    checked = [n for n in exported if n not in leave_out]
     problems = []
     if len(set(exported)) != len(exported):
         problems.append("a name twice in __all__")
-    problems += [f"in __all__ but missing: {n}" for n in checked if not hasattr(module, n)]
+    problems += [f"in __all__ but missing: {n}" for n in exported if not hasattr(module, n)]
     problems += [f"public but not in __all__: {n}" for n in sorted(public - set(exported))]
-    present = [n for n in checked if hasattr(module, n)]
+    present = [n for n in exported if hasattr(module, n)]
     problems += [f"exported but not documented: {n}" for n in _undocumented(module, present)]
     return problems
 
 
 @pytest.mark.parametrize("name", [*public_packages(), *rankscope_testing_modules()])
 def test_exports(name: str) -> None:
-    problems = _export_problems(name, EXPORTS_PENDING.get(name, (frozenset(), ""))[0])
+    problems = _export_problems(name)
     assert not problems, "\n".join(problems)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"until {o} merges"))
-        for n, (_, o) in sorted(EXPORTS_PENDING.items())
-    ],
-)
-def test_pending_exports(name: str) -> None:
-    assert not _export_problems(name)
 
 
 # --------------------------------------------------------------------------- report

@@ -23,7 +23,7 @@ pytest.importorskip("fastapi", reason="the service needs: pip install 'rankscope
 from rankscope.collect import AsyncMetricsClient, MetricsClient, make_record
 from rankscope.engines import Hit
 from rankscope.service.store.db import make_engine, migrate
-from rankscope.service.store.repository import create_key
+from rankscope.service.store.keys import create_key
 
 pytestmark = pytest.mark.service
 DOCS = [{"documentId": "a", "score": 0.9}, {"documentId": "b", "score": 0.2}]

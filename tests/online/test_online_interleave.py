@@ -7,7 +7,7 @@ import random
 import pytest
 
 from rankscope.collect.interleave import credit, interleaving_events, team_draft
-from rankscope.online.interleaving import summarise
+from rankscope.online.interleaving import impression_credits, slot_teams, summarise
 
 
 def test_team_draft_takes_turns_and_remembers_teams() -> None:
@@ -51,6 +51,33 @@ def test_credit_counts_each_clicked_document_once() -> None:
     assert (c.a, c.b, c.winner, c.clicked) == (1, 2, "b", True)
     none = credit(merged, [])
     assert (none.winner, none.clicked) == (None, False)
+
+
+def test_stored_impressions_are_credited_as_the_client_credits_them() -> None:
+    # the service reads impressions and clicks back as rows: the same credit per impression
+    rng = random.Random(7)
+    docs = [f"d{i}" for i in range(12)]
+    merged = {}
+    shown: list[tuple[str, str, str | None]] = []
+    clicks: list[tuple[str, str]] = []
+    for i in range(200):
+        qid = f"q{i}"
+        m = team_draft(rng.sample(docs, 6), rng.sample(docs, 6), rng=rng, names=("x", "y"))
+        merged[qid] = m
+        shown += [(qid, d, t) for d, t in zip(m.ranking, m.teams, strict=True)]
+        shown.append((qid, m.ranking[0], "y" if m.teams[0] == "x" else "x"))  # a later slot
+        shown.append((qid, "untracked", None))
+        clicks += [(qid, d) for d in rng.sample(docs, rng.randint(0, 3))]
+    clicks.append(("q0", "untracked"))
+    teams = slot_teams(shown)
+    assert list(teams) == list(merged)
+    got = impression_credits(teams, clicks, ("x", "y"))
+    clicked: dict[str, list[str]] = {}
+    for qid, d in clicks:
+        clicked.setdefault(qid, []).append(d)
+    want = [credit(m, clicked.get(qid, [])) for qid, m in merged.items()]
+    assert got == [(c.a, c.b) for c in want]
+    assert sum(a + b > 0 for a, b in got) == sum(c.clicked for c in want) > 50
 
 
 def test_interleaving_events_are_impressions_with_teams() -> None:

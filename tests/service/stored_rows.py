@@ -114,10 +114,10 @@ def stored(database: Path) -> list[dict[str, Any]]:
 def capture(database: Path) -> None:
     """Store :func:`bodies` through the write path of the rankscope on the path and write
     the stored values (ids left out: they are random) to :data:`GOLDEN`."""
-    from rankscope.service.records import NewRecord, build_rows, with_user_thresholds
-    from rankscope.service.schemas import MetricCreate
+    from rankscope.collect.wire import MetricCreate
+    from rankscope.service.ingest.rows import NewRecord, build_rows, with_user_thresholds
+    from rankscope.service.ingest.writer import MetricsStore
     from rankscope.service.store.db import make_engine, migrate
-    from rankscope.service.store.repository import MetricsStore
 
     def lookup(_user: str, search_type: str) -> float:
         return THRESHOLDS.get(search_type, DEFAULT_THRESHOLD)

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from rankscope.service.api.routes.metrics import SortChoice
+from rankscope.service.api.routes.records import SORT_COLUMNS, SortChoice
 from rankscope.service.app import create_app
 from rankscope.service.dashboard import STATIC
-from rankscope.service.store.repository import SORT_COLUMNS
 from serve_helpers import COLLECT, METRICS, PgDatabase, Service, bearer, doc, make_keys, record
 
 

@@ -61,7 +61,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     db_url = f"sqlite:///{folder / 'metrics.sqlite'}"
     keys = make_keys(db_url)
     from rankscope.service.store.db import make_engine
-    from rankscope.service.store.repository import create_key
+    from rankscope.service.store.keys import create_key
 
     engine = make_engine(db_url, pool_size=1)
     carol = create_key(engine, "carol")[0]  # a user with no records

@@ -13,8 +13,8 @@ from fastapi.testclient import TestClient
 from online_traffic import send, simulate
 
 from rankscope.cli.app import main
+from rankscope.service.analysis.webhooks import deliver
 from rankscope.service.app import create_app
-from rankscope.service.webhooks import deliver
 from rankscope.testing.traffic import Universe
 from rankscope.testing.webhooks import WebhookReceiver
 from serve_helpers import Keys, bearer, make_keys, sqlite_settings
@@ -169,8 +169,8 @@ def test_noise_fires_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_ewma_rule_and_scopes(tmp_path: Path) -> None:
-    from rankscope.service.alerts import check_alerts
-    from rankscope.service.online_admin import open_online
+    from rankscope.service.admin import open_online
+    from rankscope.service.analysis.alerts import check_alerts
     from rankscope.service.settings import load_settings
 
     settings = sqlite_settings(tmp_path / "m.sqlite")

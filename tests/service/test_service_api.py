@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 from rankscope.cli.app import main
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine
-from rankscope.service.store.repository import create_key
+from rankscope.service.store.keys import create_key
 from serve_helpers import BATCH, COLLECT, METRICS, Service, bearer, doc, record, sqlite_settings
 
 pytestmark = pytest.mark.service

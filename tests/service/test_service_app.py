@@ -13,7 +13,8 @@ pytest.importorskip("fastapi", reason="the service needs: pip install 'rankscope
 
 from fastapi.testclient import TestClient
 
-from rankscope.service.app import GC_GEN0_THRESHOLD, create_app, create_app_from_env
+from rankscope.service.app import create_app, create_app_from_env
+from rankscope.service.server import GC_GEN0_THRESHOLD
 from rankscope.service.settings import ENV_PREFIX
 from serve_helpers import sqlite_settings
 

@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine, migrate
-from rankscope.service.store.repository import create_key, hash_key, revoke_key
+from rankscope.service.store.keys import create_key, hash_key, revoke_key
 from serve_helpers import COLLECT, METRICS, bearer, record, sqlite_settings
 
 pytestmark = pytest.mark.service

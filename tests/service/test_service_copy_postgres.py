@@ -12,17 +12,13 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, select
 
-from rankscope.service.records import NewRecord, build_rows, settings_thresholds
-from rankscope.service.schemas import MetricCreate
+from rankscope.collect.wire import MetricCreate
+from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
+from rankscope.service.ingest.writer import MetricsStore, WriteGroup
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal, make_engine
 from rankscope.service.store.models import metrics_table
-from rankscope.service.store.repository import (
-    COPY_MIN_ROWS,
-    MetricsStore,
-    WriteGroup,
-    WriteOutcome,
-)
+from rankscope.service.store.records import COPY_MIN_ROWS, WriteOutcome
 from serve_helpers import PgDatabase, record
 
 pytestmark = [pytest.mark.service, pytest.mark.postgres]
@@ -79,7 +75,7 @@ def _write(
 ) -> list[WriteOutcome]:
     store = MetricsStore(engine, settings_thresholds(ServiceSettings(database_url="sqlite://")))
     with engine.connect() as conn, conn.begin():
-        store._as(conn, principal)
+        store.act_as(conn, principal)
         assert store._may_copy(conn)
         return store._insert_copy(conn, rows) if copy else store._insert_each(conn, rows)
 
@@ -171,7 +167,7 @@ def test_store_write_uses_copy_for_large_groups_and_keeps_users_apart(
         with pytest.raises(Exception, match="row-level security"):
             store.write([WriteGroup(Principal("alice"), forged)])
         with engine.connect() as conn, conn.begin():
-            store._as(conn, Principal("alice"))
+            store.act_as(conn, Principal("alice"))
             seen = conn.execute(select(metrics_table.c.user_id).distinct()).scalars().all()
         assert seen == ["alice"]
         ids = {o.id for o in out[0]}

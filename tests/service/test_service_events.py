@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rankscope.cli.app import main
-from rankscope.service.ubi import read_ubi
+from rankscope.service.ingest.ubi import read_ubi
 from serve_helpers import Service, bearer, live_server
 
 pytestmark = pytest.mark.service

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rankscope.cli.app import main
-from rankscope.service import measures
+from rankscope.service.ingest import measures
 from serve_helpers import BATCH, COLLECT, Service, bearer, doc, record
 
 pytestmark = pytest.mark.service
@@ -219,8 +219,8 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values(in_order: b
     ]
     if in_order:
         items.sort(key=lambda it: it.key)
-    qrels = measures.build_qrels(items)
-    run = measures.build_run(items)
+    qrels = measures.qrels_of(items)
+    run = measures.run_of(items)
     expected_qrels = Qrels.from_dict({it.key: dict(it.judgments) for it in items if it.judgments})
     expected_run = Run.from_dict(
         {it.key: measures.run_scores(it.ranking) for it in items if it.ranking}, name="collected"
@@ -238,8 +238,8 @@ def test_qrels_and_run_built_for_evaluate_equal_the_from_dict_values(in_order: b
 def test_rows_of_one_call_take_each_users_threshold_and_search_type() -> None:
     """build_rows looks each (user, search type) threshold and search-type label up once per
     call: records of several users and types in one batch must still get their own."""
-    from rankscope.service.records import NewRecord, build_rows, with_user_thresholds
-    from rankscope.service.schemas import MetricCreate
+    from rankscope.collect.wire import MetricCreate
+    from rankscope.service.ingest.rows import NewRecord, build_rows, with_user_thresholds
 
     def lookup(user: str, search_type: str) -> float:
         return {"semantic": 0.5, "keyword+web": 0.2}.get(search_type, 0.9)

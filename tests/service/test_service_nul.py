@@ -276,7 +276,7 @@ def test_a_nul_the_checks_miss_is_still_not_a_500(
     pg_database: PgDatabase, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the last line of defence: whatever value PostgreSQL refuses is the request's fault (422)
-    from rankscope.service import ingest
+    from rankscope.service.ingest import requests as ingest
 
     monkeypatch.setattr(ingest, "refuse_nul_json", lambda raw: None)
     keys = make_keys(pg_database.admin_dsn)

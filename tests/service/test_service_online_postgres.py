@@ -10,9 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 from online_traffic import send, simulate
 
-from rankscope.service.alerts import check_alerts
+from rankscope.service.admin import open_online, run_purge
+from rankscope.service.analysis.alerts import check_alerts
 from rankscope.service.app import create_app
-from rankscope.service.online_admin import open_online, run_purge
 from rankscope.testing.traffic import Universe
 from serve_helpers import PgDatabase, bearer, make_keys
 

@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("fastapi", reason="the service needs: pip install 'rankscope[serve]'")
 
 from rankscope.errors import ServiceError
-from rankscope.service.server import keys, new_key, remove_key
+from rankscope.service.admin import keys, new_key, remove_key
 from rankscope.service.settings import ServiceSettings
 
 

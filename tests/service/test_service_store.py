@@ -205,11 +205,11 @@ def test_the_fast_insert_stores_what_sqlalchemy_would(tmp_path: Path) -> None:
 
     from sqlalchemy import select
 
-    from rankscope.service.records import NewRecord, build_rows, settings_thresholds
-    from rankscope.service.schemas import MetricCreate
+    from rankscope.collect.wire import MetricCreate
+    from rankscope.service.ingest.rows import NewRecord, build_rows, settings_thresholds
+    from rankscope.service.ingest.writer import MetricsStore
     from rankscope.service.settings import ServiceSettings
     from rankscope.service.store.models import metrics_table
-    from rankscope.service.store.repository import MetricsStore
 
     settings = ServiceSettings(database_url="sqlite://")
     bodies = [

@@ -129,7 +129,7 @@ def serve(
         default_threshold=threshold,
         config_file=config,
     )
-    from rankscope.service.server import run
+    from rankscope.service.admin import serve as run
 
     run(settings, announce=lambda line: typer.echo(line, err=True))
 
@@ -143,13 +143,12 @@ def migrate_cmd(
 ) -> None:
     """Create or upgrade the tables (and, on PostgreSQL, the roles and row-level security)."""
     settings = _settings(admin_database_url=database_url, config_file=config)
-    from rankscope.service.server import run_migrations
-    from rankscope.service.store.db import describe
+    from rankscope.service.admin import migrate_database
 
-    before, after = run_migrations(settings, revision)
+    done = migrate_database(settings, revision)
     typer.echo(
-        f"{describe(settings.admin_url)}: schema {before or 'empty'} -> {after}"
-        + (" (already current)" if before == after else "")
+        f"{done.database}: schema {done.before or 'empty'} -> {done.after}"
+        + (" (already current)" if done.before == done.after else "")
     )
 
 
@@ -164,7 +163,7 @@ def create_key_cmd(
 ) -> None:
     """Create an API key and print it (only its hash is stored: it cannot be shown again)."""
     settings = _settings(admin_database_url=database_url, config_file=config)
-    from rankscope.service.server import new_key
+    from rankscope.service.admin import new_key
 
     key, info = new_key(settings, user, role.value, name)
     typer.echo(key)
@@ -180,7 +179,7 @@ def revoke_key_cmd(
 ) -> None:
     """Revoke an API key (running services stop accepting it within api_key_cache_seconds)."""
     settings = _settings(admin_database_url=database_url, config_file=config)
-    from rankscope.service.server import remove_key
+    from rankscope.service.admin import remove_key
 
     info = remove_key(settings, key)
     typer.echo(f"revoked key {info.id} of user {info.user_id!r}")
@@ -194,7 +193,7 @@ def list_keys_cmd(
 ) -> None:
     """List API keys (ids, users, roles; never the keys)."""
     settings = _settings(admin_database_url=database_url, config_file=config)
-    from rankscope.service.server import keys
+    from rankscope.service.admin import keys
 
     for info in keys(settings):
         state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "active"

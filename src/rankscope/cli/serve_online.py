@@ -1,6 +1,5 @@
 """``rankscope serve`` commands of the online loop: import-ubi, sample, calibrate,
-check-alerts, purge (thin: parse, one library call in ``rankscope.service.online_admin``,
-print)."""
+check-alerts, purge (thin: parse, one library call in ``rankscope.service.admin``, print)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,6 @@ import typer
 
 from rankscope.cli.options import Alias, aliases
 from rankscope.cli.serve import CONFIG, DATABASE, OLD_DATABASE, _settings, serve_app
-from rankscope.errors import InputError
 
 
 class ClickModel(StrEnum):
@@ -36,19 +34,9 @@ USER = typer.Option(
 
 
 def _when(value: str | None, name: str, *, end: bool = False) -> dt.datetime | None:
-    if value is None:
-        return None
-    from rankscope.service.api.deps import parse_date
-    from rankscope.service.errors import ApiError
+    from rankscope.service.admin import parse_when
 
-    try:
-        return parse_date(value, name, end=end)
-    except ApiError:
-        raise InputError(
-            f"{name} is not a date",
-            value=value,
-            hint="use ISO 8601: 2024-05-01 or 2024-05-01T12:00Z",
-        ) from None
+    return parse_when(value, name, end=end)
 
 
 @serve_app.command("import-ubi")
@@ -86,7 +74,7 @@ def import_ubi_cmd(
 ) -> None:
     """Import OpenSearch User Behavior Insights (UBI) logs as events."""
     settings = _settings(database_url=database_url, config_file=config)
-    from rankscope.service.online_admin import import_ubi
+    from rankscope.service.admin import import_ubi
 
     done = import_ubi(
         settings,
@@ -138,7 +126,7 @@ def sample_cmd(
 ) -> None:
     """Sample collected queries for `rankscope judge` (head/torso/tail, zero-click, zero-result)."""
     settings = _settings(database_url=database_url, config_file=config)
-    from rankscope.service.online_admin import sample_pool
+    from rankscope.service.admin import sample_pool
 
     files = sample_pool(
         settings,
@@ -192,7 +180,7 @@ def calibrate_cmd(
 ) -> None:
     """Agreement (Cohen's kappa) of the score threshold with click or LLM labels, and the best."""
     settings = _settings(database_url=database_url, config_file=config)
-    from rankscope.service.online_admin import calibrate_thresholds
+    from rankscope.service.admin import calibrate_thresholds
 
     done = calibrate_thresholds(
         settings,
@@ -233,7 +221,7 @@ def check_alerts_cmd(
 ) -> None:
     """Evaluate the alert rules once, store and deliver what fires (exit 1 when any fired)."""
     settings = _settings(database_url=database_url, config_file=config)
-    from rankscope.service.online_admin import run_alert_check
+    from rankscope.service.admin import run_alert_check
 
     result = run_alert_check(settings, _when(now, "--now"))
     typer.echo(f"{result.groups} groups checked, {len(result.fired)} new alerts")
@@ -255,7 +243,7 @@ def purge_cmd(
 ) -> None:
     """Delete records, events and alerts older than each user's retention."""
     settings = _settings(database_url=database_url, config_file=config)
-    from rankscope.service.online_admin import run_purge
+    from rankscope.service.admin import run_purge
 
     counts = run_purge(settings, dry_run=dry_run, now=_when(now, "--now"))
     verb = "would delete" if dry_run else "deleted"

@@ -10,6 +10,6 @@ See docs/service.md and examples/collect_rag.py.
 from rankscope.collect._core import ClientStats
 from rankscope.collect.aio import AsyncMetricsClient
 from rankscope.collect.client import MetricsClient
-from rankscope.collect.records import make_record
+from rankscope.collect.wire import make_record
 
 __all__ = ["AsyncMetricsClient", "ClientStats", "MetricsClient", "make_record"]

@@ -1,5 +1,6 @@
 """What the threaded and the asyncio client share: the bounded queue with its counters, the
-answer to a send, and the backoff."""
+booking of a send's answer (:class:`~rankscope.collect.senders.SendResult`), and the
+backoff."""
 
 from __future__ import annotations
 
@@ -7,34 +8,15 @@ import logging
 import random
 from collections import deque
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
-from rankscope.collect.records import make_record
+from rankscope.collect.senders import Outcome, SendResult
+from rankscope.collect.wire import make_record
 
 log = logging.getLogger("rankscope.collect")
 
-
-class Outcome(Enum):
-    SENT = "sent"  # stored (or already stored: duplicates by collectId count as sent)
-    RETRY = "retry"  # the server or network is away or busy: send the same records again later
-    FAULT = "fault"  # the server failed on these records (500): again, then in halves
-    REJECT = "reject"  # the server refuses these records (4xx): sending again cannot help
-    SPLIT = "split"  # too large: send in halves
-
-
-#: answers that say the server (or a proxy before it) is away or busy, not that it failed on
-#: the records sent: retried for as long as it takes
-TRANSIENT_STATUSES = frozenset({408, 425, 429, 502, 503, 504})
 #: default of ``max_server_errors``
 MAX_SERVER_ERRORS = 3
-
-
-@dataclass(frozen=True)
-class SendResult:
-    outcome: Outcome
-    retry_after: float | None = None
-    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -225,34 +207,11 @@ def build_record(query: str, documents: Any, options: dict[str, Any]) -> dict[st
         return None
 
 
-def classify(status: int, body: str, retry_after: str | None) -> SendResult:
-    """The outcome of an HTTP answer to a batch."""
-    if 200 <= status < 300:
-        return SendResult(Outcome.SENT)
-    wait = None
-    if retry_after:
-        try:
-            wait = float(retry_after)
-        except ValueError:
-            wait = None
-    if status in TRANSIENT_STATUSES:
-        return SendResult(Outcome.RETRY, wait, f"HTTP {status}")
-    if status >= 500:
-        return SendResult(Outcome.FAULT, wait, f"HTTP {status}: {body[:500]}")
-    if status == 413:
-        return SendResult(Outcome.SPLIT, None, body[:500])
-    return SendResult(Outcome.REJECT, None, f"HTTP {status}: {body[:500]}")
-
-
 __all__ = [
     "MAX_SERVER_ERRORS",
-    "TRANSIENT_STATUSES",
     "BatchingClient",
     "Buffer",
     "ClientStats",
-    "Outcome",
-    "SendResult",
     "backoff",
     "build_record",
-    "classify",
 ]

@@ -19,11 +19,15 @@ from rankscope.collect._core import (
     MAX_SERVER_ERRORS,
     BatchingClient,
     ClientStats,
-    Outcome,
-    SendResult,
     build_record,
 )
-from rankscope.collect.senders import AsyncHttpSender, LocalSender
+from rankscope.collect.senders import (
+    AsyncHttpSender,
+    InProcessSender,
+    Outcome,
+    SendResult,
+    local_sender,
+)
 
 log = logging.getLogger("rankscope.collect")
 
@@ -42,7 +46,7 @@ class AsyncMetricsClient(BatchingClient):
         backoff_max: float = 10.0,
         close_timeout: float = 5.0,
         max_server_errors: int = MAX_SERVER_ERRORS,
-        local: LocalSender | None = None,
+        local: InProcessSender | None = None,
     ) -> None:
         self._http = None if local is not None else AsyncHttpSender(url, token, timeout)
         self._local = local
@@ -63,7 +67,7 @@ class AsyncMetricsClient(BatchingClient):
     def local(
         cls, path: str | Path, user: str = "local", *, threshold: float | None = None, **kw: Any
     ) -> AsyncMetricsClient:
-        return cls("", local=LocalSender(path, user, threshold), **kw)
+        return cls("", local=local_sender(path, user, threshold), **kw)
 
     def collect(self, query: str, documents: Any, **options: Any) -> None:
         """Queue one retrieval; returns at once and never raises."""

@@ -32,11 +32,9 @@ from rankscope.collect._core import (
     MAX_SERVER_ERRORS,
     BatchingClient,
     ClientStats,
-    Outcome,
-    SendResult,
     build_record,
 )
-from rankscope.collect.senders import HttpSender, LocalSender, Sender
+from rankscope.collect.senders import HttpSender, Outcome, Sender, SendResult, local_sender
 
 log = logging.getLogger("rankscope.collect")
 
@@ -80,7 +78,7 @@ class MetricsClient(BatchingClient):
         cls, path: str | Path, user: str = "local", *, threshold: float | None = None, **kw: Any
     ) -> MetricsClient:
         """A client that stores into a SQLite file directly (needs the ``serve`` extra)."""
-        return cls("", sender=LocalSender(path, user, threshold), **kw)
+        return cls("", sender=local_sender(path, user, threshold), **kw)
 
     # -- the application's side --------------------------------------------------------------
 

@@ -1,22 +1,85 @@
-"""Where a client's batches go: the service over HTTP, or a SQLite file (local mode)."""
+"""Where a client's batches go, and what comes back: the service over HTTP, or (local mode) the
+service's own write path in this process.
+
+Local mode's sender is the service's (:class:`rankscope.service.ingest.local.LocalSender`: the
+same validation, measures and idempotency, into a SQLite file). The client does not import the
+service: :func:`local_sender` loads that class by its name, :data:`LOCAL_SENDER`, when
+``MetricsClient.local`` is called, so the client works without the ``serve`` extra."""
 
 from __future__ import annotations
 
-import asyncio
+import importlib
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import httpx
 
-from rankscope.collect._core import Outcome, SendResult, classify
-
 BATCH_PATH = "/api/metrics/retrieval/collect/batch"
+#: local mode's sender, ``module:class`` (see the module's text)
+LOCAL_SENDER = "rankscope.service.ingest.local:LocalSender"
+
+
+class Outcome(Enum):
+    SENT = "sent"  # stored (or already stored: duplicates by collectId count as sent)
+    RETRY = "retry"  # the server or network is away or busy: send the same records again later
+    FAULT = "fault"  # the server failed on these records (500): again, then in halves
+    REJECT = "reject"  # the server refuses these records (4xx): sending again cannot help
+    SPLIT = "split"  # too large: send in halves
+
+
+#: answers that say the server (or a proxy before it) is away or busy, not that it failed on
+#: the records sent: retried for as long as it takes
+TRANSIENT_STATUSES = frozenset({408, 425, 429, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class SendResult:
+    outcome: Outcome
+    retry_after: float | None = None
+    message: str = ""
+
+
+def classify(status: int, body: str, retry_after: str | None) -> SendResult:
+    """The outcome of an HTTP answer to a batch."""
+    if 200 <= status < 300:
+        return SendResult(Outcome.SENT)
+    wait = None
+    if retry_after:
+        try:
+            wait = float(retry_after)
+        except ValueError:
+            wait = None
+    if status in TRANSIENT_STATUSES:
+        return SendResult(Outcome.RETRY, wait, f"HTTP {status}")
+    if status >= 500:
+        return SendResult(Outcome.FAULT, wait, f"HTTP {status}: {body[:500]}")
+    if status == 413:
+        return SendResult(Outcome.SPLIT, None, body[:500])
+    return SendResult(Outcome.REJECT, None, f"HTTP {status}: {body[:500]}")
 
 
 class Sender(Protocol):
     def send(self, records: list[dict[str, Any]]) -> SendResult: ...
 
     def close(self) -> None: ...
+
+
+class InProcessSender(Sender, Protocol):
+    """A sender that stores in this process (local mode): ``asend`` runs ``send`` off the
+    event loop."""
+
+    async def asend(self, records: list[dict[str, Any]]) -> SendResult: ...
+
+
+def local_sender(path: str | Path, user: str, threshold: float | None = None) -> InProcessSender:
+    """Local mode's sender (:data:`LOCAL_SENDER`): ``user``'s records into the SQLite file
+    ``path`` (or a ``sqlite:`` URL), ``threshold`` the default of heuristic rows. Needs the
+    ``serve`` extra."""
+    module, _, name = LOCAL_SENDER.partition(":")
+    sender = getattr(importlib.import_module(module), name)
+    return cast(InProcessSender, sender(path, user, threshold))
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -62,63 +125,16 @@ class AsyncHttpSender:
         await self._client.aclose()
 
 
-class LocalSender:
-    """Writes batches straight into a SQLite file with the service's own store (no HTTP):
-    the same validation, measures and idempotency. Needs the ``serve`` extra."""
-
-    def __init__(self, path: str | Path, user_id: str, threshold: float | None = None) -> None:
-        from rankscope.service.records import settings_thresholds
-        from rankscope.service.settings import load_settings
-        from rankscope.service.store.db import make_engine, migrate
-        from rankscope.service.store.repository import MetricsStore
-
-        raw = str(path)
-        url = raw if raw.startswith("sqlite:") else f"sqlite:///{Path(raw).expanduser()}"
-        settings = load_settings(database_url=url, default_threshold=threshold)
-        self._engine = make_engine(url, pool_size=1)
-        migrate(self._engine)
-        self._store = MetricsStore(self._engine, settings_thresholds(settings))
-        self._settings = settings
-        self.user_id = user_id
-
-    def send(self, records: list[dict[str, Any]]) -> SendResult:
-        from pydantic import ValidationError
-        from sqlalchemy.exc import SQLAlchemyError
-
-        from rankscope.service.batcher import write_items
-        from rankscope.service.nul import nul_error, nul_paths
-        from rankscope.service.records import NewRecord
-        from rankscope.service.schemas import MetricCreate
-        from rankscope.service.store.db import Principal
-
-        principal = Principal(self.user_id)
-        try:
-            items = []
-            for i, record in enumerate(records):
-                refused = nul_paths(record, f"records.{i}")
-                if refused:  # the service's rule (rankscope.service.nul), here too
-                    return SendResult(Outcome.REJECT, None, nul_error(refused).message)
-                parsed = MetricCreate.model_validate(record)
-                owner = parsed.user_id or self.user_id
-                items.append(
-                    (
-                        Principal(owner) if owner != self.user_id else principal,
-                        NewRecord(parsed, owner),
-                    )
-                )
-        except ValidationError as exc:
-            return SendResult(Outcome.REJECT, None, str(exc))
-        try:
-            write_items(self._store, items)
-        except SQLAlchemyError as exc:  # e.g. the file is locked for longer than the timeout
-            return SendResult(Outcome.RETRY, None, str(exc))
-        return SendResult(Outcome.SENT)
-
-    async def asend(self, records: list[dict[str, Any]]) -> SendResult:
-        return await asyncio.to_thread(self.send, records)
-
-    def close(self) -> None:
-        self._store.close()
-
-
-__all__ = ["BATCH_PATH", "AsyncHttpSender", "HttpSender", "LocalSender", "Sender"]
+__all__ = [
+    "BATCH_PATH",
+    "LOCAL_SENDER",
+    "TRANSIENT_STATUSES",
+    "AsyncHttpSender",
+    "HttpSender",
+    "InProcessSender",
+    "Outcome",
+    "SendResult",
+    "Sender",
+    "classify",
+    "local_sender",
+]

@@ -1,8 +1,11 @@
 """Summary of an interleaving experiment: wins, losses and ties over impressions, a sign test.
 
-Each impression with at least one credited click is a win for the side with more credited
-clicks, or a tie. The sign test (``rankscope.stats.sign_test``: exact binomial over wins and
-losses, ties dropped) asks whether one side wins more often than chance. The preference
+The clicks of stored impressions are credited by :func:`impression_credits` (each clicked
+document once, to the team of its slot: :func:`rankscope.collect.interleave.credit`'s rule, for
+impressions read back as rows). Each impression with at least one credited click is a win for
+the side with more credited clicks, or a tie. The sign test (``rankscope.stats.sign_test``:
+exact binomial over wins and losses, ties dropped) asks whether one side wins more often than
+chance. The preference
 ``Δ = (wins + ties / 2) / (wins + losses + ties) - 1/2`` (Chapelle et al. 2012) is positive
 when side a is preferred. No winner is named below ``min_impressions`` clicked impressions or
 when p > alpha.
@@ -10,7 +13,7 @@ when p > alpha.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,4 +81,39 @@ def summarise(
     )
 
 
-__all__ = ["DEFAULT_MIN_IMPRESSIONS", "InterleavingSummary", "Verdict", "summarise"]
+def slot_teams(shown: Iterable[tuple[str, str, str | None]]) -> dict[str, dict[str, str]]:
+    """Each impression's team per document from its ``(impression, document, team)`` slots in
+    the order shown; the first slot of a document counts, slots without a team are left out."""
+    teams: dict[str, dict[str, str]] = {}
+    for impression, doc, team in shown:
+        if team is not None:
+            teams.setdefault(impression, {}).setdefault(doc, team)
+    return teams
+
+
+def impression_credits(
+    teams: Mapping[str, Mapping[str, str]],
+    clicks: Iterable[tuple[str, str]],
+    names: tuple[str, str],
+) -> list[tuple[int, int]]:
+    """Clicks credited to ``names`` (a, b) per impression of ``teams``: each clicked
+    ``(impression, document)`` once, to the team of its slot (a click on a document the
+    impression did not show credits nobody). Impressions without clicks give ``(0, 0)``."""
+    clicked: dict[str, set[str]] = {}
+    for impression, doc in clicks:
+        clicked.setdefault(impression, set()).add(doc)
+    out = []
+    for impression, slots in teams.items():
+        won = [slots[d] for d in clicked.get(impression, ()) if d in slots]
+        out.append((won.count(names[0]), won.count(names[1])))
+    return out
+
+
+__all__ = [
+    "DEFAULT_MIN_IMPRESSIONS",
+    "InterleavingSummary",
+    "Verdict",
+    "impression_credits",
+    "slot_teams",
+    "summarise",
+]

@@ -1,9 +1,13 @@
 """``rankscope serve``: collect retrieval metrics from production traffic, per user.
 
-Needs the ``serve`` extra (``pip install 'rankscope[serve]'``). The parts: ``app`` (FastAPI),
-``api/`` (routes and dependencies), ``schemas`` (bodies), ``store/`` (SQLAlchemy models, Alembic
-migrations, row-level security), ``auth``, ``settings``, ``measures`` (per-query measures through
-``rankscope.evaluate``). See docs/service.md.
+Needs the ``serve`` extra (``pip install 'rankscope[serve]'``). By layer, each importing only
+those below it: ``store/`` (SQLAlchemy models, Alembic migrations, row-level security, one
+store per table), ``schemas/`` (bodies by resource), ``ingest/`` (the write path: validation,
+per-query measures through ``rankscope.evaluate``, group commit, bulk processes),
+``analysis/`` (summaries, click judgments, experiments, exports, alerts), ``api/`` (one router
+per resource, dependencies) and ``app`` (FastAPI); ``admin`` is what the CLI calls. Beside
+them: ``settings``, ``auth``, ``errors``, ``nul``, ``server`` (uvicorn) and ``stored_measures``
+(the one table of stored measures). See docs/service.md.
 """
 
 from __future__ import annotations

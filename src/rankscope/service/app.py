@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,31 +19,31 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from rankscope import __version__
+from rankscope.collect.wire import BatchCreate, EventsCreate, MetricCreate
 from rankscope.errors import ServiceError
+from rankscope.service.analysis.alerts import check_alerts
 from rankscope.service.api import errors
 from rankscope.service.api.deps import ServiceState
+from rankscope.service.api.limits import RequestLimiter
 from rankscope.service.api.routes import (
     alerts,
-    compare,
+    clicks,
     events,
     health,
-    judgments,
     me,
-    metrics,
+    records,
+    retention,
     thresholds,
 )
 from rankscope.service.auth import Authenticator
-from rankscope.service.batcher import WriteBatcher
-from rankscope.service.bulk import BulkWriter
 from rankscope.service.dashboard import install as install_dashboard
-from rankscope.service.online_schemas import EventsCreate
-from rankscope.service.ratelimit import RateLimiter
-from rankscope.service.records import settings_thresholds
-from rankscope.service.schemas import BatchCreate, MetricCreate
+from rankscope.service.ingest.batcher import WriteBatcher
+from rankscope.service.ingest.bulk import BulkWriter
+from rankscope.service.ingest.rows import settings_thresholds
+from rankscope.service.ingest.writer import MetricsStore
+from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
-from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import MetricsStore
 
 log = logging.getLogger("rankscope.service")
 
@@ -86,8 +85,8 @@ def build_state(settings: ServiceSettings) -> ServiceState:
             writers=writers,
             gather_seconds=settings.write_gather_ms / 1000,
         ),
-        limiter=RateLimiter(settings.rate_limit_per_second),
-        online=OnlineStore(store),
+        limiter=RequestLimiter(settings.rate_limit_per_second),
+        stores=store.stores(),
         bulk=BulkWriter(settings, store),
     )
 
@@ -97,36 +96,18 @@ def start_alert_checks(state: ServiceState) -> asyncio.Task[None] | None:
     interval = state.settings.alert_check_interval_seconds
     if interval <= 0 or not state.settings.alert_rules:
         return None
-    from rankscope.service.alerts import check_alerts
 
     async def loop() -> None:
         while True:
             await asyncio.sleep(interval)
             try:
-                result = await asyncio.to_thread(check_alerts, state.online, state.settings)
+                result = await asyncio.to_thread(check_alerts, state.stores, state.settings)
                 if result.fired:
                     log.warning("alert check: %d new alerts", len(result.fired))
             except Exception:
                 log.exception("the alert check failed; trying again in %g s", interval)
 
     return asyncio.create_task(loop())
-
-
-#: the collector's generation-0 threshold (CPython's default is 700)
-GC_GEN0_THRESHOLD = 50_000
-
-
-def tune_gc() -> None:
-    """Garbage collection for a serving process: what start-up allocated (modules, the app,
-    the engine) moves to the permanent generation, and young collections run every 50,000
-    allocations instead of 700. A batch of 1,000 records allocates tens of thousands of
-    objects that reference counting frees; with the default threshold validating and building
-    its rows alone ran some 50 young collections (bench/RESULTS.md has the effect). Cyclic
-    garbage is still collected, only in larger steps."""
-    gc.collect()
-    gc.freeze()
-    _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
 def create_app(settings: ServiceSettings | None = None, *, serving: bool = False) -> FastAPI:
@@ -165,11 +146,11 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
     errors.install(app)
     app.include_router(health.router)
     app.include_router(thresholds.router)
-    app.include_router(compare.router)  # before metrics: /{record_id} would take "compare"
-    app.include_router(metrics.router)
+    app.include_router(records.router)
     app.include_router(events.router)
-    app.include_router(judgments.router)
+    app.include_router(clicks.router)
     app.include_router(alerts.router)
+    app.include_router(retention.router)
     app.include_router(me.router)
     install_dashboard(app)
     app.add_middleware(errors.BodyLimit, limit=settings.max_request_bytes)
@@ -213,4 +194,4 @@ def create_app_from_env() -> FastAPI:
     return create_app(load_settings(), serving=True)
 
 
-__all__ = ["GC_GEN0_THRESHOLD", "build_state", "create_app", "create_app_from_env", "tune_gc"]
+__all__ = ["build_state", "create_app", "create_app_from_env"]

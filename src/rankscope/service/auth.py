@@ -25,7 +25,7 @@ from rankscope.errors import ConfigError
 from rankscope.service.errors import unauthorized
 from rankscope.service.settings import ServiceSettings
 from rankscope.service.store.db import Principal
-from rankscope.service.store.repository import KEY_PREFIX, KeyInfo, hash_key, lookup_key
+from rankscope.service.store.keys import KEY_PREFIX, KeyInfo, hash_key, lookup_key
 
 
 class Authenticator:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,13 +21,14 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
+from rankscope.collect.wire import SEARCH_TYPES
 from rankscope.errors import ConfigError
+from rankscope.service.stored_measures import MEASURE_COLUMNS
 
 ENV_PREFIX = "RANKSCOPE_SERVE_"
 CONFIG_ENV = ENV_PREFIX + "CONFIG"
 DEFAULT_DATABASE_URL = "sqlite:///rankscope-metrics.sqlite"
 DEFAULT_THRESHOLD = 0.7
-SEARCH_TYPES = ("semantic", "keyword", "hybrid", "web")
 #: the shortest HS256 secret accepted (256 bits, the size of the hash)
 MIN_JWT_SECRET_BYTES = 32
 #: settings whose values an error message must not repeat
@@ -36,15 +37,20 @@ _SECRET_FIELDS = frozenset({"jwt_secret"})
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
+#: a stored measure's column (rankscope.service.stored_measures)
+if TYPE_CHECKING:
+    MeasureColumn = str
+else:
+    MeasureColumn = Literal[MEASURE_COLUMNS]
+
+
 class AlertRule(BaseModel):
     """One regression check, run per user (and per topic or search type with ``by``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Annotated[str, Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.:-]+$")]
-    measure: Literal[
-        "precision", "recall", "f1_score", "mean_reciprocal_rank", "average_precision", "ndcg"
-    ] = "ndcg"
+    measure: MeasureColumn = "ndcg"
     by: Literal["user", "topic", "searchType"] = "user"
     judgments: Literal["judged", "heuristic"] = "judged"
     method: Literal["window", "ewma"] = "window"
@@ -283,8 +289,6 @@ def _file_source(settings_cls: type[BaseSettings], path: Path) -> PydanticBaseSe
 
 def load_settings(**overrides: Any) -> ServiceSettings:
     """Read the settings; a bad value raises ConfigError naming the field and the fix."""
-    from pydantic import ValidationError
-
     given = {k: v for k, v in overrides.items() if v is not None}
     try:
         return ServiceSettings(**given)
@@ -304,7 +308,6 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "ENV_PREFIX",
     "MIN_JWT_SECRET_BYTES",
-    "SEARCH_TYPES",
     "AlertRule",
     "ServiceSettings",
     "load_settings",

@@ -1,4 +1,5 @@
-"""Shared dependencies: the service state, the caller (authenticated, rate limited), filters.
+"""Shared dependencies: the service state, the caller (authenticated, rate limited), the
+filters of records and of events.
 
 Routes take them as ``Annotated`` aliases: ``principal: CurrentPrincipal``, ``state: State``.
 """
@@ -6,7 +7,6 @@ Routes take them as ``Annotated`` aliases: ``principal: CurrentPrincipal``, ``st
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -14,15 +14,18 @@ from fastapi import Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
+from rankscope.service.api.limits import RequestLimiter
 from rankscope.service.auth import Authenticator
-from rankscope.service.batcher import WriteBatcher
-from rankscope.service.bulk import BulkWriter
 from rankscope.service.errors import ApiError, bad_request, forbidden, unprocessable
-from rankscope.service.ratelimit import RateLimiter
+from rankscope.service.ingest.batcher import WriteBatcher
+from rankscope.service.ingest.bulk import BulkWriter
+from rankscope.service.ingest.writer import MetricsStore
+from rankscope.service.schemas.common import parse_moment
 from rankscope.service.settings import ServiceSettings
+from rankscope.service.store import Stores
 from rankscope.service.store.db import Principal
-from rankscope.service.store.online import OnlineStore
-from rankscope.service.store.repository import Filters, MetricsStore
+from rankscope.service.store.events import EventFilters
+from rankscope.service.store.records import Filters
 
 
 @dataclass
@@ -31,8 +34,8 @@ class ServiceState:
     store: MetricsStore
     auth: Authenticator
     batcher: WriteBatcher
-    limiter: RateLimiter
-    online: OnlineStore
+    limiter: RequestLimiter
+    stores: Stores
     bulk: BulkWriter
 
 
@@ -74,35 +77,14 @@ async def current_principal(
 
 CurrentPrincipal = Annotated[Principal, Depends(current_principal)]
 
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-
 
 def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None:
-    """ISO 8601 date or date-time (no offset: UTC). A date alone as the end means its whole day."""
+    """The query parameter ``name`` as a moment in UTC (:func:`~rankscope.service.schemas.
+    common.parse_moment`); None when absent or empty, a 422 when it is not a date."""
     if value is None or value == "":
         return None
-    text = value.strip()
     try:
-        if _DATE.match(text):
-            day = dt.date.fromisoformat(text)
-            moment = dt.datetime.combine(day, dt.time.min, dt.UTC)
-            return moment + dt.timedelta(days=1, microseconds=-1) if end else moment
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise unprocessable(
-            f"{name} is not a date: use ISO 8601 (2024-05-01 or 2024-05-01T12:00:00Z)",
-            [
-                {
-                    "path": f"query.{name}",
-                    "message": f"not an ISO 8601 date: {value!r}",
-                    "type": "date_parsing",
-                }
-            ],
-        ) from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=dt.UTC)
-    try:
-        return parsed.astimezone(dt.UTC)
+        return parse_moment(value, end=end)
     except OverflowError:  # 0001-01-01T00:00+01:00 is before the first datetime in UTC
         raise unprocessable(
             f"{name} is outside the years 1 to 9999 in UTC",
@@ -111,6 +93,17 @@ def parse_date(value: str | None, name: str, *, end: bool) -> dt.datetime | None
                     "path": f"query.{name}",
                     "message": f"out of range: {value!r}",
                     "type": "date_range",
+                }
+            ],
+        ) from None
+    except ValueError:
+        raise unprocessable(
+            f"{name} is not a date: use ISO 8601 (2024-05-01 or 2024-05-01T12:00:00Z)",
+            [
+                {
+                    "path": f"query.{name}",
+                    "message": f"not an ISO 8601 date: {value!r}",
+                    "type": "date_parsing",
                 }
             ],
         ) from None
@@ -194,10 +187,40 @@ async def filters(
 
 RowFilters = Annotated[Filters, Depends(filters)]
 
+
+async def event_filters(
+    principal: CurrentPrincipal,
+    start_date: StartDateQuery = None,
+    end_date: EndDateQuery = None,
+    topic_id: TopicIdQuery = None,
+    search_type: Annotated[str | None, Query(alias="searchType", max_length=64)] = None,
+    arm: ArmQuery = None,
+    experiment: Annotated[str | None, Query(max_length=255)] = None,
+    user_id: Annotated[
+        str | None,
+        Query(alias="userId", max_length=255, description="service role: one user's events"),
+    ] = None,
+) -> EventFilters:
+    start, end = date_range(start_date, end_date)
+    acting_user(principal, user_id, "read another user's events")
+    return EventFilters(
+        start=start,
+        end=end,
+        topic_id=topic_id,
+        search_type=search_type,
+        arm=arm,
+        experiment=experiment,
+        user_id=user_id,
+    )
+
+
+EventRowFilters = Annotated[EventFilters, Depends(event_filters)]
+
 __all__ = [
     "ArmQuery",
     "CurrentPrincipal",
     "EndDateQuery",
+    "EventRowFilters",
     "OtherUserQuery",
     "RowFilters",
     "ServiceState",
@@ -207,6 +230,7 @@ __all__ = [
     "acting_user",
     "current_principal",
     "date_range",
+    "event_filters",
     "filters",
     "get_state",
     "parse_date",

@@ -23,10 +23,13 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.responses import Response
 
+#: the folder of the files served (the dashboard's, and the vendored uPlot and Swagger UI)
 STATIC = Path(__file__).parent / "static"
+#: where they are served
 STATIC_URL = "/static"
 
-# Only this origin; no inline script or style (the page sets styles through the DOM only).
+#: the dashboard's Content-Security-Policy: only this origin; no inline script or style (the
+#: page sets styles through the DOM only)
 DASHBOARD_CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
@@ -103,4 +106,12 @@ def install(app: FastAPI) -> None:
         return HTMLResponse(html, headers=headers)
 
 
-__all__ = ["DASHBOARD_CSP", "PAGE_HEADERS", "STATIC", "docs_csp", "install"]
+__all__ = [
+    "DASHBOARD_CSP",
+    "PAGE_HEADERS",
+    "STATIC",
+    "STATIC_URL",
+    "PackageFiles",
+    "docs_csp",
+    "install",
+]

@@ -1,5 +1,4 @@
-"""``/api/alerts``: regressions found by the alert rules; ``/api/retention``: a user's
-retention in days."""
+"""``/api/alerts``: regressions found by the alert rules, and the check that finds them."""
 
 from __future__ import annotations
 
@@ -8,7 +7,8 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query
 from fastapi.concurrency import run_in_threadpool
 
-from rankscope.service.alerts import check_alerts, public_alert
+from rankscope.service.analysis.alerts import check_alerts, public_alert
+from rankscope.service.api.common import ERRORS, Limit, Offset
 from rankscope.service.api.deps import (
     CurrentPrincipal,
     OtherUserQuery,
@@ -16,15 +16,9 @@ from rankscope.service.api.deps import (
     acting_user,
     parse_date,
 )
-from rankscope.service.api.routes.metrics import ERRORS
 from rankscope.service.errors import bad_request, forbidden
-from rankscope.service.online_schemas import (
-    AlertCheck,
-    AlertsPage,
-    RetentionPublic,
-    RetentionUpdate,
-)
-from rankscope.service.schemas import Envelope
+from rankscope.service.schemas.alerts import AlertCheck, AlertsPage
+from rankscope.service.schemas.common import Envelope
 from rankscope.service.store.db import Principal
 
 router = APIRouter(tags=["alerts and retention"], responses=ERRORS)
@@ -45,8 +39,8 @@ def list_alerts(
         Query(description="webhook delivery status"),
     ] = None,
     user_id: OtherUserQuery = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0, le=1_000_000_000)] = 0,
+    limit: Limit = 100,
+    offset: Offset = 0,
 ) -> Envelope[AlertsPage]:
     start = parse_date(start_date, "startDate", end=False)
     end = parse_date(end_date, "endDate", end=True)
@@ -54,7 +48,7 @@ def list_alerts(
         raise bad_request("startDate is after endDate")
     if user_id is not None:
         _user(principal, user_id)
-    rows = state.online.alerts_page(
+    rows = state.stores.alerts.page(
         principal,
         start=start,
         end=end,
@@ -76,7 +70,7 @@ def list_alerts(
 async def check(principal: CurrentPrincipal, state: State) -> Envelope[AlertCheck]:
     if not principal.is_service:
         raise forbidden("only the service role may run the alert check")
-    result = await run_in_threadpool(check_alerts, state.online, state.settings)
+    result = await run_in_threadpool(check_alerts, state.stores, state.settings)
     return Envelope(
         data=AlertCheck(
             checked_at=result.checked_at,
@@ -84,34 +78,3 @@ async def check(principal: CurrentPrincipal, state: State) -> Envelope[AlertChec
             fired=[public_alert(a) for a in result.fired],
         )
     )
-
-
-def _retention(state: State, principal: Principal, user: str) -> RetentionPublic:
-    own = state.online.retention(principal, user)
-    default = state.settings.retention_days
-    return RetentionPublic(
-        user_id=user,
-        retention_days=own,
-        default_retention_days=default,
-        effective_retention_days=own or default,
-    )
-
-
-@router.get("/api/retention", response_model=Envelope[RetentionPublic], summary="Retention")
-def get_retention(
-    principal: CurrentPrincipal, state: State, user_id: OtherUserQuery = None
-) -> Envelope[RetentionPublic]:
-    return Envelope(data=_retention(state, principal, _user(principal, user_id)))
-
-
-@router.put(
-    "/api/retention",
-    response_model=Envelope[RetentionPublic],
-    summary="Set (or with null remove) your retention in days",
-)
-def put_retention(
-    body: RetentionUpdate, principal: CurrentPrincipal, state: State, user_id: OtherUserQuery = None
-) -> Envelope[RetentionPublic]:
-    user = _user(principal, user_id)
-    state.online.set_retention(principal, user, body.retention_days)
-    return Envelope(data=_retention(state, principal, user))

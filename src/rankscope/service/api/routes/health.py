@@ -11,7 +11,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from rankscope.service.api.deps import State
 from rankscope.service.api.errors import error_response
-from rankscope.service.schemas import Envelope, Health, Ready
+from rankscope.service.schemas.common import Envelope, Health, Ready
 from rankscope.service.store.db import head_revision
 
 router = APIRouter(tags=["health"])

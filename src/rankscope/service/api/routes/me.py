@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from rankscope.service.api.deps import CurrentPrincipal
-from rankscope.service.schemas import Envelope, ErrorEnvelope, Me
+from rankscope.service.schemas.common import Envelope, ErrorEnvelope, Me
 
 router = APIRouter(
     prefix="/api",

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from rankscope.collect.wire import SEARCH_TYPES
+from rankscope.service.api.common import ERRORS
 from rankscope.service.api.deps import CurrentPrincipal, OtherUserQuery, State, acting_user
-from rankscope.service.api.routes.metrics import ERRORS
 from rankscope.service.errors import unprocessable
 from rankscope.service.nul import refuse_nul_model
-from rankscope.service.schemas import Envelope, Thresholds, ThresholdsUpdate
-from rankscope.service.settings import SEARCH_TYPES, search_type_key
+from rankscope.service.schemas.common import Envelope
+from rankscope.service.schemas.records import Thresholds, ThresholdsUpdate
+from rankscope.service.settings import search_type_key
 from rankscope.service.store.db import Principal
 
 router = APIRouter(
@@ -52,7 +54,7 @@ def get_thresholds(
 ) -> Envelope[Thresholds]:
     user = _user(principal, user_id)
     s = state.settings
-    own = state.store.own_thresholds(principal, user)
+    own = state.stores.settings.own_thresholds(principal, user)
     return Envelope(
         data=Thresholds(default=s.default_threshold, by_search_type=dict(s.thresholds), own=own)
     )
@@ -68,7 +70,7 @@ def put_thresholds(
     user = _user(principal, user_id)
     refuse_nul_model(body)
     values = {_label(k): v for k, v in body.thresholds.items()}
-    own = state.store.set_thresholds(principal, user, values)
+    own = state.stores.settings.set_thresholds(principal, user, values)
     s = state.settings
     return Envelope(
         data=Thresholds(default=s.default_threshold, by_search_type=dict(s.thresholds), own=own)

@@ -4,7 +4,7 @@
 // on when the check fired and the user applies; topic, search type and judgment filters do not
 // (each alert names its own scope and judgments). Hidden for an account without alerts.
 //
-// data: AlertsPage (rankscope/service/online_schemas.py): {limit, offset, alerts: [{id, userId,
+// data: AlertsPage (rankscope/service/schemas/alerts.py): {limit, offset, alerts: [{id, userId,
 //   rule, scope: "user" | "topic" | "searchType", scopeValue, measure (snake_case),
 //   judgmentSource, method: "paired_t" | "welch" | "ewma", windowStart, windowEnd,
 //   baselineStart, baselineEnd, currentMean, baselineMean, delta, ciLow, ciHigh, effectSize,

@@ -4,7 +4,7 @@
 // below the minimum sample ("insufficient data"). The arms come from GET .../breakdown?by=arm
 // (the two with most records unless picked). Hidden for an account with fewer than two arms.
 //
-// data: ArmsComparison (rankscope/service/online_schemas.py): {arms, paired, judgmentSource,
+// data: ArmsComparison (rankscope/service/schemas/experiments.py): {arms, paired, judgmentSource,
 //   alpha, minSample, correction, records: {arm: n}, measures: [{measure, test, nA, nB, meanA,
 //   meanB, delta (= meanA − meanB), ci: {low, high, level, method} | null, bootstrapCi,
 //   effectSize, pValue, pAdjusted, verdict: "a" | "b" | "no_difference" | "insufficient_data",

@@ -4,7 +4,7 @@
 // search type and user apply, the judgment filter does not. Hidden for an account without
 // events; an empty state when the filters leave none.
 //
-// data: EventsSummary (rankscope/service/online_schemas.py): {searches, impressions, clicks,
+// data: EventsSummary (rankscope/service/schemas/events.py): {searches, impressions, clicks,
 //   clickThroughRate, queryClickRate, zeroResultRate: {value, low, high, numerator,
 //   denominator}, meanClickPosition, clicksWithPosition, thumbsUp, thumbsDown, cited,
 //   meanDwellSeconds, otherActions, experiments, dateRange}

@@ -4,7 +4,7 @@
 // minImpressions clicked impressions). The experiments come from the events summary's
 // `experiments`. Hidden when the account has none.
 //
-// data: InterleavingPublic (rankscope/service/online_schemas.py): {experiment, arms, impressions,
+// data: InterleavingPublic (rankscope/service/schemas/experiments.py): {experiment, arms, impressions,
 //   clicked, wins, losses, ties, preference, pValue, alpha, minImpressions, verdict: "a" | "b" |
 //   "no_difference" | "insufficient_data", winner}
 
