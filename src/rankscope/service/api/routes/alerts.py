@@ -11,12 +11,14 @@ from rankscope.service.analysis.alerts import check_alerts, public_alert
 from rankscope.service.api.common import ERRORS, Limit, Offset
 from rankscope.service.api.deps import (
     CurrentPrincipal,
+    EndDateQuery,
     OtherUserQuery,
+    StartDateQuery,
     State,
     acting_user,
-    parse_date,
+    date_range,
 )
-from rankscope.service.errors import bad_request, forbidden
+from rankscope.service.errors import forbidden
 from rankscope.service.schemas.alerts import AlertCheck, AlertsPage
 from rankscope.service.schemas.common import Envelope
 from rankscope.service.store.db import Principal
@@ -32,8 +34,8 @@ def _user(principal: Principal, user_id: str | None) -> str:
 def list_alerts(
     principal: CurrentPrincipal,
     state: State,
-    start_date: Annotated[str | None, Query(alias="startDate", max_length=64)] = None,
-    end_date: Annotated[str | None, Query(alias="endDate", max_length=64)] = None,
+    start_date: StartDateQuery = None,
+    end_date: EndDateQuery = None,
     status: Annotated[
         Literal["pending", "delivered", "failed", "none"] | None,
         Query(description="webhook delivery status"),
@@ -42,10 +44,7 @@ def list_alerts(
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> Envelope[AlertsPage]:
-    start = parse_date(start_date, "startDate", end=False)
-    end = parse_date(end_date, "endDate", end=True)
-    if start is not None and end is not None and start > end:
-        raise bad_request("startDate is after endDate")
+    start, end = date_range(start_date, end_date)
     if user_id is not None:
         _user(principal, user_id)
     rows = state.stores.alerts.page(
