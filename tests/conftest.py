@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
+import browser as browsers
 from prerequisites import in_ci, shared_data_root
 from rankscope.testing.pgcluster import INSTALL_HINT, PgCluster, PgClusterError, find_bindir
 
@@ -33,6 +35,13 @@ PGVECTOR_HINT = (
     "pgvector is not installed for this PostgreSQL server; run scripts/install-system-deps as "
     "root (it builds Debian's pgvector source package) or install postgresql-<version>-pgvector"
 )
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium for a test module's pages (tests/browser.py)."""
+    with browsers.launch() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="session")

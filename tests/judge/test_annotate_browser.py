@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,25 +20,13 @@ from typing import Any
 import pytest
 from annotate_helpers import hostile_strings
 
+from browser import copy_to_docs
 from rankscope.judge.annotate.store import AnnotationStore
 from rankscope.judge.pool import Pool, PoolEntry, entry_record
 
 pytestmark = pytest.mark.slow
 
 SRC = Path(__file__).resolve().parents[2] / "src"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-# RANKSCOPE_DOCS_SCREENSHOTS=docs/img writes the documentation's screenshot there too
-DOCS_SHOTS = os.environ.get("RANKSCOPE_DOCS_SCREENSHOTS")
 TOKEN = "browser-token-0123456789abcdef"
 SCRIPT = '<img src=x onerror="alert(1)"><script>alert(2)</script>'
 
@@ -174,20 +161,6 @@ def plain(tmp_path: Path) -> Iterator[Server]:
         server.stop()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not installed (scripts/install-system-deps installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
 @dataclass
 class Tab:
     page: Any
@@ -245,9 +218,8 @@ class Tab:
         path = self.shots / f"{name}.png"
         self.page.screenshot(path=str(path))
         assert path.stat().st_size > 5_000  # something was drawn
-        if docs and DOCS_SHOTS:
-            Path(DOCS_SHOTS).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, Path(DOCS_SHOTS) / path.name)
+        if docs:
+            copy_to_docs(path)
         return path
 
     def download(self, selector: str) -> str:

@@ -11,16 +11,15 @@ Cranfield's two Lucene runs) there.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 import yaml
 
+from browser import copy_to_docs
 from rankscope.bench import BenchmarkResult, run_benchmark
 from rankscope.diff.render import line, plain
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
@@ -30,18 +29,6 @@ from rankscope.suite import load_suite
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diff"))
 from diff_data import CRANFIELD, HAVE_CRANFIELD, cranfield_bench, shared_data
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-DOCS_SHOTS = os.environ.get("RANKSCOPE_DOCS_SCREENSHOTS")
 HOSTILE = shared_data() / "hostile" / "strings.jsonl"
 
 #: document ids that are markup (TREC files take any id without whitespace)
@@ -129,20 +116,6 @@ def hostile_bench(folder: Path) -> Path:
     out = folder / "out"
     run_benchmark(load_suite(folder / "suite.yaml"), out)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not installed (scripts/install-system-deps installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 class Tab:
@@ -245,9 +218,7 @@ def test_click_opens_and_closes_both_lists_from_file(
     assert [c[3] for c in cells] == [r.moved for r in expected.a.rows]
     shot = tmp_path / "diff.png"
     _section_shot(page, shot)
-    if DOCS_SHOTS:
-        Path(DOCS_SHOTS).mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, Path(DOCS_SHOTS) / "diff.png")
+    copy_to_docs(shot)
     first.locator("summary").click()
     assert first.get_attribute("open") is None and not sides.first.is_visible()
     assert tab.requests == [html.as_uri()] and tab.dialogs == []

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,17 +19,6 @@ from rankscope.report.content import build
 from rankscope.report.numbers import fmt_p, fmt_value
 from rankscope.report.write import write_report
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 FIGURES = ("forest", "differences", "scatter")
 
 
@@ -45,24 +33,16 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[BenchmarkResult, P
 
 
 @pytest.fixture(scope="module")
-def page(report: tuple[BenchmarkResult, Path]) -> Iterator[Any]:
-    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not installed (scripts/install-system-deps installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
+def page(report: tuple[BenchmarkResult, Path], browser: Any) -> Iterator[Any]:
     _, html = report
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            tab = browser.new_page(viewport={"width": 1280, "height": 900})
-            requests: list[str] = []
-            tab.on("request", lambda request: requests.append(request.url))
-            tab.goto(html.as_uri())
-            tab.wait_for_load_state("load")
-            tab.requests = requests  # what the page asked for
-            yield tab
-        finally:
-            browser.close()
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    requests: list[str] = []
+    tab.on("request", lambda request: requests.append(request.url))
+    tab.goto(html.as_uri())
+    tab.wait_for_load_state("load")
+    tab.requests = requests  # what the page asked for
+    yield tab
+    tab.close()
 
 
 def test_nothing_is_fetched(page: Any, report: tuple[BenchmarkResult, Path]) -> None:

@@ -10,7 +10,6 @@ import datetime as dt
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,23 +21,10 @@ import httpx
 import pytest
 from dashboard_seed import fire_alerts, seed
 
+from browser import copy_to_docs
 from serve_helpers import METRICS, bearer, free_port, make_keys, wait_ready
 
 pytestmark = pytest.mark.slow
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-# RANKSCOPE_DOCS_SCREENSHOTS=docs/img writes the documentation's screenshots there too
-DOCS_SHOTS = os.environ.get("RANKSCOPE_DOCS_SCREENSHOTS")
 
 
 @dataclass
@@ -150,24 +136,9 @@ class Tab:
         else:
             self.page.locator(selector).screenshot(path=str(path))
         assert path.stat().st_size > 5_000  # something was drawn
-        if docs and DOCS_SHOTS:
-            Path(DOCS_SHOTS).mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, Path(DOCS_SHOTS) / path.name)
+        if docs:
+            copy_to_docs(path)
         return path
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    executable = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
-    if executable is None:
-        pytest.skip("Debian's chromium is not installed (scripts/install-system-deps installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright")
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 @pytest.fixture
