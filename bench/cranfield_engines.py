@@ -15,10 +15,10 @@ best).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from cranfield_data import cranfield_beir
 from engine_lineup import (
     EngineSpec,
     anserini_engines,
@@ -38,11 +38,7 @@ def main() -> int:
     parser.add_argument("--out", default=str(REPO / "bench" / "out" / "cranfield"))
     parser.add_argument("--skip-dense", action="store_true", help="lexical engines only")
     args = parser.parse_args()
-    shared = Path(os.environ.get("RANKSCOPE_SHARED_DATA", REPO.parent / "shared" / "data"))
-    beir = shared / "cranfield" / "beir"
-    if not (beir / "corpus.jsonl").is_file():
-        print(f"Cranfield BEIR copy not found under {beir}", file=sys.stderr)
-        return 2
+    beir = cranfield_beir()
     engines: list[EngineSpec] = [
         {"name": "sqlite", "engine": "sqlite"},
         {"name": "tantivy", "engine": "tantivy"},

@@ -10,27 +10,18 @@ DuckDB's default threads and with ``threads: 1``, and the seconds each search pa
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 import time
-from pathlib import Path
 
-from rankscope.engines import Document, Query, create_engine
+from cranfield_data import cranfield_beir, cranfield_documents, cranfield_queries
 
-REPO = Path(__file__).resolve().parents[1]
+from rankscope.engines import create_engine
 
 
 def main() -> int:
-    shared = Path(os.environ.get("RANKSCOPE_SHARED_DATA", REPO.parent / "shared" / "data"))
-    beir = shared / "cranfield" / "beir"
-    if not (beir / "corpus.jsonl").is_file():
-        print(f"Cranfield BEIR copy not found under {beir}", file=sys.stderr)
-        return 2
-    with (beir / "corpus.jsonl").open() as fh:
-        docs = [Document(str(r["_id"]), r["text"], title=r["title"]) for r in map(json.loads, fh)]
-    with (beir / "queries.jsonl").open() as fh:
-        queries = [Query(str(r["_id"]), str(r["text"])) for r in map(json.loads, fh)]
+    beir = cranfield_beir()
+    docs = cranfield_documents(beir)
+    queries = cranfield_queries(beir)
     for threads in (None, 1):
         runs = []
         seconds = []

@@ -29,15 +29,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from rankscope.engines import Document, Query, create_engine
+from cranfield_data import SHARED, cranfield_beir, cranfield_documents, cranfield_queries
 
-REPO = Path(__file__).resolve().parents[1]
+from rankscope.engines import Document, Query, create_engine
 
 
 def main() -> int:
@@ -48,17 +47,11 @@ def main() -> int:
         "--ts-rank-cd", action="store_true", help="time ts_rank_cd against the number of terms"
     )
     args = parser.parse_args()
-    shared = Path(os.environ.get("RANKSCOPE_SHARED_DATA", REPO.parent / "shared" / "data"))
-    beir = shared / "cranfield" / "beir"
-    if not (beir / "corpus.jsonl").is_file():
-        print(f"Cranfield BEIR copy not found under {beir}", file=sys.stderr)
-        return 2
-    with (beir / "corpus.jsonl").open() as fh:
-        docs = [Document(str(r["_id"]), r["text"], title=r["title"]) for r in map(json.loads, fh)]
-    with (beir / "queries.jsonl").open() as fh:
-        ordinary = [Query(str(r["_id"]), str(r["text"])) for r in map(json.loads, fh)]
+    beir = cranfield_beir()
+    docs = cranfield_documents(beir)
+    ordinary = cranfield_queries(beir)
     texts = [q.text for q in ordinary]
-    with (shared / "hostile" / "strings.jsonl").open() as fh:
+    with (SHARED / "hostile" / "strings.jsonl").open() as fh:
         hostile = {r["name"]: r["text"] for r in map(json.loads, fh)}
     queries = {
         "repeat": " ".join(["boundary layer"] * 667),
