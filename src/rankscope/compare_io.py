@@ -19,7 +19,8 @@ from rankscope.data import Qrels, Run, read_qrels, read_run
 from rankscope.errors import InputError
 from rankscope.metrics.evaluate import evaluate
 from rankscope.metrics.names import Measure
-from rankscope.stats.compare import Comparison, compare
+from rankscope.stats.compare import compare
+from rankscope.stats.comparison import Comparison
 from rankscope.stats.matrix import ScoreMatrix
 
 

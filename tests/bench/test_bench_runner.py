@@ -87,7 +87,7 @@ def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
         and set(record.rankings) == {f"q{i}" for i in range(1, 6)}
     )
     data = json.loads((out / "results.json").read_text())
-    assert data["schema_version"] == 3
+    assert data["schema_version"] == 4
     assert result.suite.num_queries == 5 and result.suite.num_judged_queries == 4
     assert result.measures[:3] == ["ndcg@10", "map", "mrr"]
     assert {"P@1", "recall@3", "hit@1", "recall@4"} <= set(result.measures)

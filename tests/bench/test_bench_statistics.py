@@ -21,6 +21,7 @@ from rankscope.bench.latency import LATENCY
 from rankscope.bench.statistics import score_matrix
 from rankscope.report import render_table, to_markdown
 from rankscope.stats import StatsWarning, compare, randomized_tukey_hsd, t_interval
+from rankscope.stats.comparison import normalised
 from rankscope.suite import load_suite
 
 rec = importlib.import_module("rankscope.bench.recommend")
@@ -125,7 +126,7 @@ def test_recommendations_name_what_is_within_noise_of_the_best() -> None:
     assert set(within) == {"b", "c"}  # d is far below: significantly worse
     for name, contender in within.items():
         row = stats.quality.row(name)
-        assert contender.p_value == row.p_value and contender.difference == row.delta
+        assert contender.p_value == row.p_adjusted and contender.difference == row.delta
         assert not row.significant
     assert stats.quality.row("d").significant and stats.quality.row("d").direction == "worse"
     assert best.reason.startswith("highest nDCG@10 (")
@@ -136,7 +137,7 @@ def test_recommendations_name_what_is_within_noise_of_the_best() -> None:
     )
     lead = best.lead
     assert lead is not None and lead.over == "b" and lead.verdict == "within_noise"
-    assert lead.p_value == stats.quality.row("b").p_value
+    assert lead.p_value == stats.quality.row("b").p_adjusted
 
     fastest = picks.fastest
     assert fastest is not None and fastest.config == "c"
@@ -188,40 +189,37 @@ def test_results_json_holds_the_statistics_of_each_view(
     wide: tuple[BenchmarkResult, Path],
 ) -> None:
     result, out = wide
-    assert result.schema_version == 3
+    assert result.schema_version == 4
     stats = result.statistics["answered"]
     assert stats.seed == 0 and stats.resamples == 10_000 and stats.alpha == 0.05
     quality = stats.quality
     assert quality is not None and quality.num_queries == 24 and quality.measure == "ndcg@10"
     assert quality.test == "rtukey" and quality.test_name == "randomised Tukey HSD"
     assert quality.family == "family-wise over all 6 pairs of the 4 configurations"
-    assert [r.config for r in quality.configurations] == ["even", "full", "full-again", "none"]
+    assert [r.system for r in quality.rows] == ["even", "full", "full-again", "none"]
     # full and full-again tie on quality: the faster of the two is the best (timing decides)
     best = quality.baseline
     assert best in ("full", "full-again")
     assert best == result.recommended().best_quality.config  # type: ignore[union-attr]
     other = "full-again" if best == "full" else "full"
     _, values = result.per_query_values()
-    for row in quality.configurations:
-        interval = t_interval(values[row.config])
-        assert (row.mean, row.mean_low, row.mean_high) == (
-            float(values[row.config].mean()),
-            interval.low,
-            interval.high,
-        )
-    assert quality.row(other).p_value == 1.0 and not quality.row(other).significant
+    for row in quality.rows:
+        assert row.mean == float(values[row.system].mean())
+        assert row.mean_interval == t_interval(values[row.system])
+    assert quality.row(other).p_adjusted == 1.0 and not quality.row(other).significant
     for name in ("even", "none"):
         assert quality.row(name).significant and quality.row(name).direction == "worse"
     assert quality.command == f"--view answered -m ndcg@10 --test rtukey --baseline {best} --seed 0"
     latency = stats.latency
     assert latency is not None and latency.num_queries == 24 and latency.measure == "latency_ms"
-    assert latency.test == "randomization" and latency.exact is True  # n = 24: every sign flip
+    assert latency.comparison is not None and latency.comparison.exact  # n = 24: every flip
+    assert latency.test == "randomization"
     assert latency.family == f"Holm-corrected over the 3 comparisons with {latency.baseline}"
     assert latency.command.startswith("--view answered -m latency_ms --test randomization")
     # read back typed, equal
     assert BenchmarkResult.read(out / "results.json").statistics == result.statistics
     data = json.loads((out / "results.json").read_text())
-    assert data["statistics"]["all"]["quality"]["baseline"] in ("full", "full-again")
+    assert data["statistics"]["all"]["quality"]["comparison"]["baseline"] in ("full", "full-again")
 
 
 def test_every_statistic_is_reproduced_from_results_json(
@@ -241,10 +239,8 @@ def test_every_statistic_is_reproduced_from_results_json(
                     test=found.test,  # type: ignore[arg-type]
                     seed=stats.seed,
                 )
-            for row in found.configurations:
-                other = again.row(again.measures[0].measure, row.config)
-                assert row.mean == other.mean and row.p_value == other.p_adjusted
-                assert row.delta == other.delta and row.delta_low == _low(other.delta_interval)
+            # the stored value is the statistics' own: row for row what compare() gives
+            assert found.rows == normalised(again).measures[0].rows
 
 
 def test_the_latency_matrix_knows_lower_is_better(wide: tuple[BenchmarkResult, Path]) -> None:
@@ -260,16 +256,12 @@ def test_the_latency_matrix_knows_lower_is_better(wide: tuple[BenchmarkResult, P
         again = compare(matrix, baseline=latency.baseline, test="randomization", seed=0)
     x = matrix.scores(LATENCY)
     base = matrix.system_index(latency.baseline)
-    for row in latency.configurations:
-        other = again.row(LATENCY, row.config)
+    for row in latency.rows:
+        other = again.row(LATENCY, row.system)
         assert other.direction == row.direction
         if not other.is_baseline:
-            s = matrix.system_index(row.config)
-            assert other.wins == int((x[s] < x[base]).sum())
-
-
-def _low(interval: object) -> float | None:
-    return None if interval is None else interval.low  # type: ignore[attr-defined]
+            s = matrix.system_index(row.system)
+            assert other.wins == row.wins == int((x[s] < x[base]).sum())
 
 
 def test_the_table_shows_the_interval_and_marks_what_is_worse_than_the_best(
@@ -284,7 +276,8 @@ def test_the_table_shows_the_interval_and_marks_what_is_worse_than_the_best(
     best = quality.baseline
     other = "full-again" if best == "full" else "full"
     full, even = quality.row(best), quality.row("even")
-    assert f"[{full.mean_low:.4f}, {full.mean_high:.4f}]" in lines[best]
+    interval = full.mean_interval
+    assert f"[{interval.low:.4f}, {interval.high:.4f}]" in lines[best]
     assert "best" in lines[best]
     assert "▼" in lines["even"] and "▼" in lines["none"] and "▼" not in lines[other]
     assert f"{even.delta:+.4f} ▼" in lines["even"]
@@ -316,7 +309,7 @@ def test_the_seed_comes_from_the_suite_settings(tmp_path: Path) -> None:
     assert stats.seed == 7 and stats.quality is not None
     assert stats.quality.command.endswith("--seed 7")
     again = compare(score_matrix(result, ["ndcg@10"]), baseline="full", test="rtukey", seed=7)
-    assert stats.quality.row("even").p_value == again.row("ndcg@10", "even").p_adjusted
+    assert stats.quality.row("even").p_adjusted == again.row("ndcg@10", "even").p_adjusted
 
 
 def test_few_queries_and_constant_scores_warn_without_nan(tmp_path: Path) -> None:
@@ -329,7 +322,7 @@ def test_few_queries_and_constant_scores_warn_without_nan(tmp_path: Path) -> Non
     assert stats.quality is not None
     warnings = " ".join(stats.quality.warnings)
     assert "only 4 queries" in warnings and "every system scores 0 on every query" in warnings
-    assert all(r.p_value in (None, 1.0) for r in stats.quality.configurations)
+    assert all(r.p_adjusted in (None, 1.0) for r in stats.quality.rows)
     text = table(result)
     assert "statistics: only 4 queries" in text and "nan" not in text.lower()
     assert "inf" not in text.replace("info", "")
@@ -341,6 +334,10 @@ def test_one_configuration_gets_its_interval_and_no_comparison(tmp_path: Path) -
     quality = result.statistics["answered"].quality
     assert quality is not None and not quality.compared
     assert quality.warnings == ["one configuration: nothing to compare it with"]
+    assert quality.alone is not None and quality.rows == (quality.alone.row,)
+    assert quality.alone.queries == len(result.query_sets["answered"].query_ids)
+    read = BenchmarkResult.read(tmp_path / "out" / "results.json")
+    assert read.statistics == result.statistics
     text = table(result)
     assert "95% CI" in text and "Δ best" not in text
 
@@ -365,6 +362,24 @@ def test_results_written_before_the_statistics_still_read_and_render(
     assert read.statistics == {} and read.schema_version == 2
     text = table(read)
     assert "nDCG@10 lin" in text and "Δ best" not in text
+
+
+def test_a_damaged_comparison_in_results_json_is_a_clear_error(
+    wide: tuple[BenchmarkResult, Path], tmp_path: Path
+) -> None:
+    from rankscope.errors import InputError
+
+    result, _ = wide
+    data = result.to_data()
+    del data["statistics"]["answered"]["quality"]["comparison"]["measures"][0]["anova"]
+    bad = tmp_path / "results.json"
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError, match=r"statistics\.answered\.quality\.comparison: .*'anova'"):
+        BenchmarkResult.read(bad)
+    data["statistics"]["answered"]["quality"]["comparison"] = None  # and no alone either
+    bad.write_text(json.dumps(data))
+    with pytest.raises(InputError, match="either a comparison or the lone configuration's row"):
+        BenchmarkResult.read(bad)
 
 
 def test_reading_something_that_is_not_results_json_is_a_clear_error(tmp_path: Path) -> None:
@@ -400,7 +415,7 @@ def test_a_fast_engine_is_not_drowned_by_slow_ones() -> None:
     assert latency is not None and latency.baseline == "tantivy"
     sqlite = latency.row("sqlite")
     assert sqlite.significant and sqlite.direction == "worse"
-    assert sqlite.p_value is not None and sqlite.p_value < 0.001
+    assert sqlite.p_adjusted is not None and sqlite.p_adjusted < 0.001
     # what the randomised Tukey HSD says on the same data
     tukey = randomized_tukey_hsd(np.stack([r.latencies_ms for r in rows]), seed=0).pair(1, 0)
     assert tukey.p_value > 0.5

@@ -198,14 +198,16 @@ def test_bench_csv_has_the_table_columns_at_full_precision(
         assert float(row["MAP"]) == view["summary"]["map"]  # the value itself, not rounded
         assert float(row["p50 ms"]) == view["latency"]["p50_ms"]
         assert float(row["index s"]) == config["index_time_s"]
-    quality = data["statistics"]["answered"]["quality"]
+    quality = data["statistics"]["answered"]["quality"]["comparison"]
     for row in rows:  # the best has no difference from itself; the other its p-value
-        (stats,) = [c for c in quality["configurations"] if c["config"] == row["configuration"]]
+        (stats,) = [
+            c for c in quality["measures"][0]["rows"] if c["system"] == row["configuration"]
+        ]
         if row["configuration"] == quality["baseline"]:
             assert row["Δ best"] == "" and row["p"] == ""
         else:
             assert float(row["Δ best"]) == stats["delta"]
-            assert float(row["p"]) == stats["p_value"]
+            assert float(row["p"]) == stats["p_adjusted"]
 
 
 def test_bench_help_shows_the_out_default(

@@ -54,23 +54,19 @@ def test_the_benchmarks_own_statistics_are_printed_again(
     assert code == 0, err
     assert "24 queries: the judged queries every configuration answered (view answered)" in text
     assert "randomised Tukey HSD, B = 10,000, seed 0" in text
-    for row in stats.configurations:
-        if row.config == stats.baseline:
+    for row in stats.rows:
+        if row.system == stats.baseline:
             continue
-        shown = line_of(text, row.config)
+        shown = line_of(text, row.system)
         assert fmt_value(row.mean) in shown and fmt_value(row.delta, signed=True) in shown
-        assert fmt_p(row.p_value) in shown
+        assert fmt_p(row.p_adjusted) in shown
     assert "▼" in line_of(text, "half")
-    # JSON: the very same floats
+    # JSON: results.json stores what rankscope compare prints, the very same rows
     code, text, _ = run_cli(capsys, str(out / "results.json"), *stats.command.split(), "-f", "json")
-    data = json.loads(text)
-    rows = {r["system"]: r for r in data["measures"][0]["rows"]}
-    for row in stats.configurations:
-        assert rows[row.config]["mean"] == row.mean
-        assert rows[row.config]["mean_interval"]["low"] == row.mean_low
-        if row.config != stats.baseline:
-            assert rows[row.config]["p_adjusted"] == row.p_value
-            assert rows[row.config]["delta_interval"]["high"] == row.delta_high
+    printed = json.loads(text)["measures"][0]
+    stored = json.loads((out / "results.json").read_text())["statistics"]["answered"]["quality"]
+    assert printed["rows"] == stored["comparison"]["measures"][0]["rows"]
+    assert printed["anova"] == stored["comparison"]["measures"][0]["anova"]
 
 
 def test_same_options_as_the_run_file_form(out: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,13 +105,13 @@ def test_latency_is_compared_per_query_and_lower_is_better(
     assert code == 0, err
     assert "latency_ms: lower is better (▲ marks a lower value; W/T/L: queries" in text
     found = compare_benchmark(result, ["latency"], baseline=latency.baseline, test=latency.test)
-    for row in latency.configurations:
-        other = found.row("latency_ms", row.config)
-        assert other.p_adjusted == row.p_value and other.mean == row.mean
+    for row in latency.rows:
+        other = found.row("latency_ms", row.system)
+        assert other.p_adjusted == row.p_adjusted and other.mean == row.mean
         if row.significant:
             assert other.direction == row.direction
             mark = "▼" if row.direction == "worse" else "▲"
-            assert mark in line_of(text, row.config)
+            assert mark in line_of(text, row.system)
 
 
 def test_latency_wins_are_the_queries_where_a_configuration_is_faster(

@@ -5,10 +5,10 @@ from rankscope.bench.ray_runner import RayOptions
 from rankscope.bench.recommend import BALANCE_FORMULA, Candidate, recommend
 from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache
 from rankscope.bench.results import (
+    Alone,
     BenchmarkResult,
     CategoryScores,
     ConfigResult,
-    ConfigStatistics,
     ConfigurationComparison,
     QueryArrays,
     Recommendation,
@@ -20,6 +20,7 @@ from rankscope.bench.runner import NullReporter, Reporter, run_benchmark, run_co
 
 __all__ = [
     "BALANCE_FORMULA",
+    "Alone",
     "BenchmarkResult",
     "Candidate",
     "CategoryScores",
@@ -27,7 +28,6 @@ __all__ = [
     "ConfigRecord",
     "ConfigResult",
     "ConfigSpec",
-    "ConfigStatistics",
     "ConfigurationComparison",
     "IndexCache",
     "LatencyStats",

@@ -47,7 +47,6 @@ from rankscope.bench.results import (
     QUALITY_TEST,
     RESAMPLES,
     BenchTest,
-    ConfigStatistics,
     ConfigurationComparison,
     Contender,
     Lead,
@@ -58,6 +57,7 @@ from rankscope.bench.results import (
 )
 from rankscope.bench.statistics import compare_configurations
 from rankscope.errors import InputError
+from rankscope.stats.comparison import SystemRow
 
 BalanceFormula = Literal["minmax", "ratio"]
 BALANCE_FORMULAS: dict[BalanceFormula, str] = {
@@ -139,12 +139,14 @@ def lead_verdict(
     return verdict_of(found.row("runner-up"), "" if higher_is_better else " ms")
 
 
-def verdict_of(row: ConfigStatistics, unit: str = "") -> NoiseVerdict:
-    """The verdict on a lead over ``row`` (a configuration compared with the leader)."""
-    text = f"p {_p(row.p_value)}, Δ = {_signed(row.delta, unit)}"
+def verdict_of(row: SystemRow, unit: str = "") -> NoiseVerdict:
+    """The verdict on a lead over ``row`` (a configuration compared with the leader; its
+    corrected p-value)."""
+    p = _finite_or_none(row.p_adjusted)
+    text = f"p {_p(p)}, Δ = {_signed(row.delta, unit)}"
     if row.significant and row.direction == "worse":
-        return NoiseVerdict("beyond_noise", f"beyond noise ({text})", row.p_value, row.delta)
-    return NoiseVerdict("within_noise", f"within noise ({text})", row.p_value, row.delta)
+        return NoiseVerdict("beyond_noise", f"beyond noise ({text})", p, row.delta)
+    return NoiseVerdict("within_noise", f"within noise ({text})", p, row.delta)
 
 
 def eligible(
@@ -365,8 +367,9 @@ def recommend(
     q_interval = ""
     if statistics.quality is not None:
         row = statistics.quality.row(top) if top in _names(statistics.quality) else None
-        if row is not None and row.mean_low is not None and row.mean_high is not None:
-            q_interval = f", 95% CI [{row.mean_low:.4f}, {row.mean_high:.4f}]"
+        if row is not None and _finite(row.mean_interval.low) and _finite(row.mean_interval.high):
+            interval = row.mean_interval
+            q_interval = f", 95% CI [{interval.low:.4f}, {interval.high:.4f}]"
     q_text = f"highest {label} ({quality[top]:.4f}{q_interval}){over}{q_noise_text}"
     s_text = f"lowest p50 latency ({p50[fastest]:.3f} ms){s_noise_text}"
     b_text = f"balance {score(balanced):.3f} = {BALANCE_FORMULAS[balance]}"
@@ -397,7 +400,7 @@ def recommend(
 
 
 def _names(comparison: ConfigurationComparison) -> set[str]:
-    return {r.config for r in comparison.configurations}
+    return {r.system for r in comparison.rows}
 
 
 def _noise(
@@ -441,24 +444,25 @@ def _noise(
     rows = [comparison.row(name) for name in ranked[1:]]
     within = [r for r in rows if not (r.significant and r.direction == "worse")]
     contenders = [
-        Contender(config=r.config, difference=r.delta or 0.0, p_value=r.p_value) for r in within
+        Contender(config=r.system, difference=r.delta or 0.0, p_value=_finite_or_none(r.p_adjusted))
+        for r in within
     ]
     quantity = "per-query latency" if unit else comparison.label
     if within:
         verb = "is" if len(within) == 1 else "are"
         listed = "; ".join(
-            f"{r.config}: p {_p(r.p_value)}, Δ = {_signed(r.delta, unit)}" for r in within
+            f"{r.system}: p {_p(r.p_adjusted)}, Δ = {_signed(r.delta, unit)}" for r in within
         )
-        text = f"; {_and(r.config for r in within)} {verb} within noise ({listed})"
+        text = f"; {_and(r.system for r in within)} {verb} within noise ({listed})"
         faster = [r for r in within if r.significant and r.direction == "better"]
         if faster:
-            text += f"; significantly lower mean {quantity}: {_and(r.config for r in faster)}"
+            text += f"; significantly lower mean {quantity}: {_and(r.system for r in faster)}"
     else:
         nxt = rows[0]
         worse = "slower" if unit else "worse"
         text = (
-            f"; every other configuration is significantly {worse} (next: {nxt.config}, "
-            f"p {_p(nxt.p_value)}, Δ = {_signed(nxt.delta, unit)})"
+            f"; every other configuration is significantly {worse} (next: {nxt.system}, "
+            f"p {_p(nxt.p_adjusted)}, Δ = {_signed(nxt.delta, unit)})"
         )
     test = f"{comparison.test_name}, {comparison.family}, n = {comparison.num_queries}"
     return lead, contenders, text + f"; {test}"
@@ -472,7 +476,7 @@ def _and(names: Iterable[str]) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None:
+    if p is None or math.isnan(p):
         return "= n/a"
     return "< 0.0001" if p < 0.00005 else f"= {p:.4f}"
 
@@ -494,3 +498,7 @@ def _value(value: float | None, default: float) -> float:
 
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    return value if _finite(value) else None

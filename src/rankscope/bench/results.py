@@ -4,30 +4,43 @@ The shape is documented in docs/results-schema.md. Per-query values are arrays a
 query order (:attr:`BenchmarkResult.query_ids`), so that comparison statistics can pair
 configurations query by query (:meth:`BenchmarkResult.per_query_values`). Every model stored in
 the file is here, the comparison statistics (:class:`ViewStatistics`, written by
-:mod:`rankscope.bench.statistics`) and the recommendations (:class:`Recommendations`, by
+:mod:`rankscope.bench.statistics`: each comparison is the statistics' own
+:class:`rankscope.stats.Comparison`, stored as ``rankscope compare --format json`` prints it)
+and the recommendations (:class:`Recommendations`, by
 :mod:`rankscope.bench.recommend`) included, so this module imports neither; :func:`read_results`
 reads a benchmark's output folder.
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 import numpy as np
 from numpy.typing import NDArray
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    model_validator,
+)
 
 from rankscope.bench.latency import LatencyStats
 from rankscope.bench.records import ConfigSpec, IndexCache, Stage, Status
 from rankscope.errors import InputError, RankscopeError
+from rankscope.stats.comparison import (
+    Comparison,
+    SystemRow,
+    normalised,
+    row_from_dict,
+    row_to_dict,
+)
 from rankscope.suite.schema import SuiteSettings
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.stats.compare import SystemRow
-
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 NO_CATEGORY = "(none)"
 
 #: which queries a comparison is made on (see :mod:`rankscope.bench.assemble`)
@@ -50,7 +63,6 @@ TEST_NAMES: dict[str, str] = {
 ALPHA = 0.05
 LEVEL = 0.95
 RESAMPLES = 10_000
-Direction = Literal["better", "worse"]
 Verdict = Literal["not_assessed", "within_noise", "beyond_noise"]
 
 
@@ -188,91 +200,162 @@ class Failure(_Model):
 
 
 # ---------------------------------------------------------------------------- statistics
-def finite(value: float | None) -> float | None:
-    """``value``, or None when there is none or it is not finite (JSON has no NaN)."""
-    if value is None or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class ConfigStatistics(_Frozen):
-    """One configuration in a comparison.
+def _comparison(value: object) -> Comparison:
+    """A :class:`~rankscope.stats.Comparison`, from itself or its JSON form, normalised to what
+    reads back from the file."""
+    try:
+        if isinstance(value, Comparison):
+            return normalised(value)
+        if isinstance(value, Mapping):
+            return Comparison.from_dict(value)
+    except InputError as error:
+        raise ValueError(error.problem) from None
+    raise ValueError("expected a comparison (an object as rankscope compare writes it)")
 
-    ``mean`` with its t interval (``mean_low``, ``mean_high``); against the baseline (None on
-    the baseline's own row): ``delta`` = this configuration minus the baseline, its simultaneous
-    interval, the effect size (``delta / sqrt(V_E)``), the randomised Tukey p-value,
-    ``significant`` (``p <= alpha``) and ``direction``: ``"worse"`` or ``"better"`` than the
-    baseline in the quantity's own sense (for latency, higher is worse).
-    """
 
-    config: str
-    mean: float
-    mean_low: float | None
-    mean_high: float | None
-    delta: float | None = None
-    delta_low: float | None = None
-    delta_high: float | None = None
-    effect_size: float | None = None
-    p_value: float | None = None
-    significant: bool = False
-    direction: Direction | None = None
+def _alone(value: object) -> SystemRow:
+    """A lone configuration's row, from itself or its JSON form (the row plus ``measure``)."""
+    if isinstance(value, SystemRow):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return row_from_dict(value, str(value["measure"]))
+        except (KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"not a row: {type(error).__name__}: {error}") from None
+    raise ValueError("expected a row of a comparison")
 
-    @classmethod
-    def of(cls, row: SystemRow) -> ConfigStatistics:
-        """A row of :func:`rankscope.stats.compare` as results.json stores it: the corrected
-        p-value, and None for a number that is not finite."""
-        delta = row.delta_interval
-        return cls(
-            config=row.system,
-            mean=row.mean,
-            mean_low=finite(row.mean_interval.low),
-            mean_high=finite(row.mean_interval.high),
-            delta=finite(row.delta),
-            delta_low=None if delta is None else finite(delta.low),
-            delta_high=None if delta is None else finite(delta.high),
-            effect_size=finite(row.effect_size),
-            p_value=finite(row.p_adjusted),
-            significant=row.significant,
-            direction=row.direction,
-        )
+
+if TYPE_CHECKING:
+    StoredComparison = Comparison
+    StoredRow = SystemRow
+else:  # pydantic validates and writes them with the functions above, never field by field
+    StoredComparison = Annotated[
+        Any,
+        PlainValidator(_comparison, json_schema_input_type=dict[str, Any]),
+        PlainSerializer(lambda c: c.to_dict(), return_type=dict[str, Any]),
+    ]
+    StoredRow = Annotated[
+        Any,
+        PlainValidator(_alone, json_schema_input_type=dict[str, Any]),
+        PlainSerializer(
+            lambda r: {"measure": r.measure, **row_to_dict(r)}, return_type=dict[str, Any]
+        ),
+    ]
+
+
+class Alone(_Frozen):
+    """A view's only configuration: its mean with its interval (``row``) over ``queries``
+    queries, with nothing to compare it with."""
+
+    row: StoredRow
+    queries: int
 
 
 class ConfigurationComparison(_Frozen):
-    """The configurations compared on one quantity (a measure, or ``latency_ms``) over
-    ``num_queries`` queries, against ``baseline``, by ``test`` (``rtukey`` or
-    ``randomization``; ``family`` says over what the error rate is controlled, ``exact``
-    whether the randomization test enumerated every sign flip); rows in suite order."""
+    """One quantity (the headline, or ``latency_ms``) compared across a view's configurations.
 
-    measure: str
+    ``comparison`` is the statistics' own value, :class:`rankscope.stats.Comparison` (one
+    measure; the configurations, in suite order, are its systems), stored as
+    ``rankscope compare --format json`` prints it. The benchmark adds only what is its own: the
+    ``label`` shown, why the baseline was chosen, and the ``rankscope compare`` arguments (after
+    the output folder) that print the same numbers. With one configuration there is nothing to
+    compare: ``alone`` holds its mean and interval, and ``comparison`` is None.
+    """
+
     label: str
-    higher_is_better: bool
-    baseline: str
     baseline_reason: str
-    test: str = QUALITY_TEST
-    test_name: str = TEST_NAMES[QUALITY_TEST]
-    family: str = ""
-    exact: bool = False
-    num_queries: int
-    query_set: str
-    configurations: list[ConfigStatistics]
-    #: ``rankscope compare`` arguments (after the output folder) that print these numbers
     command: str
-    warnings: list[str] = []
+    comparison: StoredComparison | None = None
+    alone: Alone | None = None
 
-    def row(self, config: str) -> ConfigStatistics:
-        for r in self.configurations:
-            if r.config == config:
-                return r
-        raise KeyError(config)
+    @model_validator(mode="after")
+    def _one_of(self) -> ConfigurationComparison:
+        if (self.comparison is None) == (self.alone is None):
+            raise ValueError("give either a comparison or the lone configuration's row")
+        return self
 
     @property
     def compared(self) -> bool:
         """Whether there was anything to compare (two or more configurations)."""
-        return len(self.configurations) >= 2
+        return self.comparison is not None
+
+    @property
+    def rows(self) -> tuple[SystemRow, ...]:
+        """The configurations' rows, in suite order."""
+        if self.comparison is None:
+            assert self.alone is not None
+            return (self.alone.row,)
+        return self.comparison.measures[0].rows
+
+    def row(self, config: str) -> SystemRow:
+        for r in self.rows:
+            if r.system == config:
+                return r
+        raise KeyError(config)
+
+    @property
+    def measure(self) -> str:
+        return self.rows[0].measure
+
+    @property
+    def higher_is_better(self) -> bool:
+        c = self.comparison
+        return True if c is None else c.measures[0].quantity.higher_is_better
+
+    @property
+    def baseline(self) -> str:
+        return self.rows[0].system if self.comparison is None else self.comparison.baseline
+
+    @property
+    def test(self) -> str:
+        return QUALITY_TEST if self.comparison is None else self.comparison.test
+
+    @property
+    def test_name(self) -> str:
+        return TEST_NAMES[self.test]
+
+    @property
+    def num_queries(self) -> int:
+        if self.comparison is None:
+            assert self.alone is not None
+            return self.alone.queries
+        return self.comparison.queries
+
+    @property
+    def family(self) -> str:
+        """Over what the error rate is controlled, in the benchmark's words."""
+        if self.comparison is None:
+            return ""
+        configurations = len(self.comparison.systems)
+        if self.test == "rtukey":
+            pairs = configurations * (configurations - 1) // 2
+            return (
+                f"family-wise over all {pairs} pair{'s' if pairs != 1 else ''} of the "
+                f"{configurations} configurations"
+            )
+        others = configurations - 1
+        return (
+            f"Holm-corrected over the {others} comparison{'s' if others != 1 else ''} with "
+            f"{self.baseline}"
+        )
+
+    @property
+    def warnings(self) -> list[str]:
+        """The comparison's warnings without the ``measure:`` prefix (one quantity here). The
+        randomised Tukey HSD uses neither t nor sd(d), so the warning that a constant difference
+        makes t infinite is left out for it."""
+        if self.comparison is None:
+            return ["one configuration: nothing to compare it with"]
+        prefix = f"{self.measure}: "
+        return [
+            w[len(prefix) :] if w.startswith(prefix) else w
+            for w in self.comparison.warnings
+            if self.test != "rtukey" or "(zero variance)" not in w
+        ]
 
 
 class ParetoFront(_Frozen):
@@ -389,6 +472,17 @@ class BenchmarkResult(_Model):
     #: problems found in the judgments or the rankings (judged documents missing from the
     #: corpus, nothing relevant retrieved...), with counts
     warnings: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _before_schema_4(cls, data: Any) -> Any:
+        """Results written before schema version 4 kept the comparison statistics in a shape of
+        their own: they are left out, and a report computes them again (seeded: the same
+        numbers)."""
+        version = data.get("schema_version") if isinstance(data, dict) else None
+        if isinstance(version, int) and version < 4 and "statistics" in data:
+            return {k: v for k, v in data.items() if k != "statistics"}
+        return data
 
     def config(self, name: str) -> ConfigResult:
         for entry in self.configurations:

@@ -19,10 +19,11 @@ successful configurations twice, with :func:`rankscope.stats.compare`:
 
 Each configuration gets its mean with a 95% t interval and, against the baseline, the
 difference with its 95% interval (simultaneous for Tukey, paired t for latency), the p-value and
-whether it is significantly worse: the rows of :func:`rankscope.stats.compare`, stored as
-:class:`~rankscope.bench.results.ConfigurationComparison` (what ``results.json`` holds; latency
-is :data:`~rankscope.bench.latency.LATENCY_QUANTITY`, lower is better, so the rows' directions
-are in its sense). :func:`score_matrix` builds the same matrix from a
+whether it is significantly worse: the :class:`rankscope.stats.Comparison` of
+:func:`rankscope.stats.compare` itself, kept in a
+:class:`~rankscope.bench.results.ConfigurationComparison` beside what only the benchmark knows
+(latency is :data:`~rankscope.bench.latency.LATENCY_QUANTITY`, lower is better, so the rows'
+directions are in its sense). :func:`score_matrix` builds the same matrix from a
 ``results.json``, so ``rankscope compare OUT_DIR`` with the arguments in
 :attr:`ConfigurationComparison.command` prints the same numbers.
 """
@@ -43,13 +44,11 @@ from rankscope.bench.results import (
     LEVEL,
     QUALITY_TEST,
     RESAMPLES,
-    TEST_NAMES,
+    Alone,
     BenchmarkResult,
     BenchTest,
-    ConfigStatistics,
     ConfigurationComparison,
     ViewName,
-    finite,
 )
 from rankscope.errors import InputError, RankscopeError
 from rankscope.stats.quantity import Quantity
@@ -81,9 +80,9 @@ def compare_configurations(
     One configuration gets its mean and interval only. Raises
     :class:`~rankscope.errors.InputError` with fewer than 2 queries or non-finite values;
     everything else (few queries, zero variance, a constant quantity) is a warning in
-    ``warnings``, and no number is NaN.
+    ``warnings``.
     """
-    from rankscope.stats import t_interval
+    from rankscope.stats import ScoreMatrix, StatsWarning, SystemRow, compare, t_interval
 
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 2 or x.shape[0] != len(names):
@@ -99,58 +98,16 @@ def compare_configurations(
         "" if resamples == RESAMPLES else f" --resamples {resamples}"
     )
     if len(names) < 2:
-        interval = t_interval(x[0], LEVEL)
-        rows = [
-            ConfigStatistics(
-                config=names[0],
-                mean=float(x[0].mean()),
-                mean_low=finite(interval.low),
-                mean_high=finite(interval.high),
-            )
-        ]
-        notes = ["one configuration: nothing to compare it with"]
-        exact = False
-    else:
-        rows, notes, exact = _compare_rows(
-            names, x, baseline, measure, higher_is_better, query_set, test, seed, resamples, alpha
+        row = SystemRow(measure, names[0], True, float(x[0].mean()), t_interval(x[0], LEVEL))
+        return ConfigurationComparison(
+            label=label,
+            baseline_reason=baseline_reason,
+            command=command,
+            alone=Alone(row=row, queries=n),
         )
-    return ConfigurationComparison(
-        measure=measure,
-        label=label,
-        higher_is_better=higher_is_better,
-        baseline=baseline,
-        baseline_reason=baseline_reason,
-        test=test,
-        test_name=TEST_NAMES[test],
-        family=_family(test, len(names), baseline),
-        exact=exact,
-        num_queries=n,
-        query_set=query_set,
-        configurations=rows,
-        command=command,
-        warnings=notes,
-    )
-
-
-def _compare_rows(
-    names: Sequence[str],
-    x: NDArray[np.float64],
-    baseline: str,
-    measure: str,
-    higher_is_better: bool,
-    query_set: str,
-    test: BenchTest,
-    seed: int,
-    resamples: int,
-    alpha: float,
-) -> tuple[list[ConfigStatistics], list[str], bool]:
-    """Rows of :func:`rankscope.stats.compare` over two or more configurations, its warnings,
-    and whether the randomization test was exact."""
-    from rankscope.stats import ScoreMatrix, StatsWarning, compare
-
     matrix = ScoreMatrix(
         tuple(names),
-        tuple(str(i) for i in range(x.shape[1])),
+        tuple(str(i) for i in range(n)),
         (Quantity(measure, higher_is_better),),
         x[np.newaxis].copy(),
         np.ones(x.shape, dtype=np.bool_),
@@ -158,7 +115,7 @@ def _compare_rows(
         query_set,
     )
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", StatsWarning)  # kept in the warnings returned
+        warnings.simplefilter("ignore", StatsWarning)  # kept in the comparison's warnings
         found = compare(
             matrix,
             baseline=baseline,
@@ -168,32 +125,9 @@ def _compare_rows(
             resamples=resamples,
             alpha=alpha,
         )
-    rows = [ConfigStatistics.of(r) for r in found.measure(measure).rows]
-    # compare() warns that a constant difference makes the t statistic infinite; the
-    # randomised Tukey HSD uses neither t nor sd(d) (ES = delta / sqrt(V_E)): not its concern
-    notes = [
-        _short(w, measure) for w in found.warnings if test != "rtukey" or "(zero variance)" not in w
-    ]
-    return rows, notes, found.exact
-
-
-def _family(test: str, configurations: int, baseline: str) -> str:
-    if test == "rtukey":
-        pairs = configurations * (configurations - 1) // 2
-        return (
-            f"family-wise over all {pairs} pair{'s' if pairs != 1 else ''} of the "
-            f"{configurations} configurations"
-        )
-    others = configurations - 1
-    return (
-        f"Holm-corrected over the {others} comparison{'s' if others != 1 else ''} with {baseline}"
+    return ConfigurationComparison(
+        label=label, baseline_reason=baseline_reason, command=command, comparison=found
     )
-
-
-def _short(warning: str, measure: str) -> str:
-    """Warnings of a one-measure comparison without the ``measure:`` prefix."""
-    prefix = f"{measure}: "
-    return warning[len(prefix) :] if warning.startswith(prefix) else warning
 
 
 # ---------------------------------------------------------------------------- from results.json

@@ -14,6 +14,7 @@ column at full precision); :mod:`.json` writes the whole result.
 
 from __future__ import annotations
 
+import math
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -225,7 +226,8 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
             r = stats.row(config.name)
         except KeyError:
             return None
-        return r.mean_low, r.mean_high
+        low, high = r.mean_interval.low, r.mean_interval.high
+        return (low if math.isfinite(low) else None), (high if math.isfinite(high) else None)
 
     def interval(config: ConfigResult) -> str:
         found = row(config)
@@ -265,12 +267,12 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
         if config.name == stats.baseline:
             return ""
         try:
-            return fmt_p(stats.row(config.name).p_value, none="-")
+            return fmt_p(stats.row(config.name).p_adjusted, none="-")
         except KeyError:
             return "-"
 
     cols.append(Column("Δ best", number("delta"), "none", 4, cell=delta))
-    cols.append(Column("p", number("p_value"), "none", 4, cell=p_value))
+    cols.append(Column("p", number("p_adjusted"), "none", 4, cell=p_value))
     return cols
 
 

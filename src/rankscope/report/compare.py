@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from rankscope.report.numbers import BETTER, WORSE, fmt_interval, fmt_p, fmt_value
-from rankscope.stats.compare import CORRECTION_NAMES, TEST_NAMES, Comparison, MeasureComparison
+from rankscope.stats.comparison import (
+    CORRECTION_NAMES,
+    TEST_NAMES,
+    Comparison,
+    MeasureComparison,
+)
 
 
 def mark(direction: str | None) -> str:

@@ -22,13 +22,13 @@ from rankscope.bench.pareto import classic_front
 from rankscope.bench.results import (
     BenchmarkResult,
     ConfigResult,
-    ConfigStatistics,
     ConfigurationComparison,
     ViewName,
     ViewStatistics,
 )
 from rankscope.errors import InputError
 from rankscope.report.bench import RECOMMENDATION_TITLES, notes, title
+from rankscope.stats.comparison import SystemRow
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.diff.core import RunDiff
@@ -40,8 +40,8 @@ class Row:
     comparison (``latency``), and the table's other figures."""
 
     name: str
-    quality: ConfigStatistics | None
-    latency: ConfigStatistics | None
+    quality: SystemRow | None
+    latency: SystemRow | None
     p50_ms: float | None
     p95_ms: float | None
     p50_by_pass_ms: list[float]
@@ -121,18 +121,18 @@ class ReportContent:
     def test_text(self) -> str:
         """How the differences were tested, in one sentence."""
         s = self.statistics
-        if not self.compared or self.quality is None:
-            return "No comparison: " + ("; ".join(s.notes) or "one configuration")
         q = self.quality
+        if q is None or q.comparison is None:
+            return "No comparison: " + ("; ".join(s.notes) or "one configuration")
         text = (
             f"{q.label}: {q.test_name} over the configurations ({q.family}), B = "
             f"{s.resamples:,} draws, seed {s.seed}, alpha {s.alpha:g}; intervals at "
             f"{s.level * 100:g}% (mean: t interval; difference: simultaneous). n = "
-            f"{q.num_queries} queries: {q.query_set}."
+            f"{q.num_queries} queries: {q.comparison.query_set}."
         )
         t = self.latency
-        if t is not None and t.compared:
-            draws = "exact" if t.exact else f"B = {s.resamples:,} draws, seed {s.seed}"
+        if t is not None and t.comparison is not None:
+            draws = "exact" if t.comparison.exact else f"B = {s.resamples:,} draws, seed {s.seed}"
             text += (
                 f" Latency: each query's median over the timed passes; Δ latency is the mean "
                 f"per-query difference from the fastest (lowest p50), {t.test_name} ({draws}), "
@@ -203,7 +203,7 @@ def _row(
     )
 
 
-def _find(comparison: ConfigurationComparison | None, name: str) -> ConfigStatistics | None:
+def _find(comparison: ConfigurationComparison | None, name: str) -> SystemRow | None:
     if comparison is None:
         return None
     try:

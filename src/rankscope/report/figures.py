@@ -72,20 +72,21 @@ def forest_svg(content: ReportContent) -> str | None:
     quality = content.quality
     if quality is None or not quality.compared:
         return None
-    rows = [r for r in quality.configurations if r.config != quality.baseline]
+    rows = [r for r in quality.rows if r.system != quality.baseline]
     rows.sort(key=lambda r: -(r.delta or 0.0))
     fig = _figure(10.0, 1.1 + 0.42 * len(rows))
     ax = fig.add_subplot()
     for y, r in enumerate(reversed(rows)):
         colour = WORSE if r.significant and r.direction == "worse" else NEUTRAL
-        low, high, delta = r.delta_low, r.delta_high, r.delta or 0.0
-        if low is not None and high is not None:
+        interval, delta = r.delta_interval, r.delta or 0.0
+        if interval is not None and math.isfinite(interval.low) and math.isfinite(interval.high):
+            low, high = interval.low, interval.high
             (line,) = ax.plot([low, high], [y, y], color=colour, linewidth=2.2)
             line.set_gid(f"forest-interval-{y}")
         (point,) = ax.plot([delta], [y], marker="o", markersize=7, color=colour)
         point.set_gid(f"forest-point-{y}")
     ax.axvline(0.0, color=BEST, linewidth=1.2, linestyle="--")
-    ax.set_yticks(range(len(rows)), [r.config for r in reversed(rows)])
+    ax.set_yticks(range(len(rows)), [r.system for r in reversed(rows)])
     ax.set_ylim(-0.7, len(rows) - 0.3)
     ax.set_xlabel(f"Δ {content.label} vs {quality.baseline} (the best)")
     level = f"{content.statistics.level * 100:g}%"
@@ -105,7 +106,7 @@ def differences_svg(content: ReportContent) -> str | None:
     quality = content.quality
     if quality is None or not content.differences:
         return None
-    order = {r.config: -(r.delta or 0.0) for r in quality.configurations}
+    order = {r.system: -(r.delta or 0.0) for r in quality.rows}
     shown = sorted(content.differences, key=lambda d: order.get(d.name, 0.0))
     shown = shown[:MAX_DIFFERENCE_PANELS]
     columns = 1 if len(shown) == 1 else 2
@@ -152,9 +153,9 @@ def scatter_svg(content: ReportContent) -> str | None:
     ax = fig.add_subplot()
     for i, r in enumerate(points):
         assert r.quality is not None and r.p50_ms is not None
-        low, high = r.quality.mean_low, r.quality.mean_high
+        low, high = r.quality.mean_interval.low, r.quality.mean_interval.high
         yerr = None
-        if low is not None and high is not None:
+        if math.isfinite(low) and math.isfinite(high):
             yerr = [[r.quality.mean - low], [high - r.quality.mean]]
         xerr = None
         if r.p50_by_pass_ms:

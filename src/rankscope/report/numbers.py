@@ -14,8 +14,9 @@ FRONT_MARK = "◆"
 
 
 def fmt_value(value: float | None, digits: int = 4, signed: bool = False, none: str = "—") -> str:
-    """A number as tables show it: fixed decimals, ``+inf``/``-inf``, ``none`` for none."""
-    if value is None:
+    """A number as tables show it: fixed decimals, ``+inf``/``-inf``, ``none`` for none (and
+    for NaN, what JSON stores as null)."""
+    if value is None or math.isnan(value):
         return none
     if math.isinf(value):
         return "+inf" if value > 0 else "-inf"
@@ -25,8 +26,8 @@ def fmt_value(value: float | None, digits: int = 4, signed: bool = False, none: 
 
 
 def fmt_p(p: float | None, none: str = "—") -> str:
-    """A p-value: 4 decimals, ``<0.0001`` below that, ``none`` for none."""
-    if p is None:
+    """A p-value: 4 decimals, ``<0.0001`` below that, ``none`` for none (and NaN)."""
+    if p is None or math.isnan(p):
         return none
     return "<0.0001" if p < 0.00005 else f"{p:.4f}"
 

@@ -1,20 +1,22 @@
 """The report's tables as cells, shared by the HTML, Markdown and LaTeX renderers.
 
 A :class:`Cell` holds the text shown and, for a number, the exact value from ``results.json``
-and the key it came from (``mean``, ``delta_low``, ``latency.p_value``...), so the HTML can
+and the key it came from (``mean``, ``delta``, ``latency.p_value``...), so the HTML can
 carry the full-precision value beside the rounded text.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
 from rankscope.bench.evaluation import measure_label
 from rankscope.bench.latency import fmt_ms
-from rankscope.bench.results import ConfigStatistics
 from rankscope.report.content import ReportContent
 from rankscope.report.numbers import BETTER, FRONT_MARK, WORSE, fmt_p, fmt_value
+from rankscope.stats.comparison import SystemRow
+from rankscope.stats.intervals import Interval
 
 
 @dataclass(frozen=True)
@@ -54,19 +56,18 @@ def _number(value: float | None, key: str, digits: int = 4, signed: bool = False
     return Cell(fmt_value(value, digits, signed=signed), value, key)
 
 
-def _interval(
-    low: float | None, high: float | None, key: str, digits: int = 4, signed: bool = False
-) -> Cell:
-    if low is None or high is None:
+def _interval(interval: Interval | None, key: str, digits: int = 4, signed: bool = False) -> Cell:
+    if interval is None or not (math.isfinite(interval.low) and math.isfinite(interval.high)):
         return Cell("—")
+    low, high = interval.low, interval.high
     text = f"[{fmt_value(low, digits, signed)}, {fmt_value(high, digits, signed)}]"
     return Cell(text, None, key)
 
 
-def _delta(row: ConfigStatistics | None, baseline: str, word: str, key: str, ms: bool) -> Cell:
+def _delta(row: SystemRow | None, baseline: str, word: str, key: str, ms: bool) -> Cell:
     if row is None:
         return Cell("—")
-    if row.config == baseline:
+    if row.system == baseline:
         return Cell(word, mark="best")
     mark = row.direction if row.significant else None
     symbol = {"worse": f" {WORSE}", "better": f" {BETTER}"}.get(mark or "", "")
@@ -74,10 +75,11 @@ def _delta(row: ConfigStatistics | None, baseline: str, word: str, key: str, ms:
     return Cell(text + symbol, row.delta, key, mark)
 
 
-def _p(row: ConfigStatistics | None, baseline: str, key: str) -> Cell:
-    if row is None or row.config == baseline:
+def _p(row: SystemRow | None, baseline: str, key: str) -> Cell:
+    """The corrected p-value (the one that decides significance)."""
+    if row is None or row.system == baseline:
         return Cell("")
-    return Cell(fmt_p(row.p_value), row.p_value, key)
+    return Cell(fmt_p(row.p_adjusted), row.p_adjusted, key)
 
 
 def comparison_table(content: ReportContent) -> Table:
@@ -105,15 +107,10 @@ def comparison_table(content: ReportContent) -> Table:
         q, t = r.quality, r.latency
         cells = [
             _number(None if q is None else q.mean, "mean"),
-            _interval(
-                None if q is None else q.mean_low, None if q is None else q.mean_high, "mean_ci"
-            ),
+            _interval(None if q is None else q.mean_interval, "mean_ci"),
             _delta(q, best, "best", "delta", ms=False),
             _interval(
-                None if q is None or q.config == best else q.delta_low,
-                None if q is None or q.config == best else q.delta_high,
-                "delta_ci",
-                signed=True,
+                None if q is None or q.system == best else q.delta_interval, "delta_ci", signed=True
             ),
             _p(q, best, "p_value"),
             _number(r.p50_ms, "p50_ms", 3),

@@ -84,7 +84,7 @@ def with_query_diffs(content: ReportContent, folder: Path) -> ReportContent:
     quality = content.quality
     if quality is None or not quality.compared or content.baseline is None:
         return content
-    order = {r.config: -(r.delta or 0.0) for r in quality.configurations}
+    order = {r.system: -(r.delta or 0.0) for r in quality.rows}
     others = sorted(
         (r.name for r in content.rows if r.name != content.baseline),
         key=lambda name: order.get(name, 0.0),

@@ -25,14 +25,8 @@ conventions.
 
 from rankscope.stats._checks import StatsWarning, equal_up_to_rounding
 from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau_b
-from rankscope.stats.compare import (
-    TESTS,
-    Comparison,
-    MeasureComparison,
-    SystemRow,
-    compare,
-    pairwise,
-)
+from rankscope.stats.compare import TESTS, compare, pairwise
+from rankscope.stats.comparison import Comparison, MeasureComparison, SystemRow
 from rankscope.stats.intervals import (
     Interval,
     bootstrap_interval,

@@ -11,7 +11,6 @@ measure and, for the Tukey tests (or ``all_pairs=True``), every pair of systems.
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -29,11 +28,17 @@ from rankscope.stats._checks import (
     clean_differences,
     sd,
 )
-from rankscope.stats.intervals import Interval, bootstrap_intervals, check_level, t_interval
+from rankscope.stats.comparison import (
+    Comparison,
+    Family,
+    MeanInterval,
+    MeasureComparison,
+    SystemRow,
+)
+from rankscope.stats.intervals import bootstrap_intervals, check_level, t_interval
 from rankscope.stats.matrix import ScoreMatrix
 from rankscope.stats.multiple import (
     CORRECTIONS,
-    Anova,
     Correction,
     PairResult,
     Pairwise,
@@ -58,281 +63,18 @@ from rankscope.stats.paired import (
     t_statistic,
     wilcoxon_test,
 )
-from rankscope.stats.planning import PowerPlan, power_plan
-from rankscope.stats.quantity import Quantity
+from rankscope.stats.planning import power_plan
 
 Test = Literal["t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey"]
 #: the paired tests ``compare`` takes (``test=``; ``rankscope compare --test``)
 TESTS: tuple[str, ...] = ("t", "randomization", "bootstrap", "wilcoxon", "sign", "tukey", "rtukey")
-Family = Literal["measure", "all"]
-MeanInterval = Literal["t", "bootstrap"]
 
-TEST_NAMES = {
-    "t": "paired t-test",
-    "randomization": "randomization test (sign flips)",
-    "bootstrap": "paired bootstrap test (studentized)",
-    "wilcoxon": "Wilcoxon signed-rank test",
-    "sign": "sign test",
-    "tukey": "Tukey HSD (queries as blocks)",
-    "rtukey": "randomised Tukey HSD",
-}
-CORRECTION_NAMES = {
-    "holm": "Holm",
-    "bonferroni": "Bonferroni",
-    "bh": "Benjamini-Hochberg",
-    "none": "no correction",
-    "tukey": "Tukey (family-wise over all pairs)",
-}
 #: Fewer queries than this draw a warning: no test is reliable on so few.
 MIN_RELIABLE_QUERIES = 5
 #: A system lacking more than this share of the queries draws a warning.
 FILLED_WARNING_SHARE = 0.1
 
 _RANDOM_TESTS = frozenset({"randomization", "bootstrap", "rtukey"})
-
-
-@dataclass(frozen=True, slots=True)
-class SystemRow:
-    """One system on one measure.
-
-    The fields from ``delta`` on compare the system with the baseline (``system - baseline``);
-    they are None on the baseline's own row. ``p_value`` is the test's, ``p_adjusted`` the
-    corrected one that decides ``significant`` (``p_adjusted <= alpha``); ``direction`` is
-    ``"better"`` or ``"worse"`` when significant, else None.
-    """
-
-    measure: str
-    system: str
-    is_baseline: bool
-    mean: float
-    mean_interval: Interval
-    delta: float | None = None
-    delta_interval: Interval | None = None
-    effect_size: float | None = None
-    statistic: float | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None
-    wins: int | None = None
-    ties: int | None = None
-    losses: int | None = None
-    significant: bool = False
-    direction: Literal["better", "worse"] | None = None
-    plan: PowerPlan | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class MeasureComparison:
-    """All systems on one measure (``quantity``: its name, and whether higher is better):
-    rows in system order, the ANOVA, and every pair of systems (Tukey tests, or
-    ``all_pairs=True``; None otherwise). ``constant`` is True when every system scores the same
-    value on every query."""
-
-    quantity: Quantity
-    rows: tuple[SystemRow, ...]
-    anova: Anova
-    pairs: Pairwise | None
-    constant: bool
-
-    @property
-    def measure(self) -> str:
-        """The quantity's name."""
-        return self.quantity.name
-
-    def row(self, system: str) -> SystemRow:
-        for r in self.rows:
-            if r.system == system:
-                return r
-        raise InputError(f"no system named {system!r}", value=[r.system for r in self.rows])
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """The result of :func:`compare`.
-
-    - ``test``, ``correction`` (as applied: ``tukey`` for the Tukey tests), ``scope`` (which
-      p-values were corrected together: each measure's, or ``all``; :attr:`family` says it in
-      words) and ``family_size``.
-    - ``alpha`` and ``level`` (of every interval, ``1 - alpha`` by default), ``seed`` and
-      ``resamples`` (None when the test draws nothing).
-    - ``queries`` (n, the same for every comparison), ``query_set``, and per system
-      ``filled`` (queries it lacked, scored 0) and ``dropped`` (its queries outside the set).
-    - :attr:`effect_size`: how effect sizes are defined (``mean(d)/sd(d)``, d the per-query
-      differences, or ``delta/sqrt(V_E)``, V_E the residual variance of the two-way ANOVA);
-      :attr:`delta_interval` and :attr:`mean_interval`: how the intervals are computed
-      (``mean_method``: ``t`` or ``bootstrap``).
-    - ``warnings``: what deserves caution (few queries, zero variance, constant measures).
-    """
-
-    systems: tuple[str, ...]
-    baseline: str
-    measures: tuple[MeasureComparison, ...]
-    test: str
-    correction: str
-    scope: Family
-    family_size: int
-    alpha: float
-    level: float
-    seed: int
-    resamples: int | None
-    queries: int
-    query_set: str
-    filled: tuple[int, ...]
-    dropped: tuple[int, ...]
-    mean_method: MeanInterval
-    exact: bool
-    warnings: tuple[str, ...]
-
-    def measure(self, name: str | Quantity) -> MeasureComparison:
-        for m in self.measures:
-            if m.measure == str(name):
-                return m
-        raise InputError(
-            f"measure {str(name)!r} was not compared", value=[m.measure for m in self.measures]
-        )
-
-    def row(self, measure: str | Quantity, system: str) -> SystemRow:
-        return self.measure(measure).row(system)
-
-    @property
-    def family(self) -> str:
-        """Which p-values were corrected together, in words."""
-        others, base = len(self.systems) - 1, self.baseline
-        if self.correction == "tukey":
-            return f"all {self.family_size} pairs of systems within each measure"
-        if self.scope == "all":
-            return (
-                f"{self.family_size} comparisons with {base} ({others} systems × "
-                f"{len(self.measures)} measures)"
-            )
-        return f"{others} comparison{'s' if others != 1 else ''} with {base} per measure"
-
-    @property
-    def effect_size(self) -> str:
-        """How effect sizes are defined."""
-        return "delta/sqrt(V_E)" if self.test in ("tukey", "rtukey") else "mean(d)/sd(d)"
-
-    @property
-    def delta_interval(self) -> str:
-        """How the intervals of the differences are computed."""
-        if self.test == "tukey":
-            return "Tukey, simultaneous over all pairs"
-        if self.test == "rtukey":
-            return "randomised Tukey, simultaneous over all pairs"
-        if self.test == "bootstrap":
-            return "bootstrap BCa"
-        return "paired t"
-
-    @property
-    def mean_interval(self) -> str:
-        """How the intervals of the means are computed."""
-        return "t" if self.mean_method == "t" else "bootstrap (BCa)"
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (strict JSON: a non-finite number becomes ``null``)."""
-        return {
-            "test": self.test,
-            "test_name": TEST_NAMES[self.test],
-            "correction": self.correction,
-            "family": self.family,
-            "family_size": self.family_size,
-            "alpha": self.alpha,
-            "level": self.level,
-            "seed": self.seed,
-            "resamples": self.resamples,
-            "exact": self.exact,
-            "queries": self.queries,
-            "query_set": self.query_set,
-            "baseline": self.baseline,
-            "systems": [
-                {"name": s, "filled": f, "dropped": d}
-                for s, f, d in zip(self.systems, self.filled, self.dropped, strict=True)
-            ],
-            "effect_size": self.effect_size,
-            "delta_interval": self.delta_interval,
-            "mean_interval": self.mean_interval,
-            "warnings": list(self.warnings),
-            "measures": [_measure_dict(m, self.systems) for m in self.measures],
-        }
-
-
-def _num(value: float | None) -> float | None:
-    if value is None or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _interval_dict(interval: Interval | None) -> dict[str, Any] | None:
-    if interval is None:
-        return None
-    return {
-        "low": _num(interval.low),
-        "high": _num(interval.high),
-        "level": interval.level,
-        "method": interval.method,
-    }
-
-
-def _measure_dict(m: MeasureComparison, systems: tuple[str, ...]) -> dict[str, Any]:
-    a = m.anova
-    return {
-        "measure": m.measure,
-        "constant": m.constant,
-        "anova": {
-            "f": _num(a.f),
-            "p_value": a.p_value,
-            "df_systems": a.df_systems,
-            "df_residual": a.df_residual,
-            "ss_systems": a.ss_systems,
-            "ss_queries": a.ss_queries,
-            "ss_residual": a.ss_residual,
-            "ms_residual": a.ms_residual,
-        },
-        "rows": [
-            {
-                "system": r.system,
-                "is_baseline": r.is_baseline,
-                "mean": r.mean,
-                "mean_interval": _interval_dict(r.mean_interval),
-                "delta": _num(r.delta),
-                "delta_interval": _interval_dict(r.delta_interval),
-                "effect_size": _num(r.effect_size),
-                "statistic": _num(r.statistic),
-                "p_value": _num(r.p_value),
-                "p_adjusted": _num(r.p_adjusted),
-                "wins": r.wins,
-                "ties": r.ties,
-                "losses": r.losses,
-                "significant": r.significant,
-                "direction": r.direction,
-                "plan": None
-                if r.plan is None
-                else {
-                    "sd_difference": r.plan.sd_difference,
-                    "delta": r.plan.delta,
-                    "power": r.plan.power,
-                    "alpha": r.plan.alpha,
-                    "queries_needed": r.plan.queries_needed,
-                    "min_detectable_delta": r.plan.min_detectable_delta,
-                },
-            }
-            for r in m.rows
-        ],
-        "pairs": None
-        if m.pairs is None
-        else [
-            {
-                "first": systems[p.first],
-                "second": systems[p.second],
-                "delta": p.delta,
-                "interval": _interval_dict(p.interval),
-                "effect_size": _num(p.effect_size),
-                "statistic": _num(p.statistic),
-                "p_value": p.p_value,
-                "p_adjusted": p.p_adjusted,
-            }
-            for p in m.pairs.pairs
-        ],
-    }
 
 
 # ---------------------------------------------------------------------------- pairwise
@@ -775,11 +517,6 @@ def _warn_filled(scores: ScoreMatrix, notes: list[str]) -> None:
 
 __all__ = [
     "TESTS",
-    "Comparison",
-    "Family",
-    "MeanInterval",
-    "MeasureComparison",
-    "SystemRow",
     "Test",
     "compare",
     "pairwise",
