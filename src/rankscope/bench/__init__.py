@@ -1,9 +1,9 @@
 """Benchmarks: run a suite's configurations, time them, evaluate and compare them."""
 
+from rankscope.bench.config_record import ChunkHit, ConfigRecord, ConfigSpec, IndexCache
 from rankscope.bench.latency import LatencyStats, latency_stats
 from rankscope.bench.ray_runner import RayOptions
 from rankscope.bench.recommend import BALANCE_FORMULA, Candidate, recommend
-from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache
 from rankscope.bench.results import (
     Alone,
     BenchmarkResult,

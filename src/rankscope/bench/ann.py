@@ -31,8 +31,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import ranking_run
-from rankscope.bench.records import ConfigRecord
 from rankscope.data.run import Run
 from rankscope.engines.base import Engine, Hit, Query
 from rankscope.engines.neighbours import EXACT_TIE_TOLERANCE

@@ -19,6 +19,7 @@ import numpy as np
 
 from rankscope.bench.ann import TOLERANCE as ANN_TOLERANCE
 from rankscope.bench.ann import ann_recall_values
+from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
 from rankscope.bench.latency import latency_stats, query_latency_ms
 from rankscope.bench.pareto import pareto_front
@@ -28,7 +29,6 @@ from rankscope.bench.recommend import (
     recommend,
     view_statistics,
 )
-from rankscope.bench.records import ConfigRecord
 from rankscope.bench.results import (
     NO_CATEGORY,
     VIEW_NAMES,

@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rankscope.bench.records import ConfigRecord
+from rankscope.bench.config_record import ConfigRecord
 from rankscope.errors import ConfigError
 
 MANIFEST = "manifest.json"
-#: 2: typed records (:class:`~rankscope.bench.records.ConfigRecord`); older entries are redone
+#: 2: typed records (:class:`~rankscope.bench.config_record.ConfigRecord`); older entries are redone
 MANIFEST_VERSION = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 

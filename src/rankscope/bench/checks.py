@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from pathlib import Path
 
-from rankscope.bench.records import ConfigRecord
+from rankscope.bench.config_record import ConfigRecord
 from rankscope.data.qrels import Qrels
 from rankscope.errors import ConfigError
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from rankscope.bench.checkpoint import atomic_write_text, safe_name
+from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import ranking_run
-from rankscope.bench.records import ConfigRecord
 from rankscope.data import Qrels, write_qrels, write_run
 
 #: TREC unless an id holds whitespace (TREC separates fields by whitespace): then JSONL

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
-from rankscope.bench.records import ConfigRecord, ConfigSpec, Stage
+from rankscope.bench.config_record import ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.runner import PendingConfig, RemoteRun, Reporter, RunInputs
 from rankscope.errors import RankscopeError
 from rankscope.suite.sweep import BenchConfig

@@ -28,8 +28,8 @@ from pydantic import (
     model_validator,
 )
 
+from rankscope.bench.config_record import ConfigSpec, IndexCache, Stage, Status
 from rankscope.bench.latency import LatencyStats
-from rankscope.bench.records import ConfigSpec, IndexCache, Stage, Status
 from rankscope.errors import InputError, RankscopeError
 from rankscope.stats.comparison import (
     Comparison,

@@ -63,6 +63,7 @@ from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
 from rankscope.bench.checks import check_judgments, host_warnings, retrieval_warnings
 from rankscope.bench.code import Unlocatable, code_fingerprint
+from rankscope.bench.config_record import ChunkHit, ConfigRecord, ConfigSpec, IndexCache, Stage
 from rankscope.bench.corpus import scan_corpus
 from rankscope.bench.lock import FolderLock
 from rankscope.bench.outputs import (
@@ -74,7 +75,6 @@ from rankscope.bench.outputs import (
     write_qrels_file,
     write_run_files,
 )
-from rankscope.bench.records import ChunkHit, ConfigRecord, ConfigSpec, IndexCache, Stage
 from rankscope.bench.results import BenchmarkResult
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Engine, Hit, Query
