@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from rankscope.errors import InputError
+from rankscope.errors import InputError, MeasureError
 from rankscope.stats.intervals import Interval
 from rankscope.stats.multiple import Anova, PairResult, Pairwise
 from rankscope.stats.planning import PowerPlan
@@ -456,8 +456,7 @@ def _measure_from(data: Mapping[str, Any], index: dict[str, int]) -> MeasureComp
 def _quantity(name: str, higher_is_better: bool) -> Quantity:
     """The quantity named ``name``: the measure it spells when it is one (as
     :meth:`Quantity.of` makes it), else a plain per-query value."""
-    from rankscope.errors import MeasureError
-    from rankscope.metrics.names import parse_measure  # as stats/matrix.py: a spelling
+    from rankscope.metrics.names import parse_measure  # lazily, as in stats/matrix.py
 
     try:
         measure = parse_measure(name)
