@@ -218,9 +218,10 @@ def _comparison(value: object) -> Comparison:
 
 
 def _alone(value: object) -> SystemRow:
-    """A lone configuration's row, from itself or its JSON form (the row plus ``measure``)."""
+    """A lone configuration's row, from itself or its JSON form (the row plus ``measure``),
+    normalised as :func:`_comparison` does."""
     if isinstance(value, SystemRow):
-        return value
+        return row_from_dict(row_to_dict(value), value.measure)
     if isinstance(value, Mapping):
         try:
             return row_from_dict(value, str(value["measure"]))
