@@ -88,6 +88,10 @@ def test_a_row_reads_back_on_its_own() -> None:
         lambda d: d["measures"][0]["rows"][0].update(direction="sideways"),
         lambda d: d["measures"][0]["rows"][0].update(mean="high"),
         lambda d: d.update(systems=None),
+        lambda d: d.update(test="magic"),
+        lambda d: d.update(scope=["measure"]),
+        lambda d: d.update(measures="ndcg"),
+        lambda d: d["measures"][0]["rows"].append({"system": "\ud800"}),
     ],
 )
 def test_a_damaged_comparison_is_a_clear_error(damage: object) -> None:

@@ -216,6 +216,9 @@ class Comparison:
         """The comparison :meth:`to_dict` wrote; a dictionary of another shape raises
         :class:`~rankscope.errors.InputError` naming the first key that does not fit."""
         try:
+            for key, allowed in _CHOICES.items():
+                if data[key] not in allowed:
+                    raise ValueError(f"{key} {data[key]!r} is not one of {', '.join(allowed)}")
             systems = tuple(str(s["name"]) for s in data["systems"])
             index = {name: i for i, name in enumerate(systems)}
             return cls(
@@ -243,6 +246,15 @@ class Comparison:
                 f"not a comparison as rankscope writes it: {type(error).__name__}: {error}",
                 hint="give what Comparison.to_dict or rankscope compare --format json wrote",
             ) from None
+
+
+#: what the enumerated keys of a comparison's JSON form may hold
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "test": tuple(TEST_NAMES),
+    "correction": tuple(CORRECTION_NAMES),
+    "scope": ("measure", "all"),
+    "mean_method": ("t", "bootstrap"),
+}
 
 
 def normalised(comparison: Comparison) -> Comparison:
