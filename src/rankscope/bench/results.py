@@ -32,6 +32,7 @@ from rankscope.bench.config_record import ConfigSpec, IndexCache, Stage, Status
 from rankscope.bench.latency import LatencyStats
 from rankscope.errors import InputError, RankscopeError
 from rankscope.stats.comparison import (
+    TEST_NAMES,
     Comparison,
     SystemRow,
     normalised,
@@ -56,10 +57,6 @@ QueryStatus = Literal["answered", "as_text", "skipped", "failed"]
 QUALITY_TEST: Final = "rtukey"
 LATENCY_TEST: Final = "randomization"
 BenchTest = Literal["rtukey", "randomization"]
-TEST_NAMES: dict[str, str] = {
-    "rtukey": "randomised Tukey HSD",
-    "randomization": "paired randomization test",
-}
 ALPHA = 0.05
 LEVEL = 0.95
 RESAMPLES = 10_000

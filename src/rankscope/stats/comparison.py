@@ -28,7 +28,7 @@ MeanInterval = Literal["t", "bootstrap"]
 
 TEST_NAMES = {
     "t": "paired t-test",
-    "randomization": "randomization test (sign flips)",
+    "randomization": "paired randomization test",
     "bootstrap": "paired bootstrap test (studentized)",
     "wilcoxon": "Wilcoxon signed-rank test",
     "sign": "sign test",
