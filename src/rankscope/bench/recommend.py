@@ -40,7 +40,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from rankscope.bench.latency import LATENCY, LATENCY_LABEL, fmt_ms
+from rankscope.bench.latency import LATENCY_LABEL, LATENCY_QUANTITY, fmt_ms
 from rankscope.bench.results import (
     ALPHA,
     LATENCY_TEST,
@@ -58,6 +58,7 @@ from rankscope.bench.results import (
 from rankscope.bench.statistics import compare_configurations
 from rankscope.errors import InputError
 from rankscope.stats.comparison import SystemRow
+from rankscope.stats.quantity import Quantity
 
 BalanceFormula = Literal["minmax", "ratio"]
 BALANCE_FORMULAS: dict[BalanceFormula, str] = {
@@ -126,10 +127,9 @@ def lead_verdict(
         names,
         np.stack(arrays),
         baseline="leader",
+        quantity=Quantity("value", higher_is_better),
         baseline_reason="the leader",
-        measure="value",
         label="value",
-        higher_is_better=higher_is_better,
         query_set=f"{n} queries",
         test=test or (QUALITY_TEST if higher_is_better else LATENCY_TEST),
         seed=seed,
@@ -232,18 +232,16 @@ def view_statistics(
         lambda c: c.values,
         best=by_quality(pool)[0],
         reason="highest mean",
-        measure=measure,
+        quantity=Quantity(measure),
         label=label,
-        higher_is_better=True,
         test=QUALITY_TEST,
     )
     latency = compare(
         lambda c: c.latencies_ms,
         best=by_speed(pool)[0],
         reason="lowest p50",
-        measure=LATENCY,
+        quantity=LATENCY_QUANTITY,
         label=LATENCY_LABEL,
-        higher_is_better=False,
         test=LATENCY_TEST,
     )
     return base.model_copy(update={"quality": quality, "latency": latency, "notes": notes})
@@ -255,9 +253,8 @@ def _compare(
     *,
     best: str,
     reason: str,
-    measure: str,
+    quantity: Quantity,
     label: str,
-    higher_is_better: bool,
     test: BenchTest,
     seed: int,
     resamples: int,
@@ -290,9 +287,8 @@ def _compare(
         x,
         baseline=best,
         baseline_reason=reason,
-        measure=measure,
+        quantity=quantity,
         label=label,
-        higher_is_better=higher_is_better,
         query_set=where,
         view=view,
         test=test,

@@ -61,11 +61,10 @@ def compare_configurations(
     names: Sequence[str],
     values: NDArray[np.float64],
     *,
+    quantity: Quantity,
     baseline: str,
     baseline_reason: str,
-    measure: str,
     label: str,
-    higher_is_better: bool,
     query_set: str,
     view: str = "answered",
     test: BenchTest = QUALITY_TEST,
@@ -73,9 +72,10 @@ def compare_configurations(
     resamples: int = RESAMPLES,
     alpha: float = ALPHA,
 ) -> ConfigurationComparison:
-    """Compare ``names`` (rows of ``values``, configurations × queries) with ``baseline`` by
-    ``test``: the randomised Tukey HSD over all pairs, or the paired randomization test of
-    each configuration against the baseline, Holm-corrected.
+    """Compare ``names`` (rows of ``values``, configurations × queries: values of ``quantity``,
+    whose direction decides what is better) with ``baseline`` by ``test``: the randomised Tukey
+    HSD over all pairs, or the paired randomization test of each configuration against the
+    baseline, Holm-corrected.
 
     One configuration gets its mean and interval only. Raises
     :class:`~rankscope.errors.InputError` with fewer than 2 queries or non-finite values;
@@ -94,6 +94,7 @@ def compare_configurations(
             value=n,
             hint="add judged queries to the suite",
         )
+    measure = quantity.name
     command = f"--view {view} -m {measure} --test {test} --baseline {baseline} --seed {seed}" + (
         "" if resamples == RESAMPLES else f" --resamples {resamples}"
     )
@@ -108,7 +109,7 @@ def compare_configurations(
     matrix = ScoreMatrix(
         tuple(names),
         tuple(str(i) for i in range(n)),
-        (Quantity(measure, higher_is_better),),
+        (quantity,),
         x[np.newaxis].copy(),
         np.ones(x.shape, dtype=np.bool_),
         (0,) * len(names),
