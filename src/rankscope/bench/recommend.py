@@ -141,8 +141,8 @@ def lead_verdict(
 
 def verdict_of(row: SystemRow, unit: str = "") -> NoiseVerdict:
     """The verdict on a lead over ``row`` (a configuration compared with the leader; its
-    corrected p-value)."""
-    p = _finite_or_none(row.p_adjusted)
+    corrected p-value, None when not finite: the rows are normalised)."""
+    p = row.p_adjusted
     text = f"p {_p(p)}, Δ = {_signed(row.delta, unit)}"
     if row.significant and row.direction == "worse":
         return NoiseVerdict("beyond_noise", f"beyond noise ({text})", p, row.delta)
@@ -440,8 +440,7 @@ def _noise(
     rows = [comparison.row(name) for name in ranked[1:]]
     within = [r for r in rows if not (r.significant and r.direction == "worse")]
     contenders = [
-        Contender(config=r.system, difference=r.delta or 0.0, p_value=_finite_or_none(r.p_adjusted))
-        for r in within
+        Contender(config=r.system, difference=r.delta or 0.0, p_value=r.p_adjusted) for r in within
     ]
     quantity = "per-query latency" if unit else comparison.label
     if within:
@@ -472,7 +471,7 @@ def _and(names: Iterable[str]) -> str:
 
 
 def _p(p: float | None) -> str:
-    if p is None or math.isnan(p):
+    if p is None:
         return "= n/a"
     return "< 0.0001" if p < 0.00005 else f"= {p:.4f}"
 
@@ -494,7 +493,3 @@ def _value(value: float | None, default: float) -> float:
 
 def _finite(value: float | None) -> bool:
     return value is not None and math.isfinite(value)
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    return value if _finite(value) else None
