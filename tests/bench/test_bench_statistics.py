@@ -376,6 +376,11 @@ def test_a_damaged_comparison_in_results_json_is_a_clear_error(
     bad.write_text(json.dumps(data))
     with pytest.raises(InputError, match=r"statistics\.answered\.quality\.comparison: .*'anova'"):
         BenchmarkResult.read(bad)
+    # warnings nested 10,000 deep: a clear error, no RecursionError
+    data["statistics"]["answered"]["quality"]["comparison"]["warnings"] = "DEEP"
+    bad.write_text(json.dumps(data).replace('"DEEP"', "[" * 10_000 + "]" * 10_000))
+    with pytest.raises(InputError, match=r"not a rankscope benchmark's results\.json"):
+        BenchmarkResult.read(bad)
     data["statistics"]["answered"]["quality"]["comparison"] = None  # and no alone either
     bad.write_text(json.dumps(data))
     with pytest.raises(InputError, match="either a comparison or the lone configuration's row"):

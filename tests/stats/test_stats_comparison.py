@@ -99,3 +99,30 @@ def test_a_damaged_comparison_is_a_clear_error(damage: object) -> None:
     damage(data)  # type: ignore[operator]
     with pytest.raises(InputError, match="not a comparison as rankscope writes it"):
         Comparison.from_dict(data)
+
+
+def test_hostile_names_come_back_as_written() -> None:
+    """NUL, a lone surrogate and 10,000 characters are text like any other in a comparison's
+    names and warnings: strict JSON carries them (escaped) and they read back unchanged."""
+    names = ("a\x00b", "\ud800", "x" * 10_000)
+    x = np.random.default_rng(1).random((1, 3, 8))
+    matrix = ScoreMatrix(
+        names, tuple(f"q{i}" for i in range(8)), (Quantity("m\x00"),), x,
+        np.ones((3, 8), dtype=np.bool_), (0, 0, 0), "\udfff" * 3,
+    )  # fmt: skip
+    found = compare(matrix, baseline=names[2], test="t")
+    again = Comparison.from_dict(json.loads(json.dumps(found.to_dict(), allow_nan=False)))
+    assert again == found and again.systems == names and again.query_set == "\udfff" * 3
+
+
+def test_a_huge_or_deep_comparison_fails_at_its_first_fault() -> None:
+    data = compare(_matrix(), test="t").to_dict()
+    rows = data["measures"][0]["rows"]
+    data["measures"][0]["rows"] = [{"system": "a"}] + rows * 100_000  # 300,001 rows
+    with pytest.raises(InputError, match="KeyError: 'plan'"):
+        Comparison.from_dict(data)
+    deep: object = {}
+    for _ in range(10_000):
+        deep = {"measures": deep}
+    with pytest.raises(InputError, match="not a comparison"):
+        Comparison.from_dict(deep)  # type: ignore[arg-type]
