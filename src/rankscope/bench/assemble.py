@@ -22,7 +22,7 @@ from rankscope.bench.ann import ann_recall_values
 from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
 from rankscope.bench.latency import latency_stats, query_latency_ms
-from rankscope.bench.pareto import pareto_front
+from rankscope.bench.pareto import FRONT_DEFINITION, pareto_front
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
     Candidate,
@@ -38,6 +38,7 @@ from rankscope.bench.results import (
     EvaluationInfo,
     Failure,
     ParetoFront,
+    Practical,
     QueryArrays,
     QuerySet,
     QueryStatus,
@@ -168,9 +169,12 @@ def with_statistics(result: BenchmarkResult, *, fresh: bool = False) -> Benchmar
     for view in VIEW_NAMES:
         if fresh or view not in statistics:
             statistics[view], recommendations[view] = _recommendations(result, view)
-        elif statistics[view].pareto is None:  # written before the front was stored
+        elif (stored := statistics[view].pareto) is None or stored.definition < FRONT_DEFINITION:
+            # written before the front was stored, or by its earlier definition
             front = view_pareto(result, view_candidates(result, view))
-            statistics[view] = statistics[view].model_copy(update={"pareto": front})
+            statistics[view] = statistics[view].model_copy(
+                update={"pareto": front, "practical": practical(result)}
+            )
     return result.model_copy(update={"statistics": statistics, "recommendations": recommendations})
 
 
@@ -375,7 +379,9 @@ def _recommendations(
         view=view,
         query_set=described,
     )
-    statistics = statistics.model_copy(update={"pareto": view_pareto(result, candidates)})
+    statistics = statistics.model_copy(
+        update={"pareto": view_pareto(result, candidates), "practical": practical(result)}
+    )
     picks = recommend(
         candidates,
         result.headline,
@@ -388,14 +394,26 @@ def _recommendations(
     return statistics, picks
 
 
+def practical(result: BenchmarkResult) -> Practical:
+    """The practical thresholds of the suite's settings (smaller differences are ties)."""
+    settings = result.settings
+    return Practical(
+        min_effect=settings.min_effect,
+        min_latency_ratio=settings.min_latency_ratio,
+        min_latency_ms=settings.min_latency_ms,
+    )
+
+
 def view_pareto(result: BenchmarkResult, candidates: Sequence[Candidate]) -> ParetoFront:
-    """The Pareto front (headline and per-query latency, within noise) of a view's
-    candidates."""
+    """The Pareto front (mean headline and p50 latency, within noise and the practical
+    thresholds) of a view's candidates."""
     return pareto_front(
         [c.name for c in candidates],
         np.stack([c.values for c in candidates]) if candidates else np.zeros((0, 0)),
         np.stack([c.latencies_ms for c in candidates]) if candidates else np.zeros((0, 0)),
+        p50_ms=[c.p50_ms for c in candidates],
         label=measure_label(result.headline),
+        practical=practical(result),
         seed=result.settings.seed,
     )
 

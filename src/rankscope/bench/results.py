@@ -39,7 +39,7 @@ from rankscope.stats.comparison import (
     row_from_dict,
     row_to_dict,
 )
-from rankscope.suite.schema import SuiteSettings
+from rankscope.suite.schema import MIN_EFFECT, MIN_LATENCY_MS, MIN_LATENCY_RATIO, SuiteSettings
 
 SCHEMA_VERSION = 4
 NO_CATEGORY = "(none)"
@@ -356,6 +356,33 @@ class ConfigurationComparison(_Frozen):
         ]
 
 
+class Practical(_Frozen):
+    """The smallest differences that count (:mod:`rankscope.bench.pareto`): a smaller one is a
+    tie, however significant. ``min_effect``: of the headline (its units, e.g. 0.01 nDCG@10);
+    latency: a gap counts only when it is at least ``min_latency_ratio`` of the slower p50
+    *and* at least ``min_latency_ms`` (a suite's ``settings`` set all three)."""
+
+    min_effect: float = MIN_EFFECT
+    min_latency_ratio: float = MIN_LATENCY_RATIO
+    min_latency_ms: float = MIN_LATENCY_MS
+
+    def quality_gap_counts(self, better: float, worse: float) -> bool:
+        """Whether ``better`` is ahead of ``worse`` by at least ``min_effect`` (and at all)."""
+        gap = better - worse
+        return gap > 0 and gap >= self.min_effect
+
+    def latency_gap_counts(self, faster_ms: float, slower_ms: float) -> bool:
+        """Whether ``faster_ms`` is below ``slower_ms`` by a gap that matters in practice."""
+        gap = slower_ms - faster_ms
+        return gap > 0 and gap >= self.min_latency_ms and gap >= self.min_latency_ratio * slower_ms
+
+    def describe(self, label: str) -> str:
+        return (
+            f"{label} ahead by at least {self.min_effect:g}; p50 lower by at least "
+            f"{self.min_latency_ratio:.0%} and {self.min_latency_ms:g} ms"
+        )
+
+
 class ParetoFront(_Frozen):
     """The configurations no other beats on both the headline and latency, within noise
     (:func:`rankscope.bench.pareto.pareto_front`).
@@ -368,6 +395,10 @@ class ParetoFront(_Frozen):
     beaten_by: dict[str, list[str]] = {}
     rule: str = ""
     notes: list[str] = []
+    #: which definition made it: 1 (absent in the file) significance alone, corrected over
+    #: all pairs; 2 weak dominance by the point estimates, each pair's own test and the
+    #: practical thresholds (a front of an earlier definition is recomputed on reading)
+    definition: int = 1
 
 
 class ViewStatistics(_Frozen):
@@ -384,6 +415,8 @@ class ViewStatistics(_Frozen):
     latency: ConfigurationComparison | None = None
     notes: list[str] = []
     pareto: ParetoFront | None = None
+    #: the practical thresholds: smaller differences are ties (the front and the table)
+    practical: Practical = Practical()
 
 
 # ---------------------------------------------------------------------------- recommendations

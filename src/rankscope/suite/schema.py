@@ -196,6 +196,13 @@ class QueriesFile(_Strict):
     path: str
 
 
+#: the practical thresholds' defaults: a smaller difference is a tie on the Pareto front
+#: (rankscope.bench.pareto): of the headline, and of p50 latency (relative and absolute)
+MIN_EFFECT = 0.01
+MIN_LATENCY_RATIO = 0.05
+MIN_LATENCY_MS = 0.05
+
+
 class SuiteSettings(_Strict):
     """A suite's ``settings:``: how the benchmark measures (cut-offs, depth, relevance
     threshold, repetitions). Not :class:`rankscope.config.Environment` (``RANKSCOPE_*``
@@ -230,6 +237,12 @@ class SuiteSettings(_Strict):
     #: seed of the comparison statistics' random draws (randomised Tukey HSD), so the p-values
     #: in the table and results.json are the same on every run
     seed: Annotated[int, Field(ge=0)] = 0
+    #: practical thresholds: a headline difference below ``min_effect``, or a p50 gap below
+    #: ``min_latency_ratio`` of the slower p50 or below ``min_latency_ms``, is a tie (the Pareto
+    #: front never counts it as better or faster)
+    min_effect: Annotated[float, Field(ge=0, allow_inf_nan=False)] = MIN_EFFECT
+    min_latency_ratio: Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)] = MIN_LATENCY_RATIO
+    min_latency_ms: Annotated[float, Field(ge=0, allow_inf_nan=False)] = MIN_LATENCY_MS
 
     @field_validator("k", mode="before")
     @classmethod
