@@ -52,7 +52,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("online", "bench", "compare_io"),
     ("judge",),
     ("diff",),
-    ("report", "service"),
+    ("report", "service", "check"),
     ("cli", "demo", "testing"),  # nothing imports these: the command line, the demo, test servers
     ("__main__",),
 )

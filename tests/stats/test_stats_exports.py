@@ -11,6 +11,7 @@ PUBLIC = {
     # two systems
     "paired_t", "randomization_test", "bootstrap_test", "wilcoxon_test", "sign_test",
     "wins_ties_losses", "PairedTest", "WinsTiesLosses", "equal_up_to_rounding",
+    "non_inferiority", "NonInferiority",
     # many systems
     "anova_two_way", "tukey_hsd", "randomized_tukey_hsd", "pairwise", "adjust_pvalues",
     "Anova", "PairResult", "Pairwise", "CORRECTIONS",

@@ -17,6 +17,7 @@ from rankscope import __version__
 from rankscope.cli import (
     annotate,
     bench,
+    check,
     compare,
     diff,
     eval,
@@ -60,6 +61,7 @@ def _root(
 COMMAND_MODULES = (
     annotate,
     bench,
+    check,
     compare,
     diff,
     eval,

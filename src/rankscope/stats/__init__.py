@@ -15,6 +15,8 @@ conventions.
   :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
 - Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
   :func:`pairwise`, :func:`adjust_pvalues` (Holm, Bonferroni, Benjamini-Hochberg).
+- A regression gate: :func:`non_inferiority` (:class:`NonInferiority`): is a candidate at
+  most a margin worse than a baseline, by the one-sided paired t bound?
 - One system's mean: :func:`t_interval`, :func:`bootstrap_interval` (:class:`Interval`).
 - Planning: :func:`queries_needed`, :func:`min_detectable_delta`, :func:`paired_t_power`,
   :func:`power_plan`.
@@ -45,6 +47,7 @@ from rankscope.stats.multiple import (
     randomized_tukey_hsd,
     tukey_hsd,
 )
+from rankscope.stats.noninferiority import NonInferiority, non_inferiority
 from rankscope.stats.paired import (
     PairedTest,
     WinsTiesLosses,
@@ -73,6 +76,7 @@ __all__ = [
     "Comparison",
     "Interval",
     "MeasureComparison",
+    "NonInferiority",
     "PairResult",
     "PairedTest",
     "Pairwise",
@@ -96,6 +100,7 @@ __all__ = [
     "interval_from_bootstrap",
     "kendall_tau_b",
     "min_detectable_delta",
+    "non_inferiority",
     "paired_t",
     "paired_t_power",
     "pairwise",

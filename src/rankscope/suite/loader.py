@@ -186,6 +186,18 @@ def _resolve(
         raise ConfigError(
             "the suite has no queries", path=source, line=line_of(("queries",), lines)
         )
+    if spec.check is not None:
+        names = [c.name for c in configs]
+        for role in ("baseline", "candidate"):
+            name = getattr(spec.check, role)
+            if name not in names:
+                raise ConfigError(
+                    f"check.{role}: no configuration named {name!r} in this suite",
+                    path=source,
+                    line=line_of(("check", role), lines),
+                    value=name,
+                    hint=_did_you_mean(name, names) or f"choose from: {', '.join(names)}",
+                )
     return Suite(
         name=spec.name,
         description=spec.description,

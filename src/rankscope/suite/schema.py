@@ -335,6 +335,32 @@ class SweepSpec(_Strict):
         return self
 
 
+class CheckSpec(_Strict):
+    """A suite's ``check:``: the regression gate ``rankscope check SUITE_FILE`` applies to the
+    benchmark's results (rankscope.check): configuration ``candidate`` must be non-inferior to
+    ``baseline`` within ``margin`` at confidence ``1 - alpha`` on each measure, and at least
+    each floor of ``min``."""
+
+    baseline: str
+    candidate: str
+    #: default: the suite's headline
+    measures: list[MeasureName] | None = None
+    margin: Annotated[float, Field(ge=0, allow_inf_nan=False)] = 0.01
+    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
+    #: absolute floors of the candidate's mean, e.g. {ndcg@10: 0.6}
+    min: dict[MeasureName, Annotated[float, Field(allow_inf_nan=False)]] = Field(
+        default_factory=dict
+    )
+    #: the queries compared: answered (every configuration answered them) or all
+    view: Literal["answered", "all"] | None = None
+
+    @model_validator(mode="after")
+    def _two_configurations(self) -> CheckSpec:
+        if self.baseline == self.candidate:
+            raise ValueError("check: the baseline and the candidate are the same configuration")
+        return self
+
+
 class SuiteSpec(_Strict):
     """The whole suite file."""
 
@@ -346,6 +372,7 @@ class SuiteSpec(_Strict):
     settings: SuiteSettings = Field(default_factory=SuiteSettings)
     engines: list[EngineSpec] = Field(default_factory=list)
     sweep: SweepSpec | None = None
+    check: CheckSpec | None = None
 
     _as_str_name = field_validator("name", mode="before")(_as_str)
 
