@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from rankscope.bench import run_benchmark
+from rankscope.bench.assemble import with_statistics
 from rankscope.bench.pareto import classic_front, pareto_front
 from rankscope.bench.results import ParetoFront, Practical
 from rankscope.report import render_table
@@ -127,6 +128,19 @@ def test_results_json_and_the_table_mark_the_front(tmp_path: Path) -> None:
     rows = [line for line in text.splitlines() if line.startswith("│ ")]
     assert len(rows) == 2 and all("◆" in row for row in rows)
     assert "◆ Pareto front: a configuration is off the front when another" in text
+    # the practical thresholds the table uses are the suite's settings
+    assert result.statistics["answered"].practical == Practical()
+    assert result.statistics["answered"].pareto.definition == 2  # type: ignore[union-attr]
+    # a front of the first definition (read from an older results.json) is recomputed
+    old = {
+        view: s.model_copy(
+            update={"pareto": ParetoFront(configs=["a"], beaten_by={"b": ["a"]}, rule="old")}
+        )
+        for view, s in result.statistics.items()
+    }
+    assert old["answered"].pareto.definition == 1  # type: ignore[union-attr]
+    again = with_statistics(result.model_copy(update={"statistics": old}))
+    assert again.statistics["answered"].pareto == result.statistics["answered"].pareto
 
 
 def test_a_configuration_faster_on_every_query_beats_the_others_among_many() -> None:
