@@ -124,3 +124,32 @@ def test_an_unwritable_markdown_file_is_an_input_error(
         capsys, files["qrels"], files["base"], files["same"], "--markdown", str(target)
     )
     assert code == 2 and "cannot write the Markdown summary" in err and str(target) in err
+
+
+def test_a_benchmark_folder_and_a_suite_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diff"))
+    from diff_data import HAVE_CRANFIELD
+    from test_check_core import _suite
+
+    if not HAVE_CRANFIELD:
+        pytest.skip("no Cranfield in the shared data")
+    from rankscope.bench import run_benchmark
+    from rankscope.suite import load_suite
+
+    suite = _suite(tmp_path)
+    out = tmp_path / "out"
+    run_benchmark(load_suite(suite), out)
+    code, text, err = run_cli(capsys, str(out), "bm25", "classic", "--margin", "0.02")
+    assert code == 0, err
+    assert "over the judged queries every configuration answered (view answered) (n = 225)" in text
+    code, text, err = run_cli(capsys, str(suite), "--out", str(out))
+    assert code == 1, err
+    assert "  FAIL  ndcg@10  baseline 0.3427  candidate 0.3428  Δ +0.0001" in text
+    code, _, err = run_cli(capsys, str(out))
+    assert code == 2 and "need a baseline and a candidate" in err
+    code, _, err = run_cli(capsys, str(out), "bm25")
+    assert code == 2 and "name both a baseline and a candidate" in err
+    code, _, err = run_cli(capsys, str(out), "bm25", "nope")
+    assert code == 2 and "'nope' is not a configuration" in err
