@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 #: heavy libraries no command's start-up needs (numpy/pyarrow: the measures and data values;
@@ -110,3 +112,18 @@ def test_a_command_builds_only_its_own_modules() -> None:
     loaded = set(json.loads(done.stdout.splitlines()[-1].replace("'", '"')))
     assert "rankscope.cli.eval" in loaded
     assert not loaded & {"rankscope.cli.judge", "rankscope.cli.serve", "rankscope.cli.annotate"}
+
+
+def test_version_alone_builds_no_application(capsys: pytest.CaptureFixture[str]) -> None:
+    from rankscope import __version__
+    from rankscope.cli.app import build_app, main
+
+    assert main(["--version"]) == 0
+    fast = capsys.readouterr().out
+    assert fast == f"rankscope {__version__}\n"
+    assert build_app()(args=["--version"], standalone_mode=False) in (0, None)
+    assert capsys.readouterr().out == fast  # the root option prints the same
+    assert not imported_after(
+        "import contextlib, io\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--version'])"
+    ) & {"typer", "rich", "pydantic", "numpy"}

@@ -5,10 +5,11 @@ Each command lives in its own module of this package and exposes ``register(app)
 them register each top-level command. Start-up is the fixed cost of every call (trec_eval is
 called in loops over hundreds of runs), so :func:`main` imports only what the command asked for:
 
-- ``trec_eval`` parses its own (trec_eval's) options: it runs without typer at all;
+- ``trec_eval`` parses its own (trec_eval's) options: it runs without typer at all, and so does
+  ``--version`` alone;
 - another command builds the typer application from the modules that register it alone (the
   typer of today builds a pydantic adapter for every option of every command it is given);
-- ``--help``, ``--version``, no command or an unknown one: the whole application.
+- ``--help``, no command or an unknown one: the whole application.
 
 Each command module imports its heavy machinery inside the command, when it runs
 (tests/cli/test_cli_startup.py).
@@ -118,6 +119,11 @@ def main(argv: list[str] | None = None) -> int:
             from rankscope.cli.trec_eval import run_trec_eval
 
             return run_trec_eval(args[1:], sys.stdout, sys.stderr)
+        if args == ["--version"]:  # what the root option prints, without building the app
+            from rankscope import __version__
+
+            print(f"rankscope {__version__}")
+            return 0
         app = build_app(COMMANDS.get(args[0], COMMAND_MODULES) if args else COMMAND_MODULES)
         result = app(args=args, standalone_mode=False)
     except RankscopeError as error:
