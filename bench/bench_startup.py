@@ -29,17 +29,28 @@ from bench_judge import versions_to_measure
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
-CRANFIELD = REPO.parent / "shared" / "data" / "cranfield" / "runs" / "stevinjs_CS7IS3-CA1"
+CRANFIELD = REPO / "data" / "cranfield" / "runs" / "stevinjs_CS7IS3-CA1"
 
 
 def commands() -> list[tuple[str, list[str]]]:
     """(label, argv after ``python``) of the commands timed."""
     qrels, bm25, dense = (str(EXAMPLES / n) for n in ("qrels.txt", "bm25.run", "dense.run"))
     cmds = [
+        # the floor: what a command on a small file cannot avoid
+        ("python -c 'import numpy, pyarrow'", ["-c", "import numpy, pyarrow"]),
         ("python -c 'import rankscope'", ["-c", "import rankscope"]),
         ("python -c 'import rankscope.cli.app'", ["-c", "import rankscope.cli.app"]),
         ("rankscope --version", ["-m", "rankscope", "--version"]),
+        ("rankscope --help", ["-m", "rankscope", "--help"]),
         ("rankscope eval --help", ["-m", "rankscope", "eval", "--help"]),
+        (
+            "rankscope trec_eval examples/qrels.txt examples/bm25.run",
+            ["-m", "rankscope", "trec_eval", qrels, bm25],
+        ),
+        (
+            "rankscope eval examples/qrels.txt examples/bm25.run",
+            ["-m", "rankscope", "eval", qrels, bm25],
+        ),
         (
             "rankscope eval examples/qrels.txt examples/bm25.run examples/dense.run",
             ["-m", "rankscope", "eval", qrels, bm25, dense],

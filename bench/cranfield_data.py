@@ -1,4 +1,4 @@
-"""The shared Cranfield BEIR copy for the benchmark scripts (``../shared/data/cranfield/beir`` or
+"""The Cranfield BEIR copy for the benchmark scripts (the repository's ``data/cranfield/beir`` or
 ``$RANKSCOPE_SHARED_DATA/cranfield/beir``). It reads with the engine API's values only, so that a
 script can measure an older tree (``PYTHONPATH=/tmp/before/src``) the same way."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from rankscope.engines import Document, Query
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("RANKSCOPE_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHARED = Path(os.environ.get("RANKSCOPE_SHARED_DATA", REPO / "data"))
 
 
 def cranfield_beir() -> Path:

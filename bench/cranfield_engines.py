@@ -4,7 +4,7 @@ Starts a throwaway PostgreSQL cluster (with pgvector when installed) for the pos
 pgvector engines and a Typesense server for the typesense engine (each left out when it cannot
 start; anserini is left out without its jar or Java; elasticsearch / opensearch run only on the
 clusters ``RANKSCOPE_ES_URL`` / ``RANKSCOPE_OPENSEARCH_URL`` name; see ``engine_lineup.py``),
-writes a suite over ``../shared/data/cranfield/beir`` (or
+writes a suite over ``data/cranfield/beir`` (or
 ``$RANKSCOPE_SHARED_DATA/cranfield/beir``), runs it and prints one row per engine: nDCG@10,
 MAP, recall@100 and p50 latency, evaluated against ``beir/qrels/test.tsv`` (grades 1..4, 4
 best).

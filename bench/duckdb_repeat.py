@@ -1,6 +1,6 @@
 """DuckDB's scores from run to run: two identical runs of Cranfield's 225 queries, compared.
 
-Indexes the Cranfield BEIR copy (``../shared/data/cranfield/beir`` or
+Indexes the Cranfield BEIR copy (``data/cranfield/beir`` or
 ``$RANKSCOPE_SHARED_DATA/cranfield/beir``) in a fresh duckdb engine twice, searches every query
 (top 100) each time, and prints how many scores and rankings differ between the two runs, with
 DuckDB's default threads and with ``threads: 1``, and the seconds each search pass took.

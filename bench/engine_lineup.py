@@ -23,7 +23,7 @@ import yaml
 EngineSpec = dict[str, Any]
 
 #: Anserini's defaults (Porter, stop words, k1 0.9, b 0.4), and the configuration of the public
-#: Lucene BM25 run in ../shared/data/cranfield/runs (StandardAnalyzer, k1 1.2, b 0.75)
+#: Lucene BM25 run in data/cranfield/runs (StandardAnalyzer, k1 1.2, b 0.75)
 ANSERINI_VARIANTS: dict[str, dict[str, Any]] = {
     "anserini": {},
     "anserini-lucene": {"analyzer": "standard", "k1": 1.2, "b": 0.75},

@@ -1,6 +1,6 @@
 """Long queries on every lexical engine: seconds per query over Cranfield's 1,400 abstracts.
 
-Indexes the Cranfield BEIR copy (``../shared/data/cranfield/beir`` or
+Indexes the Cranfield BEIR copy (``data/cranfield/beir`` or
 ``$RANKSCOPE_SHARED_DATA/cranfield/beir``) in sqlite, tantivy, duckdb, anserini (when its jar
 and Java are found) and postgres (a throwaway PostgreSQL cluster), then times one search (top
 100) of each of these queries:
@@ -9,7 +9,7 @@ and Java are found) and postgres (a throwaway PostgreSQL cluster), then times on
 - ``cranfield``: the text of Cranfield's 225 queries one after the other, cut to 10,000
   characters (1,646 words, 546 distinct);
 - ``hostile-repeat``, ``hostile-varied``: ``long_repeat_10k`` and ``long_varied_10k`` of
-  ``../shared/data/hostile/strings.jsonl`` (about 10,000 characters; 1 and 16 distinct words,
+  ``data/hostile/strings.jsonl`` (about 10,000 characters; 1 and 16 distinct words,
   none of them frequent in Cranfield).
 
 Prints, per engine and query, the seconds and the number of hits, or the error (after one

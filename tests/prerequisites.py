@@ -8,9 +8,9 @@ test never passes by silently not running. The only skips allowed there are test
 cluster, RANKSCOPE_ES_URL / RANKSCOPE_OPENSEARCH_URL); tests/conftest.py turns any other skip
 into a failure under ``CI=true``.
 
-The shared reference data (trec_eval's test files, Cranfield, Sakai's tables) is found in
-``$RANKSCOPE_SHARED_DATA``, else in ``../shared/data`` next to the repository: use
-:func:`shared_data`, never a path of your own.
+The reference data (trec_eval's test files, Cranfield, Sakai's table, the hostile strings) is
+in the repository's ``data/`` (each folder with its provenance and license), or in
+``$RANKSCOPE_SHARED_DATA`` when that is set: use :func:`shared_data`, never a path of your own.
 """
 
 from __future__ import annotations
@@ -36,9 +36,14 @@ def missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+#: the reference data kept in the repository (data/README.md)
+REPO_DATA = REPO_ROOT / "data"
+
+
 def shared_data_root() -> Path:
+    """``$RANKSCOPE_SHARED_DATA`` if set, else the repository's ``data/``."""
     env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+    return Path(env) if env else REPO_DATA
 
 
 def shared_data(*parts: str) -> Path:
@@ -46,8 +51,8 @@ def shared_data(*parts: str) -> Path:
     path = shared_data_root().joinpath(*parts)
     if not path.exists():
         missing(
-            f"shared reference data not found: {path} (check out the shared data next to the "
-            "repository as ../shared/data, or set RANKSCOPE_SHARED_DATA)"
+            f"reference data not found: {path} (the repository's data/ holds it; "
+            "RANKSCOPE_SHARED_DATA, when set, must point at a folder with the same layout)"
         )
     return path
 

@@ -5,15 +5,19 @@ The import graph has an edge for every ``import`` statement of src/rankscope, wh
 (module level, inside a function, under ``if TYPE_CHECKING``): an import moved into a function
 to dodge a cycle is still a dependency. ``from package import name`` points at the module that
 defines ``name`` (found through the package's ``__init__``; the package, if it defines it).
-Lookups by name (the engines of ``rankscope.engines.BUILTIN_ENGINES``) are not imports.
+An import by name is an edge too: a string of the code that names a rankscope module
+(``importlib.import_module("rankscope.x")``, ``"rankscope.x.y:Class"``, a lazy export; logger
+names aside) when it names one of another package. Inside a package, names are how it loads its
+own parts (lazy exports, the engines' registry) and are left out; a name built at run time
+(``f"rankscope.{x}"``) fails the test, as the graph cannot follow it.
 
 - Private names stay inside their package (a helper two packages need is public in one home).
-- Layers: a package imports only packages of lower layers (:data:`LAYERS`), never one of its own
-  layer; :data:`RULES` adds rules between modules.
+- Layers: a package imports (or names) only packages of lower layers (:data:`LAYERS`), never
+  one of its own layer; :data:`RULES` adds rules between modules.
 - No cycle inside a package, none between packages.
-- Every public package (and every module of rankscope.testing) says what it exports in
-  ``__all__``: each name there exists and is documented, and nothing public is left out (as
-  httpx's tests/test_exported_members.py checks httpx).
+- The public API is what the packages' ``__init__`` export: each says it in ``__all__``, each
+  name there exists and is documented, and nothing public is left out (as httpx's
+  tests/test_exported_members.py checks httpx). A module's own ``__all__`` is its business.
 
 ``python tests/test_imports.py`` prints the cycles per package and the count of function-level
 imports per package.
@@ -52,8 +56,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("online", "bench", "compare_io"),
     ("judge",),
     ("diff",),
-    ("report", "service", "check"),
-    ("cli", "demo", "testing"),  # nothing imports these: the command line, the demo, test servers
+    ("report", "service", "check", "demo"),  # demo is data: the demo's suite file (its corpus is suite's)
+    ("cli", "testing"),  # nothing imports these: the command line, test servers
     ("__main__",),
 )
 
@@ -143,6 +147,7 @@ class Import:
     target: str
     line: int
     in_function: bool
+    by_name: bool = False  # a string naming the module, not an import statement
 
 
 def _short(module: str) -> str:
@@ -220,9 +225,63 @@ def _known(module: str) -> str:
     return module
 
 
+#: a string that names a rankscope module, alone or with an attribute (``module:name``)
+_MODULE_NAME = re.compile(r"rankscope(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_]\w*)?")
+
+
+def _docstring_ids(tree: ast.Module) -> set[int]:
+    return {
+        id(body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        for body in [node.body]
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    }
+
+
+def _logger_name_ids(tree: ast.Module) -> set[int]:
+    """The strings given to ``getLogger``: a logger's name is not an import."""
+    return {
+        id(call.args[0])
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and call.args
+        and isinstance(call.func, ast.Attribute | ast.Name)
+        and (call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id)
+        == "getLogger"
+    }
+
+
+def named_modules(tree: ast.Module) -> Iterator[tuple[int, str]]:
+    """``(line, module)`` for each string of ``tree``'s code that names a rankscope module
+    (docstrings and logger names left out); ``module`` is ``"?"`` for a name built at run time
+    (an f-string that starts with ``rankscope.``)."""
+    skip = _docstring_ids(tree) | _logger_name_ids(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _MODULE_NAME.fullmatch(node.value):
+                yield node.lineno, node.value.partition(":")[0]
+        elif isinstance(node, ast.JoinedStr) and node.values:
+            head = node.values[0]
+            if isinstance(head, ast.Constant) and str(head.value).startswith("rankscope."):
+                yield node.lineno, "?"
+
+
+def _in_function_lines(tree: ast.Module) -> set[int]:
+    return {
+        line
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+        for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    }
+
+
 @cache
 def imports() -> tuple[Import, ...]:
-    """Every import of one rankscope module by another, with where it is."""
+    """Every import of one rankscope module by another, with where it is: the statements, and
+    the names of modules of other packages in strings (see the module's text)."""
     found: list[Import] = []
     for module in modules():
 
@@ -235,7 +294,13 @@ def imports() -> tuple[Import, ...]:
                 nested = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
                 visit(child, in_function or nested)
 
-        visit(_tree(module), False)
+        tree = _tree(module)
+        visit(tree, False)
+        in_function = _in_function_lines(tree)
+        for line, name in named_modules(tree):
+            target = _known(_short(name)) if name != "?" else name
+            if target in modules() and package_of(target) != package_of(module):
+                found.append(Import(module, target, line, line in in_function, by_name=True))
     return tuple(found)
 
 
@@ -363,6 +428,36 @@ def test_the_graph_sees_every_module_and_import() -> None:
     assert ("metrics.evaluate", "data.readers") in edges  # from rankscope.data import read_run
     assert ("bench.runner", "engines.stream") in edges
     assert any(i.in_function for i in imports() if i.importer == "cli.eval")
+    # by name: the package's lazy exports name rankscope.data's and rankscope.metrics' modules
+    assert {("rankscope", "data"), ("rankscope", "metrics")} <= {
+        (i.importer, i.target) for i in imports() if i.by_name
+    }
+
+
+def test_imports_by_name_are_seen() -> None:
+    tree = ast.parse(
+        '''"""Docstrings name rankscope.service freely."""
+import importlib, logging
+log = logging.getLogger("rankscope.service")
+def load(part):
+    importlib.import_module("rankscope.demo.stdlib")
+    factory = "rankscope.service.ingest.local:LocalSender"
+    importlib.import_module(f"rankscope.{part}")
+    return "rankscope", "rankscope.", "see rankscope.data for more"
+'''
+    )
+    assert sorted(named_modules(tree)) == [
+        (5, "rankscope.demo.stdlib"),
+        (6, "rankscope.service.ingest.local"),
+        (7, "?"),
+    ]
+
+
+def test_no_module_is_named_at_run_time() -> None:
+    found = [f"{m}:{line}" for m in modules() for line, n in named_modules(_tree(m)) if n == "?"]
+    assert not found, "a module name built at run time: the graph cannot check it\n" + "\n".join(
+        found
+    )
 
 
 @pytest.mark.parametrize("rule", layer_rules(), ids=lambda r: r.importer)
@@ -441,35 +536,32 @@ def test_the_service_analyses_know_nothing_of_http() -> None:
     assert found == []
 
 
-def _strings(module: str) -> list[str]:
-    """The string constants of a module's code (docstrings left out)."""
-    tree = _tree(module)
-    docs = {
-        id(body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        for body in [node.body]
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-    }
-    return [
-        node.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
-    ]
+def _entry_points() -> dict[str, dict[str, str]]:
+    """pyproject.toml's entry-point groups: group -> name -> ``module:attribute``."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups: dict[str, dict[str, str]] = project.get("entry-points", {})
+    return groups
 
 
-def test_the_client_names_the_service_once_for_local_mode() -> None:
-    # local mode loads the service's sender by name (collect.senders.LOCAL_SENDER); no other
-    # string of the client's code names the service
-    named = sorted(
-        (m, s)
-        for m in modules()
-        if _under(m, "collect")
-        for s in _strings(m)
-        if "rankscope.service" in s
+def test_the_service_registers_local_mode_sender() -> None:
+    # the client reads the group; only the service names its sender, in pyproject.toml
+    from rankscope.collect.senders import LOCAL_SENDER_GROUP, LOCAL_SENDER_NAME
+
+    target = _entry_points()[LOCAL_SENDER_GROUP][LOCAL_SENDER_NAME]
+    module, _, name = target.partition(":")
+    assert _short(module) == "service.ingest.local"
+    assert any(
+        isinstance(node, ast.ClassDef) and node.name == name
+        for node in _tree("service.ingest.local").body
     )
-    assert named == [("collect.senders", "rankscope.service.ingest.local:LocalSender")]
-    assert "service.ingest.local" in modules()
+
+
+def test_entry_points_name_existing_modules() -> None:
+    for group, names in _entry_points().items():
+        for name, target in names.items():
+            assert _short(target.partition(":")[0]) in modules(), f"{group}.{name}: {target}"
 
 
 # --------------------------------------------------------------------------- exports
@@ -482,10 +574,6 @@ def public_packages() -> list[str]:
         for m in modules()
         if _is_package(m) and package_of(m) != "cli"
     ]
-
-
-def rankscope_testing_modules() -> list[str]:
-    return [f"rankscope.{m}" for m in modules() if m.startswith("testing.")]
 
 
 def _documented_in_docs(name: str) -> bool:
@@ -589,10 +677,15 @@ def _export_problems(name: str) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("name", [*public_packages(), *rankscope_testing_modules()])
+@pytest.mark.parametrize("name", public_packages())
 def test_exports(name: str) -> None:
     problems = _export_problems(name)
     assert not problems, "\n".join(problems)
+
+
+def exported_names() -> int:
+    """How many names the package APIs export (``python tests/test_imports.py`` prints it)."""
+    return sum(len(getattr(importlib.import_module(p), "__all__", ())) for p in public_packages())
 
 
 # --------------------------------------------------------------------------- report
@@ -622,6 +715,7 @@ def report() -> str:
         out.append(f"{package}: {len(found)} cycle(s) {found if found else ''}".rstrip())
     counts = function_level_imports()
     out.append(f"function-level imports: {sum(counts.values())} {counts}")
+    out.append(f"public API: {exported_names()} names in {len(public_packages())} packages")
     return "\n".join(out)
 
 

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 #: heavy libraries no command's start-up needs (numpy/pyarrow: the measures and data values;
@@ -80,3 +82,48 @@ def test_eval_on_trec_files_imports_no_pandas(tmp_path: Path) -> None:
     imported = imported_after(code)
     assert {"numpy", "pyarrow"} <= imported  # it did evaluate and write
     assert "pandas" not in imported
+
+
+def test_trec_eval_runs_without_typer_rich_or_pydantic() -> None:
+    # trec_eval parses its own options: main() calls it before any typer application is built
+    examples = SRC.parent / "examples"
+    code = (
+        "import contextlib, io\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+        f"    assert main(['trec_eval', {str(examples / 'qrels.txt')!r},"
+        f" {str(examples / 'bm25.run')!r}]) == 0\n"
+        "assert 'P_10' in out.getvalue()"
+    )
+    imported = imported_after(code)
+    assert {"numpy", "pyarrow"} <= imported
+    assert not imported & {"typer", "click", "rich", "pydantic"}
+
+
+def test_a_command_builds_only_its_own_modules() -> None:
+    code = (
+        "import contextlib, io, sys\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['eval', '--help'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('rankscope.cli.')))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    loaded = set(json.loads(done.stdout.splitlines()[-1].replace("'", '"')))
+    assert "rankscope.cli.eval" in loaded
+    assert not loaded & {"rankscope.cli.judge", "rankscope.cli.serve", "rankscope.cli.annotate"}
+
+
+def test_version_alone_builds_no_application(capsys: pytest.CaptureFixture[str]) -> None:
+    from rankscope import __version__
+    from rankscope.cli.app import build_app, main
+
+    assert main(["--version"]) == 0
+    fast = capsys.readouterr().out
+    assert fast == f"rankscope {__version__}\n"
+    assert build_app()(args=["--version"], standalone_mode=False) in (0, None)
+    assert capsys.readouterr().out == fast  # the root option prints the same
+    assert not imported_after(
+        "import contextlib, io\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--version'])"
+    ) & {"typer", "rich", "pydantic", "numpy"}

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from rankscope.demo import SUITE_PATH
-from rankscope.demo.stdlib import load_corpus
 from rankscope.engines import QUERY_KINDS, create_engine
 from rankscope.suite import Suite, SuiteSpec, load_suite
+from rankscope.suite.docstrings import load_corpus
 
 
 @pytest.fixture(scope="module")

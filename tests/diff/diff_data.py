@@ -3,19 +3,15 @@ benchmark of those runs on Cranfield's BEIR copy (``run_file`` engines: nothing 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from prerequisites import shared_data_root
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "examples"
 
 
-def shared_data() -> Path:
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
-
-
-CRANFIELD = shared_data() / "cranfield"
+CRANFIELD = shared_data_root() / "cranfield"
 LUCENE = CRANFIELD / "runs" / "stevinjs_CS7IS3-CA1"
 #: the qrels the Lucene runs were scored against (codes remapped, -1 -> 5: every pair relevant)
 LUCENE_QRELS = LUCENE / "qrel"

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from diff_data import CRANFIELD, EXAMPLES, HAVE_CRANFIELD, cranfield_bench
 
+from prerequisites import shared_data, shared_data_root
 from rankscope.diff import diff_runs
 from rankscope.diff.render import md, plain, to_json, to_markdown, to_text
 from rankscope.engines.base import Document
@@ -16,12 +17,11 @@ from rankscope.engines.base import Document
 QRELS = str(EXAMPLES / "qrels.txt")
 BM25 = str(EXAMPLES / "bm25.run")
 DENSE = str(EXAMPLES / "dense.run")
-HOSTILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "hostile" / "strings.jsonl"
+HOSTILE = shared_data_root() / "hostile" / "strings.jsonl"
 
 
 def hostile() -> dict[str, str]:
-    if not HOSTILE.is_file():
-        pytest.skip(f"no hostile strings in {HOSTILE}")
+    shared_data("hostile", "strings.jsonl")  # skips, or fails under CI=true, when absent
     rows = [json.loads(line) for line in HOSTILE.read_text(encoding="utf-8").splitlines()]
     return {r["name"]: r["text"] for r in rows}
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from engines_contract_data import CONTRACT_DOCS
 
+from prerequisites import shared_data
 from rankscope.engines import Document, Query, create_engine
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
@@ -132,11 +131,7 @@ def test_one_thread_gives_the_same_scores_on_every_run() -> None:
     """DuckDB sums a document's BM25 terms on several threads in varying order, so scores may
     differ in their last bits between identical runs (Cranfield: about 1 in 20 of the top-100
     scores, by up to 4e-15); with ``threads: 1`` every bit is the same."""
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    base = root / "cranfield" / "beir"
-    if not (base / "corpus.jsonl").is_file():
-        pytest.skip(f"Cranfield BEIR data not found in {base} (set RANKSCOPE_SHARED_DATA)")
+    base = shared_data("cranfield", "beir")
     with (base / "corpus.jsonl").open() as fh:
         docs = [Document(str(r["_id"]), r["text"], title=r["title"]) for r in map(json.loads, fh)]
     with (base / "queries.jsonl").open() as fh:

@@ -16,13 +16,13 @@ CPU cores); they only say "finishes".
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from prerequisites import shared_data_root
 from rankscope.engines import Document, Engine, Hit, Query, create_engine
 from rankscope.engines._text import MAX_QUERY_TERMS
 from rankscope.engines.postgres import MAX_LEXEMES
@@ -39,8 +39,7 @@ DENSE = ["vector", "pgvector"]
 
 
 def shared_data() -> Path:
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    return shared_data_root()
 
 
 def _param(name: str) -> object:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
 import time
 from collections.abc import Sequence
@@ -13,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from prerequisites import shared_data
 from rankscope.engines import create_engine
 from rankscope.engines.base import Document, Query
 from rankscope.engines.embeddings import HashingEmbedder
@@ -113,11 +113,7 @@ def test_deep_search_beyond_ef_search_limit_scans_exactly(pgvector_dsn: str) -> 
 
 
 def cranfield_docs() -> list[Document]:
-    env = os.environ.get("RANKSCOPE_SHARED_DATA")
-    root = Path(env) if env else Path(__file__).resolve().parents[2].parent / "shared" / "data"
-    path = root / "cranfield" / "beir" / "corpus.jsonl"
-    if not path.is_file():
-        pytest.skip(f"Cranfield BEIR data not found at {path} (set RANKSCOPE_SHARED_DATA)")
+    path = shared_data("cranfield", "beir", "corpus.jsonl")
     with path.open() as fh:
         return [Document(str(r["_id"]), r["text"], title=r["title"]) for r in map(json.loads, fh)]
 

@@ -53,14 +53,9 @@ def new_store(
 def hostile_strings() -> list[tuple[str, str]]:
     """(name, text) of the shared hostile strings; skips the test when they are absent."""
     import json
-    import os
 
-    import pytest
+    from prerequisites import shared_data
 
-    root = os.environ.get("RANKSCOPE_SHARED_DATA")
-    base = Path(root) if root else Path(__file__).resolve().parents[3] / "shared" / "data"
-    path = base / "hostile" / "strings.jsonl"
-    if not path.exists():
-        pytest.skip(f"shared hostile strings not found at {path} (set RANKSCOPE_SHARED_DATA)")
+    path = shared_data("hostile", "strings.jsonl")
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     return [(r["name"], r["text"]) for r in rows]

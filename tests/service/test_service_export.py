@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
+from prerequisites import shared_data, shared_data_root
 from rankscope.cli.app import main
 from rankscope.data import read_qrels, read_run
 from serve_helpers import COLLECT, METRICS, Service, bearer, doc, record
 
 pytestmark = pytest.mark.service
 EXPORT = f"{METRICS}/export"
-HOSTILE = Path(__file__).resolve().parents[3] / "shared" / "data" / "hostile" / "strings.jsonl"
+HOSTILE = shared_data_root() / "hostile" / "strings.jsonl"
 
 
 def _post(service: Service, body: dict[str, Any]) -> str:
@@ -120,8 +121,7 @@ def test_an_export_without_such_ids_is_unchanged(service: Service, tmp_path: Pat
 
 
 def test_hostile_document_ids_round_trip_or_are_named(service: Service, tmp_path: Path) -> None:
-    if not HOSTILE.is_file():
-        pytest.skip(f"shared hostile strings not found at {HOSTILE}")
+    shared_data("hostile", "strings.jsonl")  # skips, or fails under CI=true, when absent
     ids: dict[str, str] = {}  # record id -> its one document id
     texts = [json.loads(line)["text"] for line in HOSTILE.read_text().splitlines()]
     # a vertical tab splits a TREC line (C isspace) though Arrow's \s does not match it; a

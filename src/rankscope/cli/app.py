@@ -1,99 +1,136 @@
 """The ``rankscope`` command: a thin layer over the library.
 
 Each command lives in its own module of this package and exposes ``register(app)``;
-:data:`COMMAND_MODULES` names them, in the order they register. Every command module is imported
-at start-up (for ``--help``), so each imports its heavy machinery inside the command, when it runs
+:data:`COMMAND_MODULES` names them, in the order they register, and :data:`COMMANDS` which of
+them register each top-level command. Start-up is the fixed cost of every call (trec_eval is
+called in loops over hundreds of runs), so :func:`main` imports only what the command asked for:
+
+- ``trec_eval`` parses its own (trec_eval's) options: it runs without typer at all, and so does
+  ``--version`` alone;
+- another command builds the typer application from the modules that register it alone (the
+  typer of today builds a pydantic adapter for every option of every command it is given);
+- ``--help``, no command or an unknown one: the whole application.
+
+Each command module imports its heavy machinery inside the command, when it runs
 (tests/cli/test_cli_startup.py).
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import typer
-
-from rankscope import __version__
-from rankscope.cli import (
-    annotate,
-    bench,
-    check,
-    compare,
-    diff,
-    eval,
-    judge,
-    needle,
-    report,
-    serve,
-    serve_online,
-    trec_eval,
-)
-from rankscope.cli import help as _help
 from rankscope.errors import RankscopeError
 
-_help.install()  # value names, not Python types, in --help (see rankscope.cli.help)
-
-app = typer.Typer(
-    name="rankscope",
-    help="Measure, compare and judge the quality of search and retrieval systems.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"rankscope {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """Measure, compare and judge the quality of search and retrieval systems."""
-
+if TYPE_CHECKING:
+    import typer
 
 #: the modules of the commands, each with ``register(app)``, in the order they register
-COMMAND_MODULES = (
-    annotate,
-    bench,
-    check,
-    compare,
-    diff,
-    eval,
-    judge,
-    needle,
-    report,
-    serve,
-    serve_online,
-    trec_eval,
+COMMAND_MODULES: tuple[str, ...] = (
+    "rankscope.cli.annotate",
+    "rankscope.cli.bench",
+    "rankscope.cli.check",
+    "rankscope.cli.compare",
+    "rankscope.cli.diff",
+    "rankscope.cli.eval",
+    "rankscope.cli.judge",
+    "rankscope.cli.needle",
+    "rankscope.cli.report",
+    "rankscope.cli.serve",
+    "rankscope.cli.serve_online",
+    "rankscope.cli.trec_eval",
 )
 
+#: each top-level command and the modules that register it (or its subcommands)
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "annotate": ("rankscope.cli.annotate",),
+    "bench": ("rankscope.cli.bench",),
+    "demo": ("rankscope.cli.bench",),
+    "check": ("rankscope.cli.check",),
+    "compare": ("rankscope.cli.compare",),
+    "diff": ("rankscope.cli.diff",),
+    "eval": ("rankscope.cli.eval",),
+    "measures": ("rankscope.cli.eval",),
+    "pool": ("rankscope.cli.judge",),
+    "judge": ("rankscope.cli.judge",),
+    "agree": ("rankscope.cli.judge",),
+    "qrels": ("rankscope.cli.judge",),
+    "needle": ("rankscope.cli.needle",),
+    "report": ("rankscope.cli.report",),
+    "serve": ("rankscope.cli.serve", "rankscope.cli.serve_online"),
+    "trec_eval": ("rankscope.cli.trec_eval",),
+}
 
-def _register_commands() -> None:
-    for module in COMMAND_MODULES:
-        module.register(app)
+_HELP = "Measure, compare and judge the quality of search and retrieval systems."
 
 
-_register_commands()
+def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
+    """The typer application with the commands of ``modules`` (all of them by default)."""
+    import typer
+
+    from rankscope import __version__
+    from rankscope.cli import help as _help
+
+    _help.install()  # value names, not Python types, in --help (see rankscope.cli.help)
+    app = typer.Typer(
+        name="rankscope",
+        help=_HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+    )
+
+    def _version(value: bool) -> None:
+        if value:
+            typer.echo(f"rankscope {__version__}")
+            raise typer.Exit()
+
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(
+            False,
+            "--version",
+            callback=_version,
+            is_eager=True,
+            help="Print the version and exit.",
+        ),
+    ) -> None:
+        """Measure, compare and judge the quality of search and retrieval systems."""
+
+    for name in modules:
+        importlib.import_module(name).register(app)
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the whole application, built on first use (for tests and tools that walk it)."""
+    if name == "app":
+        app = build_app()
+        globals()["app"] = app
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        result = app(args=argv, standalone_mode=False)
+        if args and args[0] == "trec_eval":  # its own options: no typer to build
+            from rankscope.cli.trec_eval import run_trec_eval
+
+            return run_trec_eval(args[1:], sys.stdout, sys.stderr)
+        if args == ["--version"]:  # what the root option prints, without building the app
+            from rankscope import __version__
+
+            print(f"rankscope {__version__}")
+            return 0
+        app = build_app(COMMANDS.get(args[0], COMMAND_MODULES) if args else COMMAND_MODULES)
+        result = app(args=args, standalone_mode=False)
     except RankscopeError as error:
         print(f"rankscope: error: {error}", file=sys.stderr)
         return error.exit_code
-    except typer.Exit as done:
-        return int(getattr(done, "exit_code", 0))
-    except typer.Abort:
-        print("rankscope: aborted", file=sys.stderr)
-        return 130
     except KeyboardInterrupt:
         print("rankscope: interrupted", file=sys.stderr)
         return 130
@@ -115,6 +152,12 @@ def _usage_error(error: Exception) -> int | None:
     for this (25 ms of every start-up): where no one imported it, none of its exceptions was
     raised.
     """
+    typer: Any = sys.modules.get("typer")  # imported wherever one of its exceptions was raised
+    if typer is not None and isinstance(error, typer.Exit):
+        return int(getattr(error, "exit_code", 0))
+    if typer is not None and isinstance(error, typer.Abort):
+        print("rankscope: aborted", file=sys.stderr)
+        return 130
     click: Any = sys.modules.get("click")
     if click is not None and isinstance(error, click.exceptions.Exit):
         return int(error.exit_code)

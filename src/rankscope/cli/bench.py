@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -22,7 +21,6 @@ if TYPE_CHECKING:
 #: what ``bench --format`` and ``demo --format`` write
 BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown]
 
-DEMO_SUITE = "stdlib-docs.yaml"
 #: exit status when the benchmark ran but one or more configurations failed (results written);
 #: 2 is bad input (nothing run), 130 an interruption
 EXIT_CONFIG_FAILED = 3
@@ -162,13 +160,13 @@ def demo(
     """
     from rich.console import Console
 
+    from rankscope.demo import SUITE_PATH
     from rankscope.suite import embeddings_available, load_suite
 
     # The demo never downloads: models must already be installed (the embed extra ships one).
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    with resources.as_file(resources.files("rankscope.demo") / DEMO_SUITE) as path:
-        suite = load_suite(path)
+    suite = load_suite(SUITE_PATH)
     err = Console(stderr=True, soft_wrap=True)
     # Dense engines cannot run the suite's phrase/boolean/multi-field queries: they skip them
     # (the comparison is then over the queries every configuration answered, and the table

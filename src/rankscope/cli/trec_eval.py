@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import getopt
 import sys
-from typing import IO
-
-import typer
+from typing import IO, TYPE_CHECKING
 
 from rankscope import __version__
 from rankscope.errors import DuplicateError, InputError, RankscopeError
 
-# What a command runs on is imported inside it: every command module loads at start-up
-# (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
+if TYPE_CHECKING:
+    import typer
+
+# What a command runs on is imported inside it, and typer only in register(): rankscope
+# trec_eval runs without it (cli/app.py's main calls run_trec_eval directly).
 
 TREC_EVAL_VERSION = "10.0-rc3"
 
@@ -223,7 +224,16 @@ def _run(argv: list[str], stdout: IO[str], stderr: IO[str]) -> int:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command(
+    import typer
+
+    def trec_eval_command(ctx: typer.Context) -> None:
+        status = run_trec_eval(list(ctx.args), sys.stdout, sys.stderr)
+        if status:
+            raise typer.Exit(status)
+
+    # typer reads the annotation to pass the context; typer is no global of this module
+    trec_eval_command.__annotations__ = {"ctx": typer.Context, "return": None}
+    app.command(
         "trec_eval",
         context_settings={
             "allow_extra_args": True,
@@ -233,8 +243,4 @@ def register(app: typer.Typer) -> None:
         },
         add_help_option=False,
         help="A drop-in for trec_eval 10: same options, byte-identical output (-h for help).",
-    )
-    def trec_eval_command(ctx: typer.Context) -> None:
-        status = run_trec_eval(list(ctx.args), sys.stdout, sys.stderr)
-        if status:
-            raise typer.Exit(status)
+    )(trec_eval_command)

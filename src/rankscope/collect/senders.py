@@ -2,23 +2,30 @@
 service's own write path in this process.
 
 Local mode's sender is the service's (:class:`rankscope.service.ingest.local.LocalSender`: the
-same validation, measures and idempotency, into a SQLite file). The client does not import the
-service: :func:`local_sender` loads that class by its name, :data:`LOCAL_SENDER`, when
+same validation, measures and idempotency, into a SQLite file). The client does not import nor
+name the service: the service registers its sender in the entry-point group
+:data:`LOCAL_SENDER_GROUP` (pyproject.toml), which :func:`local_sender` reads when
 ``MetricsClient.local`` is called, so the client works without the ``serve`` extra."""
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from enum import Enum
+from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-import httpx
+from rankscope.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx
 
 BATCH_PATH = "/api/metrics/retrieval/collect/batch"
-#: local mode's sender, ``module:class`` (see the module's text)
-LOCAL_SENDER = "rankscope.service.ingest.local:LocalSender"
+#: the entry-point group of local mode's sender: a class taking ``(path, user, threshold)``,
+#: registered as :data:`LOCAL_SENDER_NAME` (the service registers its own in pyproject.toml)
+LOCAL_SENDER_GROUP = "rankscope.local_senders"
+#: the name local mode's sender is registered under
+LOCAL_SENDER_NAME = "sqlite"
 
 
 class Outcome(Enum):
@@ -74,12 +81,35 @@ class InProcessSender(Sender, Protocol):
 
 
 def local_sender(path: str | Path, user: str, threshold: float | None = None) -> InProcessSender:
-    """Local mode's sender (:data:`LOCAL_SENDER`): ``user``'s records into the SQLite file
-    ``path`` (or a ``sqlite:`` URL), ``threshold`` the default of heuristic rows. Needs the
-    ``serve`` extra."""
-    module, _, name = LOCAL_SENDER.partition(":")
-    sender = getattr(importlib.import_module(module), name)
+    """Local mode's sender (registered in :data:`LOCAL_SENDER_GROUP`): ``user``'s records into
+    the SQLite file ``path`` (or a ``sqlite:`` URL), ``threshold`` the default of heuristic
+    rows. Needs the ``serve`` extra."""
+    found = entry_points(group=LOCAL_SENDER_GROUP, name=LOCAL_SENDER_NAME)
+    if not found:
+        raise ConfigError(
+            f"local mode needs a sender registered as {LOCAL_SENDER_NAME!r} in the entry-point "
+            f"group {LOCAL_SENDER_GROUP!r}, and no installed package registers one: install "
+            "rankscope (pip install 'rankscope[serve]'; from a checkout, pip install -e "
+            "'.[serve]' again after pulling)"
+        )
+    try:
+        sender = next(iter(found)).load()
+    except ImportError as exc:
+        raise ConfigError(
+            f"local mode needs the serve extra: pip install 'rankscope[serve]' ({exc})"
+        ) from exc
     return cast(InProcessSender, sender(path, user, threshold))
+
+
+def _httpx() -> Any:
+    """httpx, which the HTTP senders need (the ``collect`` extra; not part of the core)."""
+    try:
+        import httpx
+    except ImportError as exc:
+        raise ConfigError(
+            "the collect client sends over HTTP with httpx: pip install 'rankscope[collect]'"
+        ) from exc
+    return httpx
 
 
 def _headers(token: str | None) -> dict[str, str]:
@@ -93,14 +123,15 @@ class HttpSender:
     """``POST .../collect/batch`` with the records; any transport error is a retry."""
 
     def __init__(self, url: str, token: str | None, timeout: float) -> None:
-        self._client = httpx.Client(
+        self._httpx = _httpx()
+        self._client: httpx.Client = self._httpx.Client(
             base_url=url.rstrip("/"), headers=_headers(token), timeout=timeout
         )
 
     def send(self, records: list[dict[str, Any]]) -> SendResult:
         try:
             response = self._client.post(BATCH_PATH, json={"records": records})
-        except httpx.HTTPError as exc:  # connection refused or reset, timeout, ...
+        except self._httpx.HTTPError as exc:  # connection refused or reset, timeout, ...
             return SendResult(Outcome.RETRY, None, f"{type(exc).__name__}: {exc}")
         return classify(response.status_code, response.text, response.headers.get("retry-after"))
 
@@ -110,14 +141,15 @@ class HttpSender:
 
 class AsyncHttpSender:
     def __init__(self, url: str, token: str | None, timeout: float) -> None:
-        self._client = httpx.AsyncClient(
+        self._httpx = _httpx()
+        self._client: httpx.AsyncClient = self._httpx.AsyncClient(
             base_url=url.rstrip("/"), headers=_headers(token), timeout=timeout
         )
 
     async def send(self, records: list[dict[str, Any]]) -> SendResult:
         try:
             response = await self._client.post(BATCH_PATH, json={"records": records})
-        except httpx.HTTPError as exc:
+        except self._httpx.HTTPError as exc:
             return SendResult(Outcome.RETRY, None, f"{type(exc).__name__}: {exc}")
         return classify(response.status_code, response.text, response.headers.get("retry-after"))
 
@@ -127,7 +159,8 @@ class AsyncHttpSender:
 
 __all__ = [
     "BATCH_PATH",
-    "LOCAL_SENDER",
+    "LOCAL_SENDER_GROUP",
+    "LOCAL_SENDER_NAME",
     "TRANSIENT_STATUSES",
     "AsyncHttpSender",
     "HttpSender",

@@ -136,7 +136,9 @@ class HttpEngine(Engine):
         try:
             import httpx
         except ImportError as exc:
-            raise EngineError("engine 'http' needs the httpx package: pip install httpx") from exc
+            raise EngineError(
+                "engine 'http' needs the httpx package: pip install 'rankscope[http]'"
+            ) from exc
         method_up = str(method).upper()
         if method_up not in ("GET", "POST"):
             raise ConfigError("http engine option 'method' must be GET or POST", value=method)

@@ -63,9 +63,9 @@ def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
         dataset = _ir_dataset(spec.dataset)
         return (_ir_document(d) for d in dataset.docs_iter())
     if isinstance(spec, DocstringsCorpus):
-        stdlib = importlib.import_module("rankscope.demo.stdlib")
-        docs: list[Document] = stdlib.load_corpus(spec.modules)
-        return iter(docs)
+        from rankscope.suite.docstrings import load_corpus  # imports the modules it reads
+
+        return iter(load_corpus(spec.modules))
     raise ConfigError(f"unknown corpus type {spec!r}")  # pragma: no cover - schema prevents it
 
 

@@ -1,7 +1,8 @@
 """Local mode of the collect client (``MetricsClient.local(path)``): batches written straight
 into a SQLite file by the service's own write path, without HTTP: the same validation,
-measures and idempotency. The client loads :class:`LocalSender` by name
-(:data:`rankscope.collect.senders.LOCAL_SENDER`); it never imports the service."""
+measures and idempotency. :class:`LocalSender` is registered in pyproject.toml in the
+entry-point group :data:`rankscope.collect.senders.LOCAL_SENDER_GROUP`, which the client reads:
+it never imports nor names the service."""
 
 from __future__ import annotations
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.demo.stdlib import DEFAULT_MODULES, load_corpus
 from rankscope.engines import Document
 from rankscope.errors import ConfigError, RankscopeError
+from rankscope.suite.docstrings import DEFAULT_MODULES, load_corpus
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,5 @@
-"""A documentation corpus built from the running interpreter's standard-library docstrings.
+"""A documentation corpus built from the running interpreter's standard-library docstrings (the
+``docstrings`` corpus of a suite; ``rankscope demo``'s corpus).
 
 Nothing is copied into the repository: :func:`load_corpus` imports each listed module and walks
 its public API with :mod:`inspect`, so the corpus always matches the Python that runs it (docstrings
