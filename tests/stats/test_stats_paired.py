@@ -401,6 +401,17 @@ def test_a_constant_difference_has_zero_variance() -> None:
     assert sign_test(a, b).p_value == pytest.approx(2 / 2**6)
 
 
+@pytest.mark.parametrize("scale", [1e-163, 1e-300])
+def test_paired_t_on_differences_near_underflow_is_the_scaled_test(scale: float) -> None:
+    # the squared deviations of differences of 1e-163 underflowed to 0: sd 0, t = inf, p = 0
+    a, b = np.array([0.0, 1.0, 3.0, 2.0]), np.array([1.0, 1.0, 1.0, 1.0])
+    plain, tiny = paired_t(a, b), paired_t(a * scale, b * scale)
+    assert plain.p_value == pytest.approx(float(stats.ttest_rel(a, b).pvalue), rel=1e-12)
+    assert tiny.statistic == pytest.approx(plain.statistic, rel=1e-12)
+    assert tiny.p_value == pytest.approx(plain.p_value, rel=1e-12)
+    assert tiny.effect_size == pytest.approx(plain.effect_size, rel=1e-12)
+
+
 def test_bad_input_is_refused() -> None:
     with pytest.raises(InputError, match="same queries"):
         paired_t([0.1, 0.2, 0.3], [0.1, 0.2])
