@@ -287,6 +287,23 @@ def test_bootstrap_test_matches_a_scipy_bootstrap_of_the_studentized_statistic(
     assert abs(ours.p_value - reference) <= 5 * math.sqrt(2 * p * (1 - p) / 3000) + 2 / 3000
 
 
+def test_bootstrap_p_values_and_intervals_are_pinned() -> None:
+    # the values of the two-pass kernel before the bootstrap was vectorised (same seed, same
+    # draws): the resampled means are the same sums, the variances within a few eps
+    rng = np.random.default_rng(2024)
+    a = np.round(rng.random(2000), 1)
+    b = np.round(np.clip(a + rng.normal(0.01, 0.2, 2000), 0, 1), 1)
+    big = bootstrap_test(a, b, resamples=3000, seed=7)
+    assert big.p_value == 63 / 3001
+    assert (big.interval.low, big.interval.high) == (-0.01651994336122232, -0.0015000000000000048)
+    # five queries on a grid: many resamples draw one value (their variance is summed again)
+    small = bootstrap_test(
+        [0.1, 0.4, 0.2, 0.4, 0.3], [0.0, 0.4, 0.2, 0.1, 0.3], resamples=999, seed=3
+    )
+    assert small.p_value == 247 / 1000
+    assert (small.interval.low, small.interval.high) == (0.0, 0.26)
+
+
 def test_bootstrap_test_interval_is_bca_or_percentile() -> None:
     rng = np.random.default_rng(12)
     a = rng.random(50)
