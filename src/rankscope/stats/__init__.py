@@ -15,7 +15,10 @@ conventions.
   :func:`wilcoxon_test`, :func:`sign_test`, :func:`wins_ties_losses` (:class:`PairedTest`).
 - Many systems: :func:`anova_two_way`, :func:`tukey_hsd`, :func:`randomized_tukey_hsd`,
   :func:`pairwise`, :func:`adjust_pvalues` (Holm, Bonferroni, Benjamini-Hochberg).
-- One system's mean: :func:`t_interval`, :func:`bootstrap_interval` (:class:`Interval`).
+- One system's mean: :func:`t_interval`, :func:`bootstrap_interval` (:class:`Interval`);
+  :func:`t_interval_from_summary` from a count, mean and sd. With ``bounds`` (a measure's
+  range, :attr:`Quantity.bounds`, :data:`UNIT_RANGE`) the t interval is clipped to the range
+  and marked ``clipped``: the one interval of a mean that bench, compare and the service use.
 - Planning: :func:`queries_needed`, :func:`min_detectable_delta`, :func:`paired_t_power`,
   :func:`power_plan`.
 - Agreement: :func:`cohen_kappa`, :func:`kendall_tau_b`, :func:`confusion_matrix`.
@@ -28,6 +31,7 @@ from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau
 from rankscope.stats.compare import TESTS, compare, pairwise
 from rankscope.stats.comparison import Comparison, MeasureComparison, SystemRow
 from rankscope.stats.intervals import (
+    UNIT_RANGE,
     Interval,
     bootstrap_interval,
     interval_from_bootstrap,
@@ -68,6 +72,7 @@ from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_
 __all__ = [
     "CORRECTIONS",
     "TESTS",
+    "UNIT_RANGE",
     "AlignedScores",
     "Anova",
     "Comparison",
