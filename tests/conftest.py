@@ -9,11 +9,16 @@ tests that need it are skipped with a message saying how to install them.
 With ``CI=true`` a skip is a failure (``scripts/test`` installs every prerequisite, so a skip
 there means a reference test did not run), except in tests marked ``external``, which need a
 service the tests cannot start (tests/prerequisites.py). The end of the run says so.
+
+No process outlives the run: every process it starts carries a mark in its environment, and a
+run that ends with a marked process (or a child of pytest) still running fails, naming it
+(tests/processes.py).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,8 +26,12 @@ import pytest
 from hypothesis import settings
 
 import browser as browsers
+import processes
 from prerequisites import in_ci, shared_data_root
 from rankscope.testing.pgcluster import INSTALL_HINT, PgCluster, PgClusterError, find_bindir
+
+#: how long processes still running at the end of the session get to exit before they fail it
+LEFTOVER_GRACE_S = 5.0
 
 # Generated examples are the same on every run (a seed per test), so the suite passes or fails
 # the same way in CI; RANKSCOPE_HYPOTHESIS=explore draws new examples on each run.
@@ -129,3 +138,31 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     terminalreporter.write_line(
         f"{skipped} skipped, {deselected} deselected (engine capabilities and -k/-m); {where}"
     )
+
+
+# ----------------------------------------------------------------- no process left behind
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # every process the run starts inherits the mark (tests/processes.py), orphans too
+    os.environ.setdefault(processes.MARK, f"{os.getpid()}-{time.time_ns()}")
+
+
+@pytest.hookimpl(trylast=True)  # after the session fixtures (the PostgreSQL cluster) stopped
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    mark = os.environ.get(processes.MARK, "")
+    left = processes.wait_for_no_leftovers(mark, parent=os.getpid(), timeout_s=LEFTOVER_GRACE_S)
+    if not left:
+        return
+    processes.stop(left)
+    lines = [f"{len(left)} process(es) started by the tests still ran at the end (now stopped):"]
+    lines += [f"  {p}" for p in left]
+    lines.append("every test that starts a process must stop it, also when it fails")
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_sep("=", "processes left running", red=True)
+        for line in lines:
+            reporter.write_line(line)
+    else:  # pragma: no cover - run without the terminal reporter
+        print("\n".join(lines))
+    session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 
 import rankscope
+from processes import process_group
 from rankscope.testing.llm_server import RecordedRequest, Reply, ScriptedLLMServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -173,7 +174,9 @@ def plan(steps: list[Step], out: Path, port: int) -> Plan:
                 "        time.sleep(0.1)\n"
                 "sys.exit(1)"
             )
-            lines += ["{", text, f"}} {io} &", "SERVE_PID=$!"]
+            # a simple command, not a { group }: $! is then the server itself, which the trap
+            # stops (a group's subshell died alone, and the server ran on, adopted by init)
+            lines += [f"{text} {io} &", "SERVE_PID=$!"]
             lines += [f'"$PYTHON" -c "{ready}"', f'echo $? >"{out}/{n}.rc"']
         else:
             lines += ["{", text, f"}} {io}", f'echo $? >"{out}/{n}.rc"']
@@ -303,15 +306,13 @@ def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
         }
         for name in ("RANKSCOPE_JUDGE_CONFIG", "RANKSCOPE_SERVE_CONFIG", "RAY_ADDRESS"):
             env.pop(name, None)
-        finished = subprocess.run(
-            ["bash", "-c", done.script],
-            cwd=root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
+        # in a process group of its own, stopped as a whole on the way out (a timeout or a
+        # failure included): nothing the README started outlives the test
+        with process_group(["bash", "-c", done.script], cwd=root, env=env) as shell:
+            try:
+                _, shell_stderr = shell.communicate(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                shell_stderr = f"the README's commands ran past {TIMEOUT_S} s and were stopped"
     failures = []
     for n, (step, text) in done.run.items():
         rc_file = out / f"{n}.rc"
@@ -329,4 +330,4 @@ def test_every_readme_example_runs_as_written(tmp_path: Path) -> None:
                     f"README.md:{step.line}: output differs: {text}\n"
                     f"--- README\n{step.expected}--- now\n{got}"
                 )
-    assert not failures, "\n\n".join(failures) + f"\n\nshell stderr:\n{finished.stderr[-2000:]}"
+    assert not failures, "\n\n".join(failures) + f"\n\nshell stderr:\n{shell_stderr[-2000:]}"

@@ -71,6 +71,14 @@ def test_a_unit_tied_with_the_kth_counts_as_a_neighbour() -> None:
     assert ann_recall(["a", "d"], near, 2) == 0.5
 
 
+def test_a_unit_the_engine_returns_twice_counts_once() -> None:
+    # chunked engines can return one unit twice in their top k: it is one neighbour found
+    exact = [("a", 0.9), ("b", 0.8), ("c", 0.7)]
+    assert ann_recall(["a", "a", "a"], exact, 3) == pytest.approx(1 / 3, abs=0)
+    assert ann_recall(["a", "a", "b"], exact, 3) == pytest.approx(2 / 3, abs=0)
+    assert ann_recall(["x", "b", "b"], exact, 2) == 0.5
+
+
 def test_a_corpus_smaller_than_k_divides_by_its_size_and_no_vector_has_no_value() -> None:
     exact = [("a", 0.9), ("b", 0.2)]
     assert ann_recall(["b", "a"], exact, 10) == 1.0

@@ -469,3 +469,21 @@ def test_a_pipe_in_a_configuration_name_stays_in_its_markdown_cell(
     row = next(line for line in md.splitlines() if "full\\|again" in line)
     header = next(line for line in md.splitlines() if line.startswith("| configuration |"))
     assert row.startswith("| full\\|again | ") and row.count(" | ") == header.count(" | ")
+
+
+def test_a_lone_configuration_gets_the_clipped_interval_of_its_measure() -> None:
+    from rankscope.bench.latency import LATENCY_QUANTITY
+    from rankscope.bench.statistics import compare_configurations
+    from rankscope.metrics.names import parse_measure
+    from rankscope.stats import Quantity
+
+    values = np.array([[0.6, 1.0]])  # two queries: the t interval is [-1.74, 3.34]
+    common = {"baseline": "a", "baseline_reason": "alone", "label": "x", "query_set": "two"}
+    ndcg = compare_configurations(
+        ["a"], values, quantity=Quantity.of(parse_measure("ndcg@10")), **common
+    )
+    assert ndcg.alone is not None
+    interval = ndcg.alone.row.mean_interval
+    assert (interval.low, interval.high, interval.clipped) == (0.0, 1.0, True)
+    latency = compare_configurations(["a"], values, quantity=LATENCY_QUANTITY, **common)
+    assert latency.alone is not None and latency.alone.row.mean_interval.low < 0

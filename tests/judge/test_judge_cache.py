@@ -166,3 +166,17 @@ def test_a_key_differing_in_one_field_misses(tmp_path: Path, field: str) -> None
         cache.put(key, _answer(1))
         assert cache.get(key) is not None
         assert cache.get(other) is None  # another model's answer is never reused
+
+
+def test_fields_are_kept_apart_in_the_key() -> None:
+    # joined without a separator, ("ab", "c") and ("a", "bc") would be one key: another
+    # model's (or another query's) answer reused
+    base = CacheKey("anthropic", "m", "t", "q", "d")
+    assert (
+        replace(base, provider="ab", model="c").digest
+        != replace(base, provider="a", model="bc").digest
+    )
+    assert (
+        replace(base, query_hash="q1", doc_hash="2d").digest
+        != replace(base, query_hash="q", doc_hash="12d").digest
+    )

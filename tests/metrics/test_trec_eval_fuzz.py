@@ -10,7 +10,9 @@ covers reading (``get_qrels.c``, ``get_trec_results.c``: C ``isspace`` separator
 comments, at least six words per result line and exactly four per judgment, the last line's
 runid, numbers through glibc's own ``atof``/``atol``/``lround``), ranking and judging
 (``form_res_rels.c``: score descending, docno descending on ties, ``-M`` before the duplicate
-check, ``-J``), the measures (``m_*.c``; ``utility`` with ``-N``), averaging (``meas_avg.c``,
+check, ``-J``), the measures (``m_*.c``; ``utility`` with ``-N``; the gain measures ``dcg``,
+``ideal_dcg``, ``ndcg``, ``ndcg_rel``, ``Rndcg`` with ``level=gain`` pairs, negative gains
+included, as ``gain_init.c`` sets them up), averaging (``meas_avg.c``,
 ``m_num_q.c``, ``m_num_rel.c``: under ``-c`` every qrels query counts and the summary
 ``num_rel`` is the number of judgments graded above 0, whatever ``-l`` says), a qrels query the
 run lacks under ``-c`` (``trec_eval.c``: scored on a one-document stand-in ranking, then the
@@ -67,8 +69,8 @@ NONPOOL, UNJUDGED = -1, -2
 # trec_eval's measure order (measures.c) for the measures the reference implements
 ORDER = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
-    "recip_rank", "iprec_at_recall", "P", "recall", "utility", "ndcg_cut", "success", "set_P",
-    "set_recall", "num_nonrel_judged_ret",
+    "recip_rank", "iprec_at_recall", "P", "recall", "utility", "dcg", "ideal_dcg", "ndcg",
+    "ndcg_rel", "Rndcg", "ndcg_cut", "success", "set_P", "set_recall", "num_nonrel_judged_ret",
 )  # fmt: skip
 OFFICIAL = (
     "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
@@ -83,6 +85,8 @@ DEFAULTS = {
     "iprec_at_recall": (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
 }
 LONGS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+# gain measures: optional 'level=gain' pairs (gain_init.c), kept as level, gain, level, gain...
+GAIN_MEASURES = ("dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg")
 UTILITY = (1.0, -1.0, 0.0, 0.0)  # m_utility.c's default coefficients
 # trec_eval.c, after scoring the stand-in ranking of a query the run lacks: the values whose
 # printed name is exactly one of these are set to 0 (of the measures modelled here)
@@ -286,6 +290,8 @@ def measure(name: str, rr: ResRels, opts: Options, params: Sequence[float]) -> l
             d, n = dcg[min(int(c), rr.num_ret)], ideal[min(int(c), len(ideal_gains))]
             out.append(d / n if n > 0.0 else d)
         return out
+    if name in GAIN_MEASURES:
+        return [_gain_measure(name, rr, params)]
     if name == "iprec_at_recall":
         cuts = [int(_libm.lround(p * rr.num_rel)) for p in params]
         values = [0.0] * len(cuts)
@@ -308,6 +314,108 @@ def measure(name: str, rr: ResRels, opts: Options, params: Sequence[float]) -> l
             current -= 1
         return values
     raise AssertionError(name)
+
+
+def _setup_gains(rr: ResRels, flat: Sequence[float]) -> list[tuple[int, float, int]]:
+    """gain_init.c's setup_gains: ``(level, gain, num_at_level)`` by increasing gain; the
+    pairs first, then each level 0 .. num_rel_levels - 1 not among them, its gain the level.
+    qsort compares gains as ``(int)(g1 - g2)``: the generated gains are whole numbers, so the
+    order is the numeric one (equal gains in any order give the same values)."""
+    gains = [[int(flat[i]), float(flat[i + 1]), 0] for i in range(0, len(flat), 2)]
+    for level in range(rr.num_rel_levels):
+        entry = next((e for e in gains if e[0] == level), None)
+        if entry is not None:
+            entry[2] = rr.rel_levels.get(level, 0)
+        else:
+            gains.append([level, float(level), rr.rel_levels.get(level, 0)])
+    gains.sort(key=lambda e: e[1])
+    return [(int(e[0]), float(e[1]), int(e[2])) for e in gains]
+
+
+def _gain_measure(name: str, rr: ResRels, flat: Sequence[float]) -> float:
+    """m_ndcg.c (ndcg, dcg, ideal_dcg), m_ndcg_rel.c and m_Rndcg.c, line by line: the ideal
+    ranking walks the levels down from the largest gain, ``num_at_level`` documents each,
+    until a gain <= 0; a retrieved document's gain is its level's (0 for unjudged ones)."""
+    gains = _setup_gains(rr, flat)
+
+    def get_gain(rel: int) -> float:
+        return next((g for level, g, _ in gains if level == rel), 0.0)
+
+    f64 = np.float64
+    results_dcg = ideal_dcg = f64(0.0)
+    cur = len(gains) - 1
+    ideal_gain = gains[cur][1] if cur >= 0 else 0.0
+    old_ideal_gain = ideal_gain
+    at_level = 0
+    total = f64(0.0)
+    changes = num_rel = num_rel_ret = 0
+
+    def next_ideal() -> None:
+        nonlocal at_level, cur, ideal_gain
+        at_level += 1
+        while cur >= 0 and at_level > gains[cur][2]:
+            at_level = 1
+            cur -= 1
+            ideal_gain = gains[cur][1] if cur >= 0 else 0.0
+
+    def boundary() -> None:  # Rndcg: an ndcg value where the ideal gain changes
+        nonlocal total, changes, old_ideal_gain
+        if old_ideal_gain != ideal_gain:
+            if ideal_dcg > 0.0:
+                total += results_dcg / ideal_dcg
+                changes += 1
+            old_ideal_gain = ideal_gain
+
+    if name == "Rndcg" and rr.num_rel == 0:
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        i = 0
+        while i < rr.num_ret and ideal_gain > 0.0:
+            gain = get_gain(rr.rels[i])
+            if name != "Rndcg" and gain != 0:
+                results_dcg += f64(gain) / math.log2(i + 2)
+            next_ideal()
+            if name == "Rndcg":
+                boundary()
+                if gain != 0:
+                    results_dcg += f64(gain) / math.log2(i + 2)
+            if ideal_gain > 0.0:
+                num_rel += 1
+                ideal_dcg += f64(ideal_gain) / math.log2(i + 2)
+            if name == "ndcg_rel" and gain > 0:
+                total += results_dcg / ideal_dcg
+                num_rel_ret += 1
+            i += 1
+        tail = i < rr.num_ret
+        while i < rr.num_ret:
+            gain = get_gain(rr.rels[i])
+            if gain != 0:
+                results_dcg += f64(gain) / math.log2(i + 2)
+            if name == "ndcg_rel" and gain > 0:
+                total += results_dcg / ideal_dcg
+                num_rel_ret += 1
+            i += 1
+        if name == "Rndcg" and tail and ideal_dcg > 0.0:
+            total += results_dcg / ideal_dcg
+            changes += 1
+        while ideal_gain > 0.0:
+            next_ideal()
+            if name == "Rndcg":
+                boundary()
+            if ideal_gain > 0.0:
+                num_rel += 1
+                ideal_dcg += f64(ideal_gain) / math.log2(i + 2)
+            i += 1
+        if name == "dcg":
+            return float(results_dcg)
+        if name == "ideal_dcg":
+            return float(ideal_dcg)
+        if name == "ndcg":
+            return float(results_dcg / ideal_dcg) if ideal_dcg > 0.0 else 0.0
+        if name == "ndcg_rel":
+            total += f64(num_rel - num_rel_ret) * results_dcg / ideal_dcg
+            return float(total / f64(num_rel)) if total > 0.0 else 0.0
+        return float(total / f64(changes))  # Rndcg: 0/0 is -nan
 
 
 # --------------------------------------------------------------------------- the whole run
@@ -369,6 +477,17 @@ def _columns(specs: Sequence[str]) -> list[tuple[str, str, Sequence[float]]]:
             if cuts[0] <= 0 or len(set(cuts)) != len(cuts):
                 raise Refused(2)
             out.extend((name, f"{name}_{c}", (c,)) for c in cuts)
+        elif name in GAIN_MEASURES:  # te_init_meas_s_double_p_pair: the name shows the text
+            if name in params:
+                pairs = [p.partition("=") for p in params[name].split(",")]
+                flat = [
+                    v
+                    for level, _, gain in pairs
+                    for v in (float(_libc.atol(level.encode())), float(_libc.atof(gain.encode())))
+                ]
+                out.append((name, f"{name}_{params[name]}", flat))
+            else:
+                out.append((name, name, ()))
         elif name == "utility":  # te_init_meas_s_double_p_double: the name shows the text
             if name in params:
                 numbers = tuple(float(_libc.atof(p.encode())) for p in params[name].split(","))
@@ -486,6 +605,14 @@ MEASURES = [
     "gm_map", "num_nonrel_judged_ret", "runid", "num_q", "bpref", "iprec_at_recall..2,.5",
     "utility", "utility.2,-1,0.5,1", "utility.0,0,0,1", "utility.1,-1,0,0",
 ]  # fmt: skip
+# gains per level, negative ones too (a judged non-relevant or low grade that costs); whole
+# numbers, so that trec_eval's qsort of the gains has one order (see _setup_gains)
+GAIN_SPECS = [
+    "ndcg", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "ndcg.0=-1,1=1,2=3", "ndcg.2=-2",
+    "dcg.0=-2,3=1", "ideal_dcg.1=-1,2=4", "ndcg_rel.0=-1,1=2", "ndcg_rel.1=-3,3=1",
+    "Rndcg.0=-1,2=5", "Rndcg.1=-1,2=-2,3=0", "ndcg.0=-3,1=0,2=2", "dcg.1=-1",
+]  # fmt: skip
+MEASURES += GAIN_SPECS
 # -c zeroes the first two on a query the run lacks, not the rest (their printed names differ)
 ZEROED_OR_NOT = ["num_ret", "utility", "utility.2,-1,0.5,1", "utility.0,0,0,1", "utility.1,-1,0,0"]
 
@@ -499,9 +626,12 @@ def line(draw: st.DrawFn, words: list[bytes]) -> bytes:
 
 
 @st.composite
-def case(draw: st.DrawFn, lacking: bool = False) -> tuple[bytes, bytes, Options]:
+def case(
+    draw: st.DrawFn, lacking: bool = False, gains: bool = False
+) -> tuple[bytes, bytes, Options]:
     """One input; ``lacking``: under ``-c``, with a qrels query the run lacks and a measure
-    whose value on it ``-c`` may zero (``num_ret``, ``utility``)."""
+    whose value on it ``-c`` may zero (``num_ret``, ``utility``); ``gains``: the measures are
+    gain measures (:data:`GAIN_SPECS`), most with negative gains."""
 
     # hypothesis favours the ends of a range: rare events are drawn as a value inside one
     def rarely(n: int) -> bool:
@@ -543,7 +673,7 @@ def case(draw: st.DrawFn, lacking: bool = False) -> tuple[bytes, bytes, Options]
     end = draw(st.sampled_from([b"\n", b"\r\n"]))
     qrels = end.join(qrels_lines) + draw(st.sampled_from([end, b""]))
     run = end.join(run_lines) + end
-    measures = draw(st.lists(st.sampled_from(MEASURES), max_size=4))
+    measures = draw(st.lists(st.sampled_from(GAIN_SPECS if gains else MEASURES), max_size=4))
     if lacking:
         measures.insert(draw(st.integers(0, len(measures))), draw(st.sampled_from(ZEROED_OR_NOT)))
     if rarely(30):
@@ -567,6 +697,8 @@ def _pytrec_spec(name: str, printed: str, params: Sequence[float]) -> tuple[str,
     parameter parser cannot read when negative)."""
     if name == "runid" or (name == "utility" and printed != name):
         return None
+    if name in GAIN_MEASURES:  # trec_eval 9 has no dcg, and crashes on gain parameters
+        return (name, name) if printed == name and name not in ("dcg", "ideal_dcg") else None
     if name == "iprec_at_recall":
         return f"{name}.{params[0]!r}", printed
     if name in DEFAULTS:
@@ -658,6 +790,19 @@ def test_complete_matches_the_reference_on_queries_the_run_lacks(
     _check(*example, tmp_path_factory.mktemp("fuzz"))
 
 
+@settings(
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(example=case(gains=True))
+def test_gain_measures_match_the_reference(
+    example: tuple[bytes, bytes, Options], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # negative gains lower the DCG (a DCG that kept only positive gains passed every other test)
+    _check(*example, tmp_path_factory.mktemp("fuzz"))
+
+
 def _check(qrels: bytes, run: bytes, opts: Options, tmp: Path) -> None:
     seen = Seen()
     want = reference(qrels, run, opts, seen)
@@ -708,6 +853,25 @@ def test_complete_num_rel_under_zscores(tmp_path: Path) -> None:
     assert out.buffer.getvalue() == (  # type: ignore[attr-defined]
         b"Znum_rel" + b" " * 15 + b"\t1\t0.5000\n" + b"Znum_rel" + b" " * 15 + b"\tall\t1.0000\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("measure", "value"),
+    [
+        # DCG -1/log2(2) + 1/log2(3) + 0 + 3/log2(5) = 0.9230 over the ideal 3 + 1/log2(3)
+        ("ndcg.0=-1,1=1,2=3", b"0.2542"),  # 0.5296 with the negative gain dropped
+        ("dcg.0=-2,3=1", b"-0.5077"),  # 1.4923
+        ("ndcg_rel.0=-1,1=2", b"0.2123"),  # 0.5189
+        ("Rndcg.0=-1,2=5", b"0.0171"),  # 0.2022
+        ("ndcg", b"0.5672"),  # the negative grade of d4 is no gain: it is unjudged
+        ("Rndcg.1=-1,2=-2,3=0", b"  -nan"),  # no positive gain: 0 / 0 R-levels
+    ],
+)
+def test_negative_gains_count(measure: str, value: bytes, tmp_path: Path) -> None:
+    qrels = b"1 0 d1 0\n1 0 d2 1\n1 0 d3 2\n1 0 d4 -1\n"
+    run = b"1 Q0 d1 1 4 r\n1 Q0 d2 2 3 r\n1 Q0 d4 3 2 r\n1 Q0 d3 4 1 r\n"
+    _, out = _both(qrels, run, Options([measure]), tmp_path)
+    assert out == f"{measure.replace('.', '_', 1):<22}\tall\t".encode() + value + b"\n"
 
 
 def test_bytes_that_are_not_utf8_where_trec_eval_never_looks(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ PUBLIC = {
     "Anova", "PairResult", "Pairwise", "CORRECTIONS",
     # intervals and planning
     "t_interval", "t_interval_from_summary", "bootstrap_interval", "interval_from_bootstrap",
-    "Interval",
+    "Interval", "UNIT_RANGE",
     "queries_needed", "min_detectable_delta", "paired_t_power", "power_plan", "PowerPlan",
     # agreement
     "cohen_kappa", "kendall_tau_b", "confusion_matrix",

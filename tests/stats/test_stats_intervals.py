@@ -12,7 +12,13 @@ from scipy import stats
 
 from rankscope.errors import InputError
 from rankscope.stats import (
+    UNIT_RANGE,
+    Comparison,
+    Quantity,
+    ScoreMatrix,
+    StatsWarning,
     bootstrap_interval,
+    compare,
     interval_from_bootstrap,
     t_interval,
     t_interval_from_summary,
@@ -113,3 +119,76 @@ def test_degenerate_intervals_are_finite() -> None:
         t_interval([])
     with pytest.raises(InputError, match="bootstrap interval"):
         bootstrap_interval([0.1, 0.2], method="basic")  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------- bounded measures
+def test_a_t_interval_is_clipped_to_the_measures_range_and_says_so() -> None:
+    # two queries, mean 0.8: the t interval is [-1.741, 3.341] (t = 12.71 with 1 df)
+    plain = t_interval([0.6, 1.0])
+    ref = stats.t.interval(0.95, 1, loc=0.8, scale=stats.sem([0.6, 1.0]))
+    assert (plain.low, plain.high) == pytest.approx(ref, rel=1e-12)
+    assert not plain.clipped
+    bounded = t_interval([0.6, 1.0], bounds=UNIT_RANGE)
+    assert (bounded.low, bounded.high, bounded.clipped) == (0.0, 1.0, True)
+    # one end past the range: only that end moves
+    one = t_interval([0.02, 0.0, 0.05, 0.01, 0.3], bounds=UNIT_RANGE)
+    wide = t_interval([0.02, 0.0, 0.05, 0.01, 0.3])
+    assert wide.low < 0 and one.low == 0.0 and one.high == wide.high and one.clipped
+    # within the range nothing changes, and nothing is marked
+    inside = t_interval([0.4, 0.5, 0.6, 0.5], bounds=UNIT_RANGE)
+    assert inside == t_interval([0.4, 0.5, 0.6, 0.5])
+    # values outside the bounds: the bounds do not hold for them, no clipping
+    assert t_interval([-0.5, 0.9], bounds=UNIT_RANGE) == t_interval([-0.5, 0.9])
+    summary = t_interval_from_summary(2, 0.8, math.sqrt(0.08), bounds=UNIT_RANGE)
+    assert summary == bounded
+    assert t_interval_from_summary(2, 1.5, 0.1, bounds=UNIT_RANGE).clipped is False
+    with pytest.raises(InputError, match="low <= high"):
+        t_interval_from_summary(3, 0.5, 0.1, bounds=(1.0, 0.0))
+
+
+def test_measures_know_their_range() -> None:
+    from rankscope.metrics.names import parse_measure
+
+    for name in ("P@10", "ndcg@10", "ndcg", "map", "recall@100", "mrr", "hit@5", "bpref"):
+        assert Quantity.of(parse_measure(name)).bounds == (0.0, 1.0), name
+    for name in ("num_rel_ret", "dcg", "utility", "ndcg(0=-1,1=1)", "gm_map", "infAP"):
+        assert Quantity.of(parse_measure(name)).bounds is None, name
+    assert Quantity("latency_ms", higher_is_better=False).bounds is None
+
+
+@pytest.mark.filterwarnings("ignore:only 2 queries")
+def test_compare_clips_the_mean_intervals_of_a_bounded_measure() -> None:
+    from rankscope.metrics.names import parse_measure
+
+    x = np.array([[[0.6, 1.0], [0.1, 0.3]]])
+    matrix = ScoreMatrix(
+        ("a", "b"),
+        ("q1", "q2"),
+        (Quantity.of(parse_measure("ndcg@10")),),
+        x,
+        np.ones((2, 2), dtype=np.bool_),
+        (0, 0),
+        "two queries",
+    )
+    clipped = r"ndcg@10: the t interval of the mean of a, b .*\[0, 1\]"
+    with pytest.warns(StatsWarning, match=clipped):
+        found = compare(matrix, test="t")
+    rows = found.measures[0].rows
+    assert [(r.mean_interval.low, r.mean_interval.high) for r in rows] == [(0.0, 1.0), (0.0, 1.0)]
+    assert all(r.mean_interval.clipped for r in rows)
+    again = Comparison.from_dict(found.to_dict())
+    assert [r.mean_interval for r in again.measures[0].rows] == [r.mean_interval for r in rows]
+    # a quantity without a range (latency) keeps the plain t interval
+    latency = ScoreMatrix(
+        ("a", "b"),
+        ("q1", "q2"),
+        (Quantity("latency_ms", higher_is_better=False),),
+        x,
+        np.ones((2, 2), dtype=np.bool_),
+        (0, 0),
+        "two queries",
+    )
+    with pytest.warns(StatsWarning):
+        plain = compare(latency, test="t")
+    assert plain.measures[0].rows[0].mean_interval.low < 0
+    assert not plain.measures[0].rows[0].mean_interval.clipped

@@ -287,6 +287,23 @@ def test_bootstrap_test_matches_a_scipy_bootstrap_of_the_studentized_statistic(
     assert abs(ours.p_value - reference) <= 5 * math.sqrt(2 * p * (1 - p) / 3000) + 2 / 3000
 
 
+def test_bootstrap_p_values_and_intervals_are_pinned() -> None:
+    # the values of the two-pass kernel before the bootstrap was vectorised (same seed, same
+    # draws): the resampled means are the same sums, the variances within a few eps
+    rng = np.random.default_rng(2024)
+    a = np.round(rng.random(2000), 1)
+    b = np.round(np.clip(a + rng.normal(0.01, 0.2, 2000), 0, 1), 1)
+    big = bootstrap_test(a, b, resamples=3000, seed=7)
+    assert big.p_value == 63 / 3001
+    assert (big.interval.low, big.interval.high) == (-0.01651994336122232, -0.0015000000000000048)
+    # five queries on a grid: many resamples draw one value (their variance is summed again)
+    small = bootstrap_test(
+        [0.1, 0.4, 0.2, 0.4, 0.3], [0.0, 0.4, 0.2, 0.1, 0.3], resamples=999, seed=3
+    )
+    assert small.p_value == 247 / 1000
+    assert (small.interval.low, small.interval.high) == (0.0, 0.26)
+
+
 def test_bootstrap_test_interval_is_bca_or_percentile() -> None:
     rng = np.random.default_rng(12)
     a = rng.random(50)
@@ -399,6 +416,17 @@ def test_a_constant_difference_has_zero_variance() -> None:
     boot = bootstrap_test(a, b, resamples=999)
     assert boot.p_value == pytest.approx(1 / 1000)
     assert sign_test(a, b).p_value == pytest.approx(2 / 2**6)
+
+
+@pytest.mark.parametrize("scale", [1e-163, 1e-300])
+def test_paired_t_on_differences_near_underflow_is_the_scaled_test(scale: float) -> None:
+    # the squared deviations of differences of 1e-163 underflowed to 0: sd 0, t = inf, p = 0
+    a, b = np.array([0.0, 1.0, 3.0, 2.0]), np.array([1.0, 1.0, 1.0, 1.0])
+    plain, tiny = paired_t(a, b), paired_t(a * scale, b * scale)
+    assert plain.p_value == pytest.approx(float(stats.ttest_rel(a, b).pvalue), rel=1e-12)
+    assert tiny.statistic == pytest.approx(plain.statistic, rel=1e-12)
+    assert tiny.p_value == pytest.approx(plain.p_value, rel=1e-12)
+    assert tiny.effect_size == pytest.approx(plain.effect_size, rel=1e-12)
 
 
 def test_bad_input_is_refused() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -124,3 +126,16 @@ def test_min_detectable_delta_with_few_queries_and_a_small_alpha() -> None:
     mdd = min_detectable_delta(3, 1.0, alpha=0.01)
     assert round(mdd, 2) == 7.32  # the normal approximation of the power gave 6.53
     assert _reference_power(mdd, 3, 0.01) == pytest.approx(0.8, abs=1e-9)
+
+
+def test_power_tends_to_alpha_as_delta_tends_to_zero() -> None:
+    # both tails of the two-sided test: without P(T < -t_crit) the power at delta -> 0 is
+    # alpha / 2, and 0.047 instead of 0.059 at delta 0.1, sd 1, 10 queries
+    for alpha in (0.05, 0.01):
+        assert paired_t_power(1e-9, 1.0, 10, alpha) == pytest.approx(alpha, rel=1e-6)
+        assert paired_t_power(-1e-9, 1.0, 10, alpha) == pytest.approx(alpha, rel=1e-6)
+    t_crit = stats.t.ppf(0.975, 9)
+    nc = 0.1 * math.sqrt(10)
+    both = stats.nct.sf(t_crit, 9, nc) + stats.nct.cdf(-t_crit, 9, nc)
+    assert paired_t_power(0.1, 1.0, 10) == pytest.approx(float(both), rel=1e-12)
+    assert round(paired_t_power(0.1, 1.0, 10), 3) == 0.059

@@ -118,3 +118,22 @@ def test_welch_interval_covers_at_its_level() -> None:
         b = rng.normal(0.5, 0.1, 60)
         covered += welch_t(a, b).interval.contains(0.1)
     assert 0.935 <= covered / 2000 <= 0.965
+
+
+@pytest.mark.parametrize("scale", [1e-163, 1e-300, 1e200])
+def test_welch_near_under_and_overflow_is_the_scaled_test(scale: float) -> None:
+    # standard deviations of 1e-163 squared to 0 (t = -inf, p = 0: a false "significant"),
+    # of 1e200 to inf; the test is scale-free, so it must equal the test on 0, 1, 2 vs 1, 2, 3
+    a, b = [0.0, 1.0, 2.0], [1.0, 2.0, 3.5]
+    plain = welch_t(a, b)
+    scaled = welch_t([v * scale for v in a], [v * scale for v in b])
+    ref = stats.ttest_ind(a, b, equal_var=False)
+    assert plain.statistic == pytest.approx(float(ref.statistic), rel=1e-12)
+    assert scaled.statistic == pytest.approx(plain.statistic, rel=1e-12)
+    assert scaled.p_value == pytest.approx(plain.p_value, rel=1e-12)
+    assert 0.2 < scaled.p_value < 0.5
+    assert scaled.df == pytest.approx(plain.df, rel=1e-12)
+    assert scaled.effect_size == pytest.approx(plain.effect_size, rel=1e-12)
+    assert scaled.delta == pytest.approx(plain.delta * scale, rel=1e-12)
+    assert scaled.interval.low == pytest.approx(plain.interval.low * scale, rel=1e-12)
+    assert scaled.interval.high == pytest.approx(plain.interval.high * scale, rel=1e-12)

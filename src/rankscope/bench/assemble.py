@@ -21,7 +21,7 @@ from rankscope.bench.ann import TOLERANCE as ANN_TOLERANCE
 from rankscope.bench.ann import ann_recall_values
 from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import evaluate_runs, measure_label, ranking_run, suite_measures
-from rankscope.bench.latency import latency_stats, query_latency_ms
+from rankscope.bench.latency import is_empty_query, latency_stats, query_latency_ms
 from rankscope.bench.pareto import FRONT_DEFINITION, pareto_front
 from rankscope.bench.recommend import (
     BALANCE_FORMULAS,
@@ -111,8 +111,10 @@ def assemble_results(
     evaluator = _Evaluator(qrels, runs, measures, settings.max_k, settings.relevance_threshold)
     views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
     judged = [q in set(qrels.query_ids) for q in query_ids]
+    empty = {q.id for q in suite.queries if is_empty_query(q)}
     configurations = [
-        _config_result(r, views, sets, measures, query_ids, judged, settings.k) for r in records
+        _config_result(r, views, sets, measures, query_ids, judged, settings.k, empty)
+        for r in records
     ]
     from rankscope import __version__
 
@@ -233,6 +235,7 @@ def _config_result(
     query_ids: list[str],
     judged: list[bool],
     ks: Sequence[int] = (),
+    empty: set[str] | frozenset[str] = frozenset(),
 ) -> ConfigResult:
     base = ConfigResult(
         name=record.name,
@@ -256,9 +259,12 @@ def _config_result(
     }
     ann = ann_recall_values(record, query_ids, ks)
     scores = {
-        view: _view_scores(record.name, evaluation, [samples[q] for q in timed[view]]).model_copy(
-            update={"ann_recall": _ann_means(ann, query_ids, sets[view])}
-        )
+        view: _view_scores(
+            record.name,
+            evaluation,
+            [samples[q] for q in timed[view] if q not in empty],
+            sum(1 for q in timed[view] if q in empty),
+        ).model_copy(update={"ann_recall": _ann_means(ann, query_ids, sets[view])})
         for view, evaluation in views.items()
     }
     overall = views["all"].overall
@@ -324,12 +330,14 @@ def _ann_means(
     return means
 
 
-def _view_scores(name: str, evaluation: _ViewEvaluation, samples: list[list[float]]) -> ViewScores:
+def _view_scores(
+    name: str, evaluation: _ViewEvaluation, samples: list[list[float]], empty: int = 0
+) -> ViewScores:
     overall = evaluation.overall
     return ViewScores(
         num_queries=0 if overall is None else len(overall.query_ids(name)),
         summary={} if overall is None else _means(overall, name),
-        latency=latency_stats(samples),
+        latency=latency_stats(samples, empty=empty),
         per_category={
             category: CategoryScores(
                 num_queries=len(results.query_ids(name)), means=_means(results, name)

@@ -7,6 +7,10 @@ was: the p50 over the queries computed separately for each pass (``p50_by_pass_m
 interquartile range of those values (``p50_iqr_ms``; ``None`` with fewer than two passes).
 Percentiles interpolate linearly between values (numpy's default).
 
+A query without search text (:func:`is_empty_query`) is answered without searching, in
+microseconds: counted apart (``empty_queries``), it stays out of the mean and percentiles,
+which it would pull down.
+
 Compared per query (:mod:`rankscope.bench.statistics`), latency is :data:`LATENCY_QUANTITY`, a
 quantity where lower is better; :func:`fmt_ms` is how tables and reasons show milliseconds.
 """
@@ -19,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from rankscope.engines.base import Query
 from rankscope.stats.quantity import Quantity
 
 #: the per-query quantity compared for latency, as ``rankscope compare OUT_DIR -m`` names it
@@ -60,6 +65,14 @@ class LatencyStats(BaseModel):
     max_ms: float | None
     p50_by_pass_ms: list[float]
     p50_iqr_ms: float | None
+    #: queries without search text, timed but left out of the figures above
+    empty_queries: int = 0
+
+
+def is_empty_query(query: Query) -> bool:
+    """A query with nothing to search for: blank text and no boolean terms (engines answer
+    it without searching)."""
+    return not query.text.strip() and not (query.must or query.should or query.must_not)
 
 
 def query_latency_ms(samples_s: Sequence[float]) -> float | None:
@@ -67,8 +80,9 @@ def query_latency_ms(samples_s: Sequence[float]) -> float | None:
     return float(np.median(samples_s)) * 1000.0 if len(samples_s) else None
 
 
-def latency_stats(per_query_s: Sequence[Sequence[float]]) -> LatencyStats:
-    """Summarise latency samples in seconds, one sequence (one sample per pass) per query."""
+def latency_stats(per_query_s: Sequence[Sequence[float]], *, empty: int = 0) -> LatencyStats:
+    """Summarise latency samples in seconds, one sequence (one sample per pass) per query;
+    ``empty``: how many queries without search text were left out of ``per_query_s``."""
     measured = [s for s in per_query_s if len(s)]
     medians = np.asarray([np.median(s) for s in measured], dtype=np.float64) * 1000.0
     repeats = max((len(s) for s in measured), default=0)
@@ -84,6 +98,7 @@ def latency_stats(per_query_s: Sequence[Sequence[float]]) -> LatencyStats:
             max_ms=None,
             p50_by_pass_ms=[],
             p50_iqr_ms=None,
+            empty_queries=empty,
         )
     p50, p95, p99 = np.percentile(medians, [50, 95, 99]).tolist()
     by_pass = [
@@ -105,4 +120,5 @@ def latency_stats(per_query_s: Sequence[Sequence[float]]) -> LatencyStats:
         max_ms=float(medians.max()),
         p50_by_pass_ms=by_pass,
         p50_iqr_ms=iqr,
+        empty_queries=empty,
     )

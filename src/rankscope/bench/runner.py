@@ -434,6 +434,7 @@ def run_config(
             first: dict[str, list[Hit]] | None = None
             failed: dict[str, QueryError] = {}
             wall = 0.0
+            executed = 0  # every timed execution in the wall time, a query's that failed later too
             with ThreadPoolExecutor(max_workers=workers) if workers > 1 else _NoPool() as pool:
                 for pass_no in range(passes):
                     hits, times, elapsed, errors = _run_pass(engine, queries, fetch_k, pool, report)
@@ -447,6 +448,7 @@ def run_config(
                     if pass_no < settings.warmup:
                         continue
                     wall += elapsed
+                    executed += len(times)
                     for qid, seconds in times.items():
                         samples[qid].append(seconds)
                     if first is None:
@@ -465,8 +467,8 @@ def run_config(
             first.pop(qid, None)
         record.latency_samples_s = samples
         record.measured_wall_s = wall
-        executions = sum(len(times) for times in samples.values())
-        record.qps = executions / wall if wall > 0 else None
+        # the wall time holds the passes a query ran before it failed: so does the count
+        record.qps = executed / wall if wall > 0 else None
         stage = "chunk"
         chunked = chunking is not None
         record.rankings, record.chunk_rankings = _rankings(first, chunked, settings.max_k)

@@ -99,7 +99,8 @@ def compare_configurations(
         "" if resamples == RESAMPLES else f" --resamples {resamples}"
     )
     if len(names) < 2:
-        row = SystemRow(measure, names[0], True, float(x[0].mean()), t_interval(x[0], LEVEL))
+        interval = t_interval(x[0], LEVEL, bounds=quantity.bounds)
+        row = SystemRow(measure, names[0], True, float(x[0].mean()), interval)
         return ConfigurationComparison(
             label=label,
             baseline_reason=baseline_reason,

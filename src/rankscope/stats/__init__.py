@@ -17,7 +17,10 @@ conventions.
   :func:`pairwise`, :func:`adjust_pvalues` (Holm, Bonferroni, Benjamini-Hochberg).
 - A regression gate: :func:`non_inferiority` (:class:`NonInferiority`): is a candidate at
   most a margin worse than a baseline, by the one-sided paired t bound?
-- One system's mean: :func:`t_interval`, :func:`bootstrap_interval` (:class:`Interval`).
+- One system's mean: :func:`t_interval`, :func:`bootstrap_interval` (:class:`Interval`);
+  :func:`t_interval_from_summary` from a count, mean and sd. With ``bounds`` (a measure's
+  range, :attr:`Quantity.bounds`, :data:`UNIT_RANGE`) the t interval is clipped to the range
+  and marked ``clipped``: the one interval of a mean that bench, compare and the service use.
 - Planning: :func:`queries_needed`, :func:`min_detectable_delta`, :func:`paired_t_power`,
   :func:`power_plan`.
 - Agreement: :func:`cohen_kappa`, :func:`kendall_tau_b`, :func:`confusion_matrix`.
@@ -30,6 +33,7 @@ from rankscope.stats.agreement import cohen_kappa, confusion_matrix, kendall_tau
 from rankscope.stats.compare import TESTS, compare, pairwise
 from rankscope.stats.comparison import Comparison, MeasureComparison, SystemRow
 from rankscope.stats.intervals import (
+    UNIT_RANGE,
     Interval,
     bootstrap_interval,
     interval_from_bootstrap,
@@ -71,6 +75,7 @@ from rankscope.stats.unpaired import TwoSampleTest, bootstrap_difference, welch_
 __all__ = [
     "CORRECTIONS",
     "TESTS",
+    "UNIT_RANGE",
     "AlignedScores",
     "Anova",
     "Comparison",

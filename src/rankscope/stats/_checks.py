@@ -96,9 +96,21 @@ def sd(values: NDArray[np.float64]) -> float:
     """
     if values.size < 2:
         return 0.0
-    spread = float(values.std(ddof=1))
     scale = float(np.abs(values).max())
+    if scale == 0.0:
+        return 0.0
+    # squared deviations of values below 1e-162 underflow to 0 (t = inf, p = 0), above 1e154
+    # they overflow: computed near 1 instead
+    unit = unit_scale(scale)
+    spread = float((values * unit).std(ddof=1)) / unit
     return 0.0 if spread <= TOLERANCE * scale else spread
+
+
+def unit_scale(size: float) -> float:
+    """The power of two that brings ``size`` (> 0, finite) into [0.5, 1), or as near as 2**1022
+    brings a subnormal size: multiplying by it is exact, so what is computed on scaled values
+    differs from the unscaled computation only where that over- or underflowed."""
+    return math.ldexp(1.0, min(1022, -math.frexp(size)[1]))
 
 
 def equal_up_to_rounding(x: float, y: float) -> bool:

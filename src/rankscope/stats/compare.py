@@ -375,11 +375,18 @@ def _measure(scores: ScoreMatrix, k: int, b: int, options: _Options, notes: list
             "compare (every p = 1)"
         )
     means = x.mean(axis=1)
+    bounds = scores.quantities[k].bounds
     mean_intervals = (
-        [t_interval(x[s], o.level) for s in range(len(systems))]
+        [t_interval(x[s], o.level, bounds=bounds) for s in range(len(systems))]
         if o.mean_interval == "t"
         else bootstrap_intervals(x.T.copy(), o.level, resamples=o.resamples, seed=o.seed)
     )
+    clipped = [systems[s] for s, i in enumerate(mean_intervals) if i.clipped]
+    if clipped and bounds is not None:
+        notes.append(
+            f"{name}: the t interval of the mean of {', '.join(clipped)} reached past the "
+            f"measure's range [{bounds[0]:g}, {bounds[1]:g}] and is clipped to it"
+        )
     others = [s for s in range(len(systems)) if s != b]
     a_cols = x[others].T  # queries × other systems
     b_cols = np.repeat(x[b][:, None], len(others), axis=1)

@@ -361,12 +361,17 @@ def _interval_dict(interval: Interval | None) -> dict[str, Any] | None:
         "high": _num(interval.high),
         "level": interval.level,
         "method": interval.method,
+        **({"clipped": True} if interval.clipped else {}),
     }
 
 
 def _interval_from(data: Mapping[str, Any]) -> Interval:
     return Interval(
-        _float(data["low"]), _float(data["high"]), float(data["level"]), str(data["method"])
+        _float(data["low"]),
+        _float(data["high"]),
+        float(data["level"]),
+        str(data["method"]),
+        data.get("clipped") is True,
     )
 
 

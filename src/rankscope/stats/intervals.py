@@ -1,5 +1,11 @@
 """Confidence intervals for a mean: Student's t, and bootstrap (percentile or BCa).
 
+A mean of values that lie in a known range (most IR measures lie in [0, 1]) lies in it too; the
+t interval does not know that and, for few queries or a mean near an end, reaches past it
+([0.18, 1.39] for two queries). :func:`t_interval` and :func:`t_interval_from_summary` given
+``bounds`` clip the interval to the range and mark it ``clipped`` (the bootstrap intervals lie
+in the range by construction: they are quantiles of resampled means).
+
 Used for one system's mean score and for a mean difference between two systems. The bootstrap
 resamples queries with replacement (:mod:`rankscope.stats._resample`); the BCa interval follows
 Efron and Tibshirani (1993, 14.3) exactly as ``scipy.stats.bootstrap`` computes it, with the
@@ -26,12 +32,14 @@ BootstrapMethod = Literal["percentile", "bca"]
 class Interval:
     """A confidence interval ``[low, high]`` at ``level`` (0.95), computed by ``method``:
     ``t``, ``percentile``, ``bca``, ``tukey`` or ``randomized-tukey`` (the last two are
-    simultaneous over all pairs of systems)."""
+    simultaneous over all pairs of systems). ``clipped``: an end was cut back to the range
+    the values lie in (:func:`t_interval` with ``bounds``)."""
 
     low: float
     high: float
     level: float
     method: str
+    clipped: bool = False
 
     @property
     def half_width(self) -> float:
@@ -47,29 +55,48 @@ def check_level(level: float) -> float:
     return float(level)
 
 
-def t_interval(values: Any, level: float = 0.95) -> Interval:
+Bounds = tuple[float, float]
+#: the range of a proportion, and of most IR measures (:attr:`rankscope.stats.Quantity.bounds`)
+UNIT_RANGE: Bounds = (0.0, 1.0)
+
+
+def t_interval(values: Any, level: float = 0.95, *, bounds: Bounds | None = None) -> Interval:
     """Student's t interval of the mean: ``mean ± t(1-(1-level)/2, n-1) * sd / sqrt(n)``.
 
-    Zero spread gives ``[mean, mean]``; a single value gives ``[value, value]``.
+    Zero spread gives ``[mean, mean]``; a single value gives ``[value, value]``. ``bounds``
+    (``(low, high)``, e.g. :data:`UNIT_RANGE`): the range every value lies in by definition;
+    the interval is clipped to it and marked ``clipped`` when it reached past. Values outside
+    the range (the bounds did not hold for these data) leave the interval unclipped.
     """
     x = as_vector(values)
     if x.size == 0:
         raise InputError("an interval needs at least one value")
-    return t_interval_from_summary(int(x.size), float(x.mean()), sd(x), level)
+    if bounds is not None and (x.min() < bounds[0] or x.max() > bounds[1]):
+        bounds = None
+    return t_interval_from_summary(int(x.size), float(x.mean()), sd(x), level, bounds=bounds)
 
 
-def t_interval_from_summary(n: int, mean: float, std: float, level: float = 0.95) -> Interval:
+def t_interval_from_summary(
+    n: int, mean: float, std: float, level: float = 0.95, *, bounds: Bounds | None = None
+) -> Interval:
     """:func:`t_interval` from the count, mean and sample standard deviation alone (what SQL
-    aggregates give without reading every value, as the collection service does)."""
+    aggregates give without reading every value, as the collection service does); ``bounds``
+    as for :func:`t_interval` (a mean outside them leaves the interval unclipped)."""
     from scipy import stats
 
     level = check_level(level)
     if n < 1:
         raise InputError("an interval needs at least one value", value=n)
+    if bounds is not None and not bounds[0] <= bounds[1]:
+        raise InputError("bounds must be (low, high) with low <= high", value=bounds)
     if n < 2 or std == 0.0:
         return Interval(mean, mean, level, "t")
     margin = float(stats.t.ppf(0.5 + level / 2.0, n - 1)) * std / math.sqrt(n)
-    return Interval(mean - margin, mean + margin, level, "t")
+    low, high = mean - margin, mean + margin
+    if bounds is None or not bounds[0] <= mean <= bounds[1]:
+        return Interval(low, high, level, "t")
+    clipped = low < bounds[0] or high > bounds[1]
+    return Interval(max(low, bounds[0]), min(high, bounds[1]), level, "t", clipped)
 
 
 def bootstrap_interval(
@@ -158,10 +185,13 @@ def interval_from_bootstrap(
 
 
 __all__ = [
+    "UNIT_RANGE",
     "BootstrapMethod",
+    "Bounds",
     "Interval",
     "bootstrap_interval",
     "bootstrap_intervals",
     "interval_from_bootstrap",
     "t_interval",
+    "t_interval_from_summary",
 ]

@@ -15,6 +15,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from rankscope.metrics.names import Measure
 
 
+#: measure families whose per-query values lie in [0, 1] whatever the qrels (negative grades
+#: are no gain for nDCG; ``ndcg`` with gains given as parameters is left out by
+#: :attr:`Quantity.bounds`)
+UNIT_FAMILIES = frozenset({
+    "map", "Rprec", "bpref", "mrr", "iprec", "P", "recall", "Rprec_mult", "11pt_avg", "ndcg",
+    "relative_P", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "hit", "judged",
+    "f1", "ndcg_exp",
+})  # fmt: skip
+
+
 @dataclass(frozen=True, slots=True)
 class Quantity:
     """One compared quantity: ``name`` (how tables, JSON and look-ups call it), whether a
@@ -28,6 +38,17 @@ class Quantity:
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The range every per-query value lies in by the measure's definition: ``(0, 1)``
+        for the proportions and normalised measures of :data:`UNIT_FAMILIES` (nDCG with its
+        default gains: a gain given as a parameter may be negative); None for counts, sums,
+        measures with gains given as parameters, and quantities that are not measures."""
+        m = self.measure
+        if m is None or m.name not in UNIT_FAMILIES or (m.param is not None and m.name == "ndcg"):
+            return None
+        return (0.0, 1.0)
+
     @classmethod
     def of(cls, what: str | Measure | Quantity) -> Quantity:
         """``what`` as a quantity: a quantity as it is; a measure by its canonical name, higher
@@ -39,4 +60,4 @@ class Quantity:
         return cls(str(what), measure=what)
 
 
-__all__ = ["Quantity"]
+__all__ = ["UNIT_FAMILIES", "Quantity"]

@@ -23,7 +23,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.errors import InputError
-from rankscope.stats._checks import as_vector, check_resamples, safe_ratio, sd, two_sided_t_p
+from rankscope.stats._checks import (
+    as_vector,
+    check_resamples,
+    safe_ratio,
+    sd,
+    two_sided_t_p,
+    unit_scale,
+)
 from rankscope.stats._resample import generator
 from rankscope.stats.intervals import Interval, check_level
 
@@ -84,10 +91,13 @@ def welch_t(
     x, y = _samples(a, b)
     level = check_level(level)
     na, nb = x.size, y.size
-    va, vb = sd(x) ** 2, sd(y) ** 2
     delta = float(x.mean() - y.mean())
-    se2 = va / na + vb / nb
-    se = math.sqrt(se2)
+    # variances and the standard error in units of the values' size (an exact power of two):
+    # standard deviations below ~1e-162 squared to 0, and t = delta / 0 was a false -inf
+    size = max(float(np.abs(x).max()), float(np.abs(y).max()))
+    unit = unit_scale(size) if size > 0.0 else 1.0
+    va, vb = (sd(x) * unit) ** 2, (sd(y) * unit) ** 2
+    se = math.sqrt(va / na + vb / nb)
     if se == 0.0:
         df = float(na + nb - 2)
         t = safe_ratio(delta, 0.0)
@@ -98,8 +108,8 @@ def welch_t(
         top = max(va / na, vb / nb)
         share_a, share_b = va / na / top, vb / nb / top
         df = (share_a + share_b) ** 2 / (share_a**2 / (na - 1) + share_b**2 / (nb - 1))
-        t = delta / se
-        half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se
+        t = delta * unit / se
+        half = float(stats.t.ppf(0.5 + level / 2.0, df)) * se / unit
     pooled = math.sqrt(((na - 1) * va + (nb - 1) * vb) / (na + nb - 2))
     boot = None
     if bootstrap:
@@ -114,7 +124,7 @@ def welch_t(
         statistic=float(t),
         df=float(df),
         p_value=two_sided_t_p(t, df),
-        effect_size=safe_ratio(delta, pooled),
+        effect_size=safe_ratio(delta * unit, pooled),
         interval=Interval(delta - half, delta + half, level, "welch"),
         bootstrap=boot,
         resamples=bootstrap or None,

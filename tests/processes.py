@@ -1,0 +1,158 @@
+"""No process outlives the test run: the processes a run started, found through /proc, and a
+runner that stops a command's whole process group, also when the test fails.
+
+At the start of the session (tests/conftest.py) the run marks its environment with
+:data:`MARK` = a value of its own; every process started from it inherits the mark, also one
+whose parent exited and that init adopted (a ``rankscope serve`` started in the background of a
+shell). At the end of the session :func:`leftovers` lists the marked processes still running
+(zombies excepted: they have exited) and the session fails if there is one. Processes started
+with an environment that does not derive from ``os.environ`` carry no mark; the direct
+children of the run are listed too, whatever their environment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+#: the environment variable that marks the processes of one test run
+MARK = "RANKSCOPE_TEST_RUN"
+PROC = Path("/proc")
+
+
+@dataclass(frozen=True, slots=True)
+class Process:
+    pid: int
+    ppid: int
+    state: str
+    command: str
+
+    def __str__(self) -> str:
+        return f"pid {self.pid} (parent {self.ppid}): {self.command[:200]}"
+
+
+def _read(pid: int) -> Process | None:
+    """The process ``pid`` from /proc (None when it is gone or unreadable)."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_text()
+        raw = (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return None
+    # "pid (comm) state ppid ...": comm may hold spaces and parentheses
+    fields = stat.rpartition(")")[2].split()
+    command = raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
+    return Process(pid, int(fields[1]), fields[0], command or stat.split(" ", 1)[1][:60])
+
+
+def _marked(pid: int, mark: str) -> bool:
+    try:
+        environ = (PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+    return f"{MARK}={mark}".encode() in environ.split(b"\0")
+
+
+def leftovers(mark: str, *, parent: int | None = None) -> list[Process]:
+    """Running processes (not zombies) that carry ``mark`` or are children of ``parent``,
+    other than ``parent`` itself and this process."""
+    if not PROC.is_dir():  # pragma: no cover - not Linux
+        return []
+    me = os.getpid()
+    found = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) in (me, parent):
+            continue
+        process = _read(int(entry.name))
+        if process is None or process.state in ("Z", "X"):
+            continue
+        if process.ppid == parent or _marked(process.pid, mark):
+            found.append(process)
+    return sorted(found, key=lambda p: p.pid)
+
+
+def wait_for_no_leftovers(mark: str, *, parent: int | None, timeout_s: float) -> list[Process]:
+    """:func:`leftovers` once none is left or after ``timeout_s`` (a process being stopped
+    needs a moment to exit)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        found = leftovers(mark, parent=parent)
+        if not found or time.monotonic() >= deadline:
+            return found
+        time.sleep(0.1)
+
+
+def stop(processes: Sequence[Process], grace_s: float = 2.0) -> None:
+    """SIGTERM, then SIGKILL for those still running after ``grace_s``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(process.pid, sig)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            alive = [p for p in processes if (q := _read(p.pid)) and q.state not in ("Z", "X")]
+            if not alive:
+                return
+            time.sleep(0.05)
+
+
+def stop_group(process: subprocess.Popen[str], grace_s: float = 5.0) -> None:
+    """Stop ``process`` and everything in its process group (it was started with
+    ``start_new_session=True``): SIGTERM, then SIGKILL after ``grace_s``; reaps ``process``."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, sig)
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and _group_alive(process.pid):
+            time.sleep(0.05)
+        if not _group_alive(process.pid):
+            break
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace_s)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    # a group whose members have all exited may still hold zombies: those are not running
+    for entry in PROC.iterdir() if PROC.is_dir() else ():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(stat[2]) == pgid and stat[0] not in ("Z", "X"):
+                return True
+    return False
+
+
+@contextlib.contextmanager
+def process_group(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str]
+) -> Iterator[subprocess.Popen[str]]:
+    """``argv`` started in a process group of its own, its output captured; on leaving (a
+    failure or a timeout included) the whole group is stopped: a server a shell started in the
+    background goes with it."""
+    process = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        stop_group(process)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
