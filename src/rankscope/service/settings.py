@@ -207,6 +207,29 @@ class ServiceSettings(BaseSettings):
         "connection (0: threads of each worker process). A batch costs about 0.1 ms of CPU "
         "per record: set it to the number of cores for heavy batch traffic",
     )
+    request_header_timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        10.0,
+        description="a request's line and headers must arrive within this time of the "
+        "connection's start (or of the previous response); else the connection is closed",
+    )
+    request_body_timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        60.0,
+        description="a request's whole body must arrive within this time of its headers; else "
+        "the connection is closed",
+    )
+    keep_alive_timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        5.0, description="an idle keep-alive connection is closed after this time"
+    )
+    max_connections: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        1000,
+        description="open connections per worker process: a new one past it is closed at "
+        "once, and requests at it are answered 503",
+    )
+    max_header_bytes: Annotated[int, Field(ge=1024, le=1 << 20)] = Field(
+        65536,
+        description="the largest request head (line and headers) the h11 parser buffers; "
+        "httptools, uvicorn's parser when installed, has its own limit (80 KiB)",
+    )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 
     config_file: Path | None = Field(None, description="TOML or YAML file read for settings")
