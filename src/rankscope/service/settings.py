@@ -115,6 +115,11 @@ class ServiceSettings(BaseSettings):
     max_batch_events: Annotated[int, Field(ge=1)] = Field(
         10_000, description="events in one POST /api/events"
     )
+    max_event_attributes_bytes: Annotated[int, Field(ge=2, le=1 << 20)] = Field(
+        16_384,
+        description="the most an event's attributes may take, as compact JSON (a page of "
+        "events holds them whole)",
+    )
     click_model: Literal["ctr", "coec", "dbn"] = Field(
         "dbn", description="default click model of implicit judgments"
     )
@@ -154,6 +159,11 @@ class ServiceSettings(BaseSettings):
     max_batch_records: Annotated[int, Field(ge=1)] = 1000
     max_documents_per_record: Annotated[int, Field(ge=1)] = 1000
     max_page_size: Annotated[int, Field(ge=1)] = 1000
+    max_page_bytes: Annotated[int, Field(ge=1024)] = Field(
+        4 * 1024 * 1024,
+        description="a page of records or events ends once it holds about this many bytes of "
+        "JSON (truncated: true, nextOffset), whatever its limit",
+    )
     rate_limit_per_second: Annotated[float, Field(ge=0)] = Field(
         0.0, description="requests per second per user (0: no limit); a burst of 2 s is allowed"
     )

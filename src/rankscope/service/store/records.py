@@ -196,9 +196,12 @@ class RecordStore(Database):
         limit: int,
         offset: int,
         sort: str | None = None,
-    ) -> list[dict[str, Any]]:
+        *,
+        max_bytes: int,
+    ) -> tuple[list[dict[str, Any]], bool]:
         """Records newest first, or by a column (``sort``: ascending, ``-column`` descending;
-        ties newest first), the ranked lists and judgments left out."""
+        ties newest first), the ranked lists and judgments left out; at most ``limit`` and
+        about ``max_bytes`` (see :meth:`Database.fetch_bounded_page`)."""
         columns = [c for c in metrics_table.c if c.name not in ("ranked_list", "judgments")]
         order: list[ColumnElement[Any]] = []
         if sort is not None:
@@ -209,7 +212,7 @@ class RecordStore(Database):
             .where(*self.user_filter(principal, filters))
             .order_by(*order, M.timestamp.desc(), M.id)
         )
-        return self.fetch_page(principal, query, limit, offset)
+        return self.fetch_bounded_page(principal, query, limit, offset, max_bytes)
 
     def rows(self, principal: Principal, filters: Filters) -> Iterator[dict[str, Any]]:
         """Every record of the selection, oldest first, streamed (for exports)."""

@@ -175,10 +175,22 @@ def list_metrics(
 ) -> Envelope[MetricsList]:
     limit = min(limit, state.settings.max_page_size)
     head = summary(state.store.aggregate(principal, filters), judgments)
-    rows = state.store.page(principal, filters, limit, offset, _column_order(sort))
+    rows, truncated = state.store.page(
+        principal,
+        filters,
+        limit,
+        offset,
+        _column_order(sort),
+        max_bytes=state.settings.max_page_bytes,
+    )
     return Envelope(
         data=MetricsList(
-            **head.model_dump(), limit=limit, offset=offset, queries=[public(r) for r in rows]
+            **head.model_dump(),
+            limit=limit,
+            offset=offset,
+            next_offset=offset + len(rows),
+            truncated=truncated,
+            queries=[public(r) for r in rows],
         )
     )
 
