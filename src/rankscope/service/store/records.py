@@ -36,6 +36,8 @@ M = metrics_table.c
 Bucket = Literal["hour", "day", "week"]
 GroupBy = Literal["topic", "searchType", "arm", "user"]
 JudgmentKind = Literal["judged", "heuristic"]
+#: records an export reads from the database at a time
+EXPORT_CHUNK_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -215,9 +217,10 @@ class RecordStore(Database):
         return self.fetch_bounded_page(principal, query, limit, offset, max_bytes)
 
     def rows(self, principal: Principal, filters: Filters) -> Iterator[dict[str, Any]]:
-        """Every record of the selection, oldest first, streamed (for exports)."""
+        """Every record of the selection, oldest first, streamed (for exports): a few rows
+        at a time, since one row may hold 100,000 judgments (megabytes as Python objects)."""
         with self.transaction(principal) as conn:
-            result = conn.execution_options(yield_per=1000).execute(
+            result = conn.execution_options(yield_per=EXPORT_CHUNK_ROWS).execute(
                 select(metrics_table)
                 .where(*self.user_filter(principal, filters))
                 .order_by(M.timestamp, M.id)

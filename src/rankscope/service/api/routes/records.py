@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
 
 from rankscope.collect.wire import BatchCreate, MetricCreate
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of
@@ -301,7 +303,13 @@ def export(
         clicks = (graded.by_query, graded.source)
         judgments = "judged"  # the rows are chosen by their click grades, not their source
     out = export_file(state.store, principal, filters, format, judgments, part, clicks)
-    return Response(out.body, media_type=out.media_type, headers=out.headers)
+    # sent from disk in chunks, the folder removed once sent
+    return FileResponse(
+        out.path,
+        media_type=out.media_type,
+        headers=out.headers,
+        background=BackgroundTask(out.remove),
+    )
 
 
 # before "/{record_id}", which would take "compare" as an id
