@@ -30,8 +30,9 @@ from rankscope.service.store.db import (
 )
 from rankscope.service.store.writelock import WriteLock
 
-#: rows a bounded page reads from the database at a time
-PAGE_CHUNK_ROWS = 50
+#: rows a bounded page reads from the database at a time (a record may return megabytes of
+#: options.documentIds)
+PAGE_CHUNK_ROWS = 8
 
 
 class Database:
