@@ -48,7 +48,9 @@ class Scripted(BaseHTTPRequestHandler):
                 status = 201
             if status == 201:
                 self.received.append(records)
-        data = json.dumps({"success": status == 201}).encode()
+        data = json.dumps(
+            {"success": True, "data": {}} if status == 201 else {"success": False}
+        ).encode()
         self.send_response(status)
         if status == 429:
             self.send_header("Retry-After", "0")

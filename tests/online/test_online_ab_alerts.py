@@ -49,6 +49,27 @@ def test_paired_comparison_over_common_queries() -> None:
     assert m.verdict == "a"
 
 
+def test_a_p_value_equal_to_alpha_names_a_winner() -> None:
+    # the verdict's rule is p <= alpha: at alpha = p exactly the difference counts, and one
+    # step of a float below p it does not (p < alpha would call both no difference)
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.6, 0.2, 40), rng.normal(0.52, 0.2, 40)
+    p = compare_arms({"ndcg": (a, b)}, bootstrap=0).measure("ndcg").p_adjusted
+    assert p is not None and 0 < p < 1
+    at = compare_arms({"ndcg": (a, b)}, alpha=p, bootstrap=0, min_sample=2).measure("ndcg")
+    below = compare_arms(
+        {"ndcg": (a, b)}, alpha=float(np.nextafter(p, 0)), bootstrap=0, min_sample=2
+    ).measure("ndcg")
+    assert at.p_adjusted == p and at.verdict == "a"
+    assert below.verdict == "no_difference"
+    paired_a = {f"q{i}": [float(v)] for i, v in enumerate(a)}
+    paired_b = {f"q{i}": [float(v)] for i, v in enumerate(b)}
+    q = compare_arms_paired({"ndcg": (paired_a, paired_b)}).measure("ndcg").p_adjusted
+    assert q is not None
+    paired = compare_arms_paired({"ndcg": (paired_a, paired_b)}, alpha=q, min_sample=2)
+    assert paired.measure("ndcg").verdict == "a"
+
+
 def test_window_change_paired_unpaired_and_insufficient() -> None:
     rng = np.random.default_rng(1)
     base = {f"q{i}": [0.7 + 0.005 * i] for i in range(40)}

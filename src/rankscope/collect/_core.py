@@ -24,7 +24,9 @@ class ClientStats:
     """Counters of a client. ``collected`` = ``sent + dropped + rejected + pending`` once
     nothing is in flight; ``retried`` counts send attempts that had to be repeated;
     ``rejected`` counts records the server refused (4xx) or failed on alone
-    ``max_server_errors`` times (500)."""
+    ``max_server_errors`` times (500); an answer that is not about the records (401, 3xx, 404,
+    405, 407, or a 2xx without the service's envelope) keeps them queued and counts in
+    ``retried``."""
 
     collected: int
     sent: int
@@ -57,6 +59,8 @@ class Buffer:
         # batches given up on 500s (split or dropped) since the server last stored one: the
         # backoff grows with it, so a server failing on everything is not hammered
         self.fault_streak = 0
+        # the HOLD answer logged since the server last stored a batch (said once, loudly)
+        self.held: str | None = None
 
     def add(self, record: dict[str, Any]) -> None:
         if len(self.queue) >= self.max_queue:
@@ -80,6 +84,21 @@ class Buffer:
         if result.outcome is Outcome.SENT:
             self.sent += len(batch)
             self.fault_streak = 0
+            if self.held is not None:
+                log.warning("rankscope collect: the server stores records again")
+            self.held = None
+        elif result.outcome is Outcome.HOLD:
+            # not about these records: keep them (and the queue) and send them again later
+            self.retried += 1
+            if self.held is None:
+                log.error(
+                    "rankscope collect: the server did not store a batch of %d records: %s; "
+                    "the records stay queued (up to max_queue) and are sent again",
+                    len(batch),
+                    result.message,
+                )
+            self.held = result.message
+            return False
         elif result.outcome is Outcome.FAULT:
             if faults < self.max_server_errors:
                 self.retried += 1
@@ -186,7 +205,7 @@ class BatchingClient:
 
     def _retry_delay(self, batch: list[dict[str, Any]], result: SendResult, attempt: int) -> float:
         """How long to wait before sending ``batch`` again (the first failure is logged)."""
-        if attempt == 0:
+        if attempt == 0 and result.outcome is not Outcome.HOLD:  # HOLD: logged once already
             log.warning(
                 "rankscope collect: sending %d records failed (%s); retrying",
                 len(batch),

@@ -8,6 +8,8 @@ connection it retries the same batch with exponential backoff (and the server's 
 for as long as it takes, until ``close()``. A batch answered 500 (or another 5xx)
 ``max_server_errors`` times is sent again in halves, and a record answered so alone is dropped
 (``stats().rejected``), so that one record the server cannot store does not hold up the rest.
+An answer that is not about the records (401, a redirect, 404, 405, 407, or a 2xx whose body is
+not the service's envelope) keeps them queued and sends them again, logged once at ERROR.
 Every record carries a ``collectId``, so a batch that reached the server before the connection
 broke is not stored twice. When the queue is full the oldest record is
 dropped and counted. ``flush()`` waits until everything collected so far is sent; ``close()``

@@ -9,6 +9,7 @@ name the service: the service registers its sender in the entry-point group
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import Enum
 from importlib.metadata import entry_points
@@ -34,11 +35,19 @@ class Outcome(Enum):
     FAULT = "fault"  # the server failed on these records (500): again, then in halves
     REJECT = "reject"  # the server refuses these records (4xx): sending again cannot help
     SPLIT = "split"  # too large: send in halves
+    # the answer is not about the records (authentication, a redirect, a wrong URL, a 2xx
+    # that is not the service's): keep them all and send them again later
+    HOLD = "hold"
 
 
 #: answers that say the server (or a proxy before it) is away or busy, not that it failed on
 #: the records sent: retried for as long as it takes
 TRANSIENT_STATUSES = frozenset({408, 425, 429, 502, 503, 504})
+#: answers that say the request did not reach the batch endpoint as the client meant (its
+#: token, or its URL): no record is at fault, so none is split off or dropped
+HOLD_STATUSES = frozenset({401, 404, 405, 407})
+#: how much of an answer's body a message quotes
+QUOTED = 300
 
 
 @dataclass(frozen=True)
@@ -49,15 +58,39 @@ class SendResult:
 
 
 def classify(status: int, body: str, retry_after: str | None) -> SendResult:
-    """The outcome of an HTTP answer to a batch."""
+    """The outcome of an HTTP answer to a batch. Only a 2xx whose body is the service's
+    envelope (``{"success": true, "data": {...}}``) means stored: a proxy's or a login page's
+    200 stored nothing."""
     if 200 <= status < 300:
-        return SendResult(Outcome.SENT)
+        if _is_envelope(body):
+            return SendResult(Outcome.SENT)
+        return SendResult(
+            Outcome.HOLD,
+            None,
+            f"HTTP {status} with a body that is not the rankscope service's answer (is the URL "
+            f"the service's?): {body[:QUOTED]!r}",
+        )
     wait = None
     if retry_after:
         try:
             wait = float(retry_after)
         except ValueError:
             wait = None
+    if 300 <= status < 400:
+        return SendResult(
+            Outcome.HOLD,
+            wait,
+            f"HTTP {status}: the service's URL redirects (the client does not follow "
+            "redirects); use the URL it redirects to",
+        )
+    if status in HOLD_STATUSES:
+        why = {
+            401: "the token was refused; check the client's token",
+            404: "no batch endpoint at this URL; check the client's URL",
+            405: "no batch endpoint at this URL; check the client's URL",
+            407: "a proxy asks for authentication",
+        }[status]
+        return SendResult(Outcome.HOLD, wait, f"HTTP {status}: {why}: {body[:QUOTED]}")
     if status in TRANSIENT_STATUSES:
         return SendResult(Outcome.RETRY, wait, f"HTTP {status}")
     if status >= 500:
@@ -65,6 +98,18 @@ def classify(status: int, body: str, retry_after: str | None) -> SendResult:
     if status == 413:
         return SendResult(Outcome.SPLIT, None, body[:500])
     return SendResult(Outcome.REJECT, None, f"HTTP {status}: {body[:500]}")
+
+
+def _is_envelope(body: str) -> bool:
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth
+        return False
+    return (
+        isinstance(payload, dict)
+        and payload.get("success") is True
+        and isinstance(payload.get("data"), dict)
+    )
 
 
 class Sender(Protocol):
@@ -159,6 +204,7 @@ class AsyncHttpSender:
 
 __all__ = [
     "BATCH_PATH",
+    "HOLD_STATUSES",
     "LOCAL_SENDER_GROUP",
     "LOCAL_SENDER_NAME",
     "TRANSIENT_STATUSES",

@@ -10,12 +10,15 @@ import json
 import os
 import socket
 from collections.abc import Callable
+from typing import Any
 
 from rankscope.errors import ServiceError
 from rankscope.service.settings import ENV_PREFIX, ServiceSettings
 from rankscope.service.store.db import describe, is_postgres, make_engine, migrate
 
 FACTORY = "rankscope.service.app:create_app_from_env"
+#: uvicorn's HTTP protocol with the connection deadlines and cap (imported by uvicorn)
+PROTOCOL = "rankscope.service.connections:LimitedProtocol"
 
 
 #: the collector's generation-0 threshold (CPython's default is 700)
@@ -69,15 +72,23 @@ def run(settings: ServiceSettings, announce: Callable[[str], None] | None = None
             f"rankscope serve: {describe(settings.database_url)} on "
             f"http://{settings.host}:{settings.port} (API docs at /docs)"
         )
-    uvicorn.run(
-        FACTORY,
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        log_level=settings.log_level,
-        proxy_headers=True,
-    )
+    uvicorn.run(FACTORY, factory=True, **uvicorn_options(settings))
+
+
+def uvicorn_options(settings: ServiceSettings) -> dict[str, Any]:
+    """uvicorn's options for the settings: the address, the workers, and what a connection may
+    hold (:mod:`rankscope.service.connections`: head and body deadlines, the connection cap)."""
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "workers": settings.workers,
+        "log_level": settings.log_level,
+        "proxy_headers": True,
+        "http": PROTOCOL,
+        "timeout_keep_alive": settings.keep_alive_timeout_seconds,
+        "limit_concurrency": settings.max_connections,
+        "h11_max_incomplete_event_size": settings.max_header_bytes,
+    }
 
 
 def check_address(host: str, port: int) -> None:
@@ -126,8 +137,10 @@ def _free_port(family: socket.AddressFamily, host: str) -> int:
 __all__ = [
     "FACTORY",
     "GC_GEN0_THRESHOLD",
+    "PROTOCOL",
     "check_address",
     "export_settings",
     "run",
     "tune_gc",
+    "uvicorn_options",
 ]

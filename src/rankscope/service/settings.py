@@ -115,6 +115,11 @@ class ServiceSettings(BaseSettings):
     max_batch_events: Annotated[int, Field(ge=1)] = Field(
         10_000, description="events in one POST /api/events"
     )
+    max_event_attributes_bytes: Annotated[int, Field(ge=2, le=1 << 20)] = Field(
+        16_384,
+        description="the most an event's attributes may take, as compact JSON (a page of "
+        "events holds them whole)",
+    )
     click_model: Literal["ctr", "coec", "dbn"] = Field(
         "dbn", description="default click model of implicit judgments"
     )
@@ -154,6 +159,11 @@ class ServiceSettings(BaseSettings):
     max_batch_records: Annotated[int, Field(ge=1)] = 1000
     max_documents_per_record: Annotated[int, Field(ge=1)] = 1000
     max_page_size: Annotated[int, Field(ge=1)] = 1000
+    max_page_bytes: Annotated[int, Field(ge=1024)] = Field(
+        4 * 1024 * 1024,
+        description="a page of records or events ends once it holds about this many bytes of "
+        "JSON (truncated: true, nextOffset), whatever its limit",
+    )
     rate_limit_per_second: Annotated[float, Field(ge=0)] = Field(
         0.0, description="requests per second per user (0: no limit); a burst of 2 s is allowed"
     )
@@ -206,6 +216,29 @@ class ServiceSettings(BaseSettings):
         description="processes that validate, score and store batch requests, shared by every "
         "connection (0: threads of each worker process). A batch costs about 0.1 ms of CPU "
         "per record: set it to the number of cores for heavy batch traffic",
+    )
+    request_header_timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        10.0,
+        description="a request's line and headers must arrive within this time of the "
+        "connection's start (or of the previous response); else the connection is closed",
+    )
+    request_body_timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        60.0,
+        description="a request's whole body must arrive within this time of its headers; else "
+        "the connection is closed",
+    )
+    keep_alive_timeout_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        5.0, description="an idle keep-alive connection is closed after this time"
+    )
+    max_connections: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        1000,
+        description="open connections per worker process: a new one past it is closed at "
+        "once, and requests at it are answered 503",
+    )
+    max_header_bytes: Annotated[int, Field(ge=1024, le=1 << 20)] = Field(
+        65536,
+        description="the largest request head (line and headers) the h11 parser buffers; "
+        "httptools, uvicorn's parser when installed, has its own limit (80 KiB)",
     )
     log_level: Literal["critical", "error", "warning", "info", "debug"] = "info"
 

@@ -21,12 +21,12 @@ header; the ``jsonl`` export holds every record.
 
 from __future__ import annotations
 
-import io
 import json
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,17 +62,39 @@ def trec_word(value: str) -> bool:
     return bool(value) and _TREC_SPACE.isdisjoint(value)
 
 
-@dataclass
-class Exported:
-    """The records of an export. ``trec``: leave out (into ``skipped``) the records whose run
-    or qrels hold a document id a TREC file cannot."""
+#: records whose qrels and run lines are written together (one Qrels and one Run at a time)
+CHUNK_RECORDS = 256
+#: ... or fewer, once their judgments and documents reach this many lines
+CHUNK_LINES = 50_000
 
-    trec: bool = False
-    qrels: dict[str, dict[str, int]] = field(default_factory=dict)
-    run: dict[str, dict[str, float]] = field(default_factory=dict)
-    queries: list[dict[str, Any]] = field(default_factory=list)
-    documents: dict[str, str | None] = field(default_factory=dict)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+class ExportWriter:
+    """The files of an export, written into ``folder`` as the records come, a chunk at a time:
+    the memory an export takes does not grow with its records. ``trec``: leave out (into
+    ``skipped.jsonl``) the records whose run or qrels hold a document id a TREC file cannot.
+    (A suite's corpus keeps the set of document ids written, one entry per distinct id.)"""
+
+    def __init__(self, folder: Path, format: Format) -> None:
+        self.folder = folder
+        self.format = format
+        self.trec = format != "jsonl"
+        ext = "jsonl" if format == "jsonl" else "txt"
+        self.qrels_path = folder / f"qrels.{ext}"
+        self.run_path = folder / ("run.jsonl" if format == "jsonl" else "run.trec")
+        self.queries_path = folder / "queries.jsonl"
+        self.skipped_path = folder / "skipped.jsonl"
+        self.corpus_path = folder / "corpus.jsonl"
+        self.queries = 0
+        self.skipped = 0
+        self.skipped_ids: list[str] = []  # the first HEADER_IDS, for the header
+        self._qrels: dict[str, dict[str, int]] = {}
+        self._run: dict[str, dict[str, float]] = {}
+        self._lines = 0
+        self._seen: set[str] = set()
+        for path in (self.qrels_path, self.run_path, self.queries_path):
+            path.write_bytes(b"")
+        if format == "suite":
+            self.corpus_path.write_bytes(b"")
 
     def add(self, row: dict[str, Any], entry: dict[str, Any], qrels: dict[str, int]) -> None:
         """One record: its documents, its shown ranking as the run, ``qrels`` (when any) and
@@ -82,7 +104,7 @@ class Exported:
         if self.trec:
             bad = sorted({d for d in (*ranking, *qrels) if not trec_word(d)})
             if bad:
-                self.skipped.append(
+                self._skip(
                     {
                         "id": qid,
                         "query_id": row["query_id"],
@@ -92,13 +114,84 @@ class Exported:
                     }
                 )
                 return
-        for item in row["ranked_list"]:
-            self.documents.setdefault(item["document_id"], item.get("document_name"))
+        if self.format == "suite":
+            self._corpus(row["ranked_list"])
         if qrels:
-            self.qrels[qid] = qrels
+            self._qrels[qid] = qrels
         if ranking:
-            self.run[qid] = measures.run_scores(ranking)
-        self.queries.append(entry)
+            self._run[qid] = measures.run_scores(ranking)
+        _append(self.queries_path, json.dumps(entry) + "\n")
+        self.queries += 1
+        self._lines += len(qrels) + len(ranking) + 1
+        if len(self._qrels) + len(self._run) >= 2 * CHUNK_RECORDS or self._lines >= CHUNK_LINES:
+            self._flush()
+
+    def _skip(self, item: dict[str, Any]) -> None:
+        _append(self.skipped_path, json.dumps(item) + "\n")
+        self.skipped += 1
+        if len(self.skipped_ids) < HEADER_IDS:
+            self.skipped_ids.append(item["id"])
+
+    def _corpus(self, ranked_list: list[dict[str, Any]]) -> None:
+        lines = []
+        for item in ranked_list:
+            doc = item["document_id"]
+            if doc not in self._seen:
+                self._seen.add(doc)
+                name = item.get("document_name")
+                lines.append(json.dumps({"_id": doc, "title": name or "", "text": ""}) + "\n")
+        if lines:
+            _append(self.corpus_path, "".join(lines))
+
+    def _flush(self) -> None:
+        """The pending records' qrels and run lines, written by rankscope.data.writers."""
+        kind = "jsonl" if self.format == "jsonl" else "trec"
+        if self._qrels:
+            part = self.folder / f"part-qrels.{kind}"
+            write_qrels(Qrels.from_dict(self._qrels), part, kind)
+            _append_file(self.qrels_path, part)
+        if self._run:
+            part = self.folder / f"part-run.{kind}"
+            write_run(Run.from_dict(self._run, name=RUN_NAME), part, kind)
+            _append_file(self.run_path, part)
+        self._qrels, self._run, self._lines = {}, {}, 0
+
+    def close(self) -> list[Path]:
+        """Write what is pending and the suite's file; the files written, in their order."""
+        self._flush()
+        files = [self.qrels_path, self.run_path, self.queries_path]
+        if self.skipped:
+            files.append(self.skipped_path)
+        if self.format == "suite":
+            suite = {
+                "name": "collected",
+                "description": "queries collected by rankscope serve, with their judgments",
+                "corpus": {"type": "jsonl", "path": "corpus.jsonl"},
+                "queries": {"path": "queries.jsonl"},
+                "qrels": self.qrels_path.name,
+                "engines": [
+                    {
+                        "name": RUN_NAME,
+                        "engine": "run_file",
+                        "options": {"path": self.run_path.name},
+                    }
+                ],
+            }
+            suite_path = self.folder / "suite.yaml"
+            suite_path.write_text(yaml.safe_dump(suite, sort_keys=False))
+            files += [self.corpus_path, suite_path]
+        return files
+
+
+def _append(path: Path, text: str) -> None:
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(text)
+
+
+def _append_file(path: Path, part: Path) -> None:
+    with path.open("ab") as out, part.open("rb") as src:
+        shutil.copyfileobj(src, out)
+    part.unlink()
 
 
 def _doc_ids(row: dict[str, Any]) -> list[str]:
@@ -129,11 +222,8 @@ def _query_entry(
     return entry
 
 
-def collect_rows(
-    rows: Iterable[dict[str, Any]], selection: Selection, *, trec: bool = False
-) -> Exported:
+def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection, out: ExportWriter) -> None:
     wanted = _SOURCES[selection]
-    out = Exported(trec=trec)
     for row in rows:
         if row["judgment_source"] not in wanted:
             continue
@@ -141,19 +231,16 @@ def collect_rows(
             row, judgment_source=row["judgment_source"], threshold=row["threshold"]
         )
         out.add(row, entry, measures.complete_judgments(row["judgments"], _doc_ids(row)))
-    return out
 
 
 def collect_click_rows(
     rows: Iterable[dict[str, Any]],
     by_query: dict[str, dict[str, int]],
     source: str,
-    *,
-    trec: bool = False,
-) -> Exported:
+    out: ExportWriter,
+) -> None:
     """Every record whose normalised query has click grades, judged by them: the qrels hold
     the click grades of its query (documents without a grade stay unjudged, not 0)."""
-    out = Exported(trec=trec)
     for row in rows:
         text = normalise_query(row["query"])
         grades = by_query.get(text)
@@ -161,57 +248,20 @@ def collect_click_rows(
             continue
         entry = _query_entry(row, judgment_source=source, threshold=None, query_key=query_key(text))
         out.add(row, entry, dict(grades))
-    return out
-
-
-def write_files(data: Exported, folder: Path, format: Format) -> list[Path]:
-    """Write the export into ``folder``; returns the files written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    ext = "jsonl" if format == "jsonl" else "txt"
-    qrels_path = folder / f"qrels.{ext}"
-    run_path = folder / ("run.jsonl" if format == "jsonl" else "run.trec")
-    write_qrels(Qrels.from_dict(data.qrels), qrels_path, "jsonl" if format == "jsonl" else "trec")
-    write_run(
-        Run.from_dict(data.run, name=RUN_NAME), run_path, "jsonl" if format == "jsonl" else "trec"
-    )
-    queries_path = folder / "queries.jsonl"
-    queries_path.write_text("".join(json.dumps(q) + "\n" for q in data.queries))
-    files = [qrels_path, run_path, queries_path]
-    if data.skipped:
-        skipped = folder / "skipped.jsonl"
-        skipped.write_text("".join(json.dumps(q) + "\n" for q in data.skipped))
-        files.append(skipped)
-    if format == "suite":
-        corpus = folder / "corpus.jsonl"
-        corpus.write_text(
-            "".join(
-                json.dumps({"_id": doc, "title": name or "", "text": ""}) + "\n"
-                for doc, name in data.documents.items()
-            )
-        )
-        suite = {
-            "name": "collected",
-            "description": "queries collected by rankscope serve, with their judgments",
-            "corpus": {"type": "jsonl", "path": "corpus.jsonl"},
-            "queries": {"path": "queries.jsonl"},
-            "qrels": qrels_path.name,
-            "engines": [
-                {"name": RUN_NAME, "engine": "run_file", "options": {"path": run_path.name}}
-            ],
-        }
-        suite_path = folder / "suite.yaml"
-        suite_path.write_text(yaml.safe_dump(suite, sort_keys=False))
-        files += [corpus, suite_path]
-    return files
 
 
 @dataclass(frozen=True)
 class ExportFile:
-    """An export as the response sends it: a zip or one file, its media type and headers."""
+    """An export as the response sends it: a zip or one file on disk (in ``folder``, to be
+    removed once sent: :meth:`remove`), its media type and headers."""
 
-    body: bytes
+    path: Path
     media_type: str
     headers: dict[str, str]
+    folder: Path
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def export_file(
@@ -223,44 +273,48 @@ def export_file(
     part: Literal["qrels", "run", "queries"] | None,
     clicks: tuple[dict[str, dict[str, int]], str] | None = None,
 ) -> ExportFile:
-    """The export as a zip or one file; ``clicks`` (grades by normalised query, and their
-    source such as ``clicks:dbn``) judges every selected record by clicks instead."""
-    trec = format != "jsonl"
-    if clicks is not None:
-        data = collect_click_rows(store.rows(principal, filters), clicks[0], clicks[1], trec=trec)
-    else:
-        data = collect_rows(store.rows(principal, filters), selection, trec=trec)
-    headers = {
-        "X-Rankscope-Judgments": clicks[1] if clicks is not None else selection,
-        "X-Rankscope-Queries": str(len(data.queries)),
-        "X-Rankscope-Skipped": str(len(data.skipped)),
-    }
-    if data.skipped:
-        headers["X-Rankscope-Skipped-Records"] = ",".join(
-            q["id"] for q in data.skipped[:HEADER_IDS]
-        )
-    with tempfile.TemporaryDirectory(prefix="rankscope-export-") as tmp:
-        files = write_files(data, Path(tmp), format)
+    """The export as a zip or one file on disk; ``clicks`` (grades by normalised query, and
+    their source such as ``clicks:dbn``) judges every selected record by clicks instead. The
+    records stream from the database into the files, and the zip is written to disk: memory
+    stays flat in the number of records."""
+    folder = Path(tempfile.mkdtemp(prefix="rankscope-export-"))
+    try:
+        (folder / "files").mkdir()
+        out = ExportWriter(folder / "files", format)
+        if clicks is not None:
+            collect_click_rows(store.rows(principal, filters), clicks[0], clicks[1], out)
+        else:
+            collect_rows(store.rows(principal, filters), selection, out)
+        files = out.close()
+        headers = {
+            "X-Rankscope-Judgments": clicks[1] if clicks is not None else selection,
+            "X-Rankscope-Queries": str(out.queries),
+            "X-Rankscope-Skipped": str(out.skipped),
+        }
+        if out.skipped:
+            headers["X-Rankscope-Skipped-Records"] = ",".join(out.skipped_ids)
         if part is not None and format != "suite":
             chosen = {"qrels": files[0], "run": files[1], "queries": files[2]}[part]
             media = "application/x-ndjson" if chosen.suffix == ".jsonl" else "text/plain"
             headers["Content-Disposition"] = f'attachment; filename="{chosen.name}"'
-            return ExportFile(chosen.read_bytes(), media, headers)
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            return ExportFile(chosen, media, headers, folder)
+        archive = folder / f"rankscope-{format}.zip"
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
             for path in files:
                 zf.write(path, path.name)
-    headers["Content-Disposition"] = f'attachment; filename="rankscope-{format}.zip"'
-    return ExportFile(buffer.getvalue(), "application/zip", headers)
+        headers["Content-Disposition"] = f'attachment; filename="{archive.name}"'
+        return ExportFile(archive, "application/zip", headers, folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 __all__ = [
     "HEADER_IDS",
     "ExportFile",
-    "Exported",
+    "ExportWriter",
     "collect_click_rows",
     "collect_rows",
     "export_file",
     "trec_word",
-    "write_files",
 ]

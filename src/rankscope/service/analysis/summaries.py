@@ -31,7 +31,7 @@ def group_stats(row: GroupRow | None) -> GroupStats:
         if row is None or row.count == 0:
             values[name] = MeanWithInterval(mean=0.0, low=None, high=None)
             continue
-        values[name] = mean_interval(row.count, row.means[name], row.squares[name])
+        values[name] = mean_interval(row.count, row.means[name], row.variances[name])
     if row is None:
         return GroupStats(count=0, zero_results=0, **values)
     return GroupStats(count=row.count, zero_results=row.zero_results, **values)

@@ -9,7 +9,9 @@ from typing import Annotated, Any, TypeVar
 from fastapi import Query, Request
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel
+from starlette.requests import ClientDisconnect
 
+from rankscope.service.errors import bad_request
 from rankscope.service.schemas.common import ErrorEnvelope
 
 ERRORS: dict[int | str, dict[str, Any]] = {
@@ -40,7 +42,10 @@ async def parse_body(request: Request, parse: Callable[[bytes], T]) -> T:
     """``parse`` of the raw body: pydantic-core validates straight from the bytes (FastAPI's own
     body parameter decodes to Python objects first and costs several times more on the collect
     routes). A large body is parsed on a worker thread."""
-    raw = await request.body()
+    try:
+        raw = await request.body()
+    except ClientDisconnect:  # e.g. closed at the body's deadline (service/connections.py)
+        raise bad_request("the connection closed before the request body arrived") from None
     if len(raw) < 65536:  # a thread hand-off costs more than parsing a small body
         return parse(raw)
     return await run_in_threadpool(parse, raw)

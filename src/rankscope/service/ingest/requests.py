@@ -246,17 +246,65 @@ def _unknown_keys(found: UnknownFields, body: Any, path: str, known: frozenset[s
         found.count += len(names)
 
 
+#: the most keys one object of a collect or events body may hold (``judgments`` excepted: its
+#: cap is ``MAX_JUDGMENTS``); an object of 650,000 unknown keys cost most of a second to
+#: validate, and was accepted
+MAX_OBJECT_KEYS = 1000
+
+
+def might_hold_many_keys(raw: bytes) -> bool:
+    """Whether a body could hold an object over ``MAX_OBJECT_KEYS`` keys: every key is followed
+    by a colon, so a body with fewer colons cannot (a count at memchr speed)."""
+    return raw.count(b":") > MAX_OBJECT_KEYS
+
+
+def too_many_keys(value: Any, path: str) -> dict[str, Any] | None:
+    """A field error when ``value`` is an object of more than ``MAX_OBJECT_KEYS`` keys."""
+    if isinstance(value, dict) and len(value) > MAX_OBJECT_KEYS:
+        return {
+            "path": path,
+            "message": f"an object may hold at most {MAX_OBJECT_KEYS} keys, not {len(value)}",
+            "type": "too_many_keys",
+        }
+    return None
+
+
+def _record_keys(record: Any, path: str) -> dict[str, Any] | None:
+    """The first object of a collect record over ``MAX_OBJECT_KEYS`` keys (its documents,
+    options and search types too; not its judgments)."""
+    if not isinstance(record, dict):
+        return None
+    problem = too_many_keys(record, path)
+    options = record.get("options")
+    if problem is None and isinstance(options, dict):
+        problem = too_many_keys(options, f"{path}.options")
+        types = _field(options, "searchTypes", "search_types")
+        problem = problem or too_many_keys(types, f"{path}.options.searchTypes")
+    docs = _field(record, "retrievedDocuments", "retrieved_documents")
+    if problem is None and isinstance(docs, list):
+        for i, item in enumerate(docs):
+            problem = too_many_keys(item, f"{path}.retrievedDocuments.{i}")
+            if problem is not None:
+                break
+    return problem
+
+
 def check_shape(raw: bytes, settings: ServiceSettings, *, batch: bool) -> UnknownFields:
     """A large collect body's list lengths, before validation (see ``SHAPE_CHECK_BYTES``),
     with the same errors as validation would give; and the unknown fields of its records'
-    objects (not of their documents). Anything else, malformed JSON included, is left to
-    validation."""
+    objects (not of their documents). Any body that could hold an object over
+    ``MAX_OBJECT_KEYS`` keys has its objects counted first (a 422 naming the object). Anything
+    else, malformed JSON included, is left to validation."""
     found = UnknownFields()
-    if len(raw) <= SHAPE_CHECK_BYTES:
+    large = len(raw) > SHAPE_CHECK_BYTES
+    if not large and not might_hold_many_keys(raw):
         return found
     try:
         body = orjson.loads(raw)
     except orjson.JSONDecodeError:
+        return found
+    if not large:
+        _check_keys(body, batch=batch)
         return found
     records: list[Any] = [body]
     paths = ["body"]
@@ -267,8 +315,11 @@ def check_shape(raw: bytes, settings: ServiceSettings, *, batch: bool) -> Unknow
         records = given if isinstance(given, list) else []
         paths = [f"body.records.{i}" for i in range(len(records))]
         _unknown_keys(found, body, "body", frozenset(("records",)))
+    if batch and (top := too_many_keys(body, "body")) is not None:
+        raise invalid_fields([top])
     for record, path in zip(records, paths, strict=True):
-        problem = _record_shape(record, path, settings)
+        # lengths first: a list of millions is refused before its items are looked at
+        problem = _record_shape(record, path, settings) or _record_keys(record, path)
         if problem is not None:
             raise invalid_fields([problem])
         if isinstance(record, dict):
@@ -279,6 +330,22 @@ def check_shape(raw: bytes, settings: ServiceSettings, *, batch: bool) -> Unknow
                 types = _field(options, "searchTypes", "search_types")
                 _unknown_keys(found, types, f"{path}.options.searchTypes", _TYPES_KEYS)
     return found
+
+
+def _check_keys(body: Any, *, batch: bool) -> None:
+    """422 for the first object of a collect or batch body over ``MAX_OBJECT_KEYS`` keys."""
+    if batch:
+        problem = too_many_keys(body, "body")
+        given = body.get("records") if isinstance(body, dict) else None
+        records = given if isinstance(given, list) else []
+        for i, record in enumerate(records):
+            if problem is not None:
+                break
+            problem = _record_keys(record, f"body.records.{i}")
+    else:
+        problem = _record_keys(body, "body")
+    if problem is not None:
+        raise invalid_fields([problem])
 
 
 def _check_timestamps(records: Sequence[tuple[MetricCreate, str]]) -> None:
@@ -337,12 +404,15 @@ __all__ = [
     "FUTURE_SLACK",
     "IGNORED_COUNT_HEADER",
     "IGNORED_HEADER",
+    "MAX_OBJECT_KEYS",
     "BatchReply",
     "UnknownFields",
     "body_details",
     "check_shape",
     "check_timestamp",
+    "might_hold_many_keys",
     "owner_of",
     "read_record",
     "store_batch",
+    "too_many_keys",
 ]

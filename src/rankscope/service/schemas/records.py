@@ -191,6 +191,11 @@ class MetricsList(MetricsSummary):
 
     limit: int
     offset: int
+    next_offset: int = Field(description="the offset of the next page: offset + the items given")
+    truncated: bool = Field(
+        description="true when the page stopped at max_page_bytes before limit items (page on "
+        "from nextOffset)"
+    )
     queries: list[MetricPublic]
 
 

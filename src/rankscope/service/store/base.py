@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 from sqlalchemy import ColumnElement, Connection, Engine, Select, Table, text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -28,6 +29,10 @@ from rankscope.service.store.db import (
     is_postgres,
 )
 from rankscope.service.store.writelock import WriteLock
+
+#: rows a bounded page reads from the database at a time (a record may return megabytes of
+#: options.documentIds)
+PAGE_CHUNK_ROWS = 8
 
 
 class Database:
@@ -76,6 +81,32 @@ class Database:
         with self.transaction(principal) as conn:
             rows = conn.execute(query.limit(limit).offset(offset)).mappings()
             return [dict(r) for r in rows]
+
+    def fetch_bounded_page(
+        self,
+        principal: Principal,
+        query: Select[Any],
+        limit: int,
+        offset: int,
+        max_bytes: int,
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """One page of at most ``limit`` rows and about ``max_bytes`` as JSON: rows are read
+        in small chunks and the page ends after the row that reaches ``max_bytes`` (a first row
+        is always given). Returns the rows and whether the page stopped at the byte bound."""
+        rows: list[dict[str, Any]] = []
+        size = 0
+        with self.transaction(principal) as conn:
+            result = conn.execution_options(yield_per=PAGE_CHUNK_ROWS).execute(
+                query.limit(limit).offset(offset)
+            )
+            for row in result.mappings():
+                if rows and size >= max_bytes:
+                    result.close()
+                    return rows, True
+                item = dict(row)
+                size += len(orjson.dumps(item, default=str))
+                rows.append(item)
+        return rows, False
 
     # -- health ------------------------------------------------------------------------------
 

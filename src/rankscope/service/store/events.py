@@ -133,14 +133,17 @@ class EventStore:
         *,
         query_id: str | None = None,
         action: str | None = None,
-    ) -> list[dict[str, Any]]:
+        max_bytes: int,
+    ) -> tuple[list[dict[str, Any]], bool]:
+        """A page of events, newest first, of at most ``limit`` events and about
+        ``max_bytes`` (see :meth:`Database.fetch_bounded_page`)."""
         conds = self._event_conds(principal, filters)
         if query_id is not None:
             conds.append(E.query_id == query_id)
         if action is not None:
             conds.append(E.action == action)
         query = select(events_table).where(*conds).order_by(E.timestamp.desc(), E.id)
-        return self.db.fetch_page(principal, query, limit, offset)
+        return self.db.fetch_bounded_page(principal, query, limit, offset, max_bytes)
 
     def rows(
         self,

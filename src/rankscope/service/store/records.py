@@ -23,7 +23,6 @@ from sqlalchemy import (
     func,
     literal,
     select,
-    text,
     tuple_,
     type_coerce,
     update,
@@ -37,6 +36,8 @@ M = metrics_table.c
 Bucket = Literal["hour", "day", "week"]
 GroupBy = Literal["topic", "searchType", "arm", "user"]
 JudgmentKind = Literal["judged", "heuristic"]
+#: records an export reads from the database at a time
+EXPORT_CHUNK_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -62,13 +63,14 @@ class WriteOutcome(NamedTuple):
 
 @dataclass(frozen=True)
 class GroupRow:
-    """Aggregates of one group: count, and per measure the mean and the mean of squares."""
+    """Aggregates of one group: count, and per measure the mean and the sample variance
+    (divided by n - 1; 0 for a group of one)."""
 
     keys: tuple[Any, ...]
     kind: JudgmentKind
     count: int
     means: dict[str, float]
-    squares: dict[str, float]
+    variances: dict[str, float]
     zero_results: int = 0  # rows that retrieved nothing
 
 
@@ -77,8 +79,8 @@ def _kind() -> ColumnElement[str]:
 
 
 class RecordStore(Database):
-    """Reads and writes of the records. ``averaged``: the columns whose means (and means of
-    squares) :meth:`aggregate` gives, the measures of
+    """Reads and writes of the records. ``averaged``: the columns whose means (and sample
+    variances) :meth:`aggregate` gives, the measures of
     :data:`rankscope.service.stored_measures.MEASURE_COLUMNS` (the store knows no measure)."""
 
     def __init__(self, engine: Engine, averaged: Sequence[str]) -> None:
@@ -196,9 +198,12 @@ class RecordStore(Database):
         limit: int,
         offset: int,
         sort: str | None = None,
-    ) -> list[dict[str, Any]]:
+        *,
+        max_bytes: int,
+    ) -> tuple[list[dict[str, Any]], bool]:
         """Records newest first, or by a column (``sort``: ascending, ``-column`` descending;
-        ties newest first), the ranked lists and judgments left out."""
+        ties newest first), the ranked lists and judgments left out; at most ``limit`` and
+        about ``max_bytes`` (see :meth:`Database.fetch_bounded_page`)."""
         columns = [c for c in metrics_table.c if c.name not in ("ranked_list", "judgments")]
         order: list[ColumnElement[Any]] = []
         if sort is not None:
@@ -209,12 +214,13 @@ class RecordStore(Database):
             .where(*self.user_filter(principal, filters))
             .order_by(*order, M.timestamp.desc(), M.id)
         )
-        return self.fetch_page(principal, query, limit, offset)
+        return self.fetch_bounded_page(principal, query, limit, offset, max_bytes)
 
     def rows(self, principal: Principal, filters: Filters) -> Iterator[dict[str, Any]]:
-        """Every record of the selection, oldest first, streamed (for exports)."""
+        """Every record of the selection, oldest first, streamed (for exports): a few rows
+        at a time, since one row may hold 100,000 judgments (megabytes as Python objects)."""
         with self.transaction(principal) as conn:
-            result = conn.execution_options(yield_per=1000).execute(
+            result = conn.execution_options(yield_per=EXPORT_CHUNK_ROWS).execute(
                 select(metrics_table)
                 .where(*self.user_filter(principal, filters))
                 .order_by(M.timestamp, M.id)
@@ -242,8 +248,12 @@ class RecordStore(Database):
         bucket: Bucket | None = None,
         by: GroupBy | None = None,
     ) -> list[GroupRow]:
-        """Count, means and means of squares of the measures, per judgment kind (judged or
-        heuristic, never mixed) and per time bucket or group."""
+        """Count, means and sample variances of the measures, per judgment kind (judged or
+        heuristic, never mixed) and per time bucket or group.
+
+        The variance is summed from each value's deviation from its group's mean (a window
+        average over the group, then one grouped pass), not E[x^2] - E[x]^2, whose two nearly
+        equal terms cancel: a group of equal values has variance 0 exactly."""
         keys: list[ColumnElement[Any]] = []
         if bucket is not None:
             keys.append(self._bucket(bucket))
@@ -255,32 +265,45 @@ class RecordStore(Database):
                 "user": M.user_id,
             }
             keys.append(columns[by])
-        kind = _kind().label("kind")
-        values: list[ColumnElement[Any]] = [
-            func.count().label("n"),
-            func.sum(case((M.total_retrieved == 0, 1), else_=0)).label("zero"),
+        group = [*keys, _kind()]
+        inner_columns: list[ColumnElement[Any]] = [
+            *(k.label(f"key{i}") for i, k in enumerate(keys)),
+            _kind().label("kind"),
+            M.total_retrieved.label("total_retrieved"),
         ]
         for name in self.averaged:
-            col = M[name]
-            values.append(func.avg(col).label(f"mean_{name}"))
-            values.append(func.avg(col * col).label(f"sq_{name}"))
-        labelled = [k.label(f"key{i}") for i, k in enumerate(keys)]
+            inner_columns.append(M[name].label(f"v_{name}"))
+            inner_columns.append(func.avg(M[name]).over(partition_by=group).label(f"m_{name}"))
+        inner = select(*inner_columns).where(*self.user_filter(principal, filters)).subquery("g")
+        g = inner.c
+        values: list[ColumnElement[Any]] = [
+            func.count().label("n"),
+            func.sum(case((g.total_retrieved == 0, 1), else_=0)).label("zero"),
+        ]
+        for name in self.averaged:
+            deviation = g[f"v_{name}"] - g[f"m_{name}"]
+            values.append(func.avg(g[f"v_{name}"]).label(f"mean_{name}"))
+            values.append(func.sum(deviation * deviation).label(f"ss_{name}"))
+        key_columns = [g[f"key{i}"] for i in range(len(keys))]
         query = (
-            select(*labelled, kind, *values)
-            .where(*self.user_filter(principal, filters))
-            .group_by(*[text(f"key{i}") for i in range(len(keys))], text("kind"))
-            .order_by(*[text(f"key{i}") for i in range(len(keys))], text("kind"))
+            select(*key_columns, g.kind, *values)
+            .group_by(*key_columns, g.kind)
+            .order_by(*key_columns, g.kind)
         )
         with self.transaction(principal) as conn:
             out = []
             for row in conn.execute(query).mappings():
+                n = int(row["n"])
                 out.append(
                     GroupRow(
                         keys=tuple(row[f"key{i}"] for i in range(len(keys))),
                         kind=row["kind"],
-                        count=int(row["n"]),
-                        means={n: float(row[f"mean_{n}"]) for n in self.averaged},
-                        squares={n: float(row[f"sq_{n}"]) for n in self.averaged},
+                        count=n,
+                        means={m: float(row[f"mean_{m}"]) for m in self.averaged},
+                        variances={
+                            m: float(row[f"ss_{m}"]) / (n - 1) if n > 1 else 0.0
+                            for m in self.averaged
+                        },
                         zero_results=int(row["zero"] or 0),
                     )
                 )

@@ -33,7 +33,8 @@ router = APIRouter(prefix="/api/events", tags=["events"], responses=ERRORS)
 )
 async def post_events(request: Request, principal: CurrentPrincipal, state: State) -> Response:
     limit = state.settings.max_batch_events
-    events = await parse_body(request, lambda raw: parse_events(raw, limit))
+    attributes = state.settings.max_event_attributes_bytes
+    events = await parse_body(request, lambda raw: parse_events(raw, limit, attributes))
     rows = event_rows(events, lambda user: owner_of(principal, user), dt.datetime.now(dt.UTC))
     outcomes = await run_in_threadpool(state.stores.events.write, principal, rows)
     items = [
@@ -65,11 +66,23 @@ def list_events(
     limit: Limit = 100,
     offset: Offset = 0,
 ) -> Envelope[EventsPage]:
-    rows = state.stores.events.page(
-        principal, filters, limit, offset, query_id=query_id, action=action
+    rows, truncated = state.stores.events.page(
+        principal,
+        filters,
+        limit,
+        offset,
+        query_id=query_id,
+        action=action,
+        max_bytes=state.settings.max_page_bytes,
     )
     return Envelope(
-        data=EventsPage(limit=limit, offset=offset, events=[public_event(r) for r in rows])
+        data=EventsPage(
+            limit=limit,
+            offset=offset,
+            next_offset=offset + len(rows),
+            truncated=truncated,
+            events=[public_event(r) for r in rows],
+        )
     )
 
 

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import orjson
 from fastapi import APIRouter, Body, Path, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import FileResponse
+from starlette.background import BackgroundTask
 
 from rankscope.collect.wire import BatchCreate, MetricCreate
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of
@@ -175,10 +177,22 @@ def list_metrics(
 ) -> Envelope[MetricsList]:
     limit = min(limit, state.settings.max_page_size)
     head = summary(state.store.aggregate(principal, filters), judgments)
-    rows = state.store.page(principal, filters, limit, offset, _column_order(sort))
+    rows, truncated = state.store.page(
+        principal,
+        filters,
+        limit,
+        offset,
+        _column_order(sort),
+        max_bytes=state.settings.max_page_bytes,
+    )
     return Envelope(
         data=MetricsList(
-            **head.model_dump(), limit=limit, offset=offset, queries=[public(r) for r in rows]
+            **head.model_dump(),
+            limit=limit,
+            offset=offset,
+            next_offset=offset + len(rows),
+            truncated=truncated,
+            queries=[public(r) for r in rows],
         )
     )
 
@@ -289,7 +303,13 @@ def export(
         clicks = (graded.by_query, graded.source)
         judgments = "judged"  # the rows are chosen by their click grades, not their source
     out = export_file(state.store, principal, filters, format, judgments, part, clicks)
-    return Response(out.body, media_type=out.media_type, headers=out.headers)
+    # sent from disk in chunks, the folder removed once sent
+    return FileResponse(
+        out.path,
+        media_type=out.media_type,
+        headers=out.headers,
+        background=BackgroundTask(out.remove),
+    )
 
 
 # before "/{record_id}", which would take "compare" as an id
