@@ -13,8 +13,6 @@ Output formats (stable):
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -107,17 +105,15 @@ def eval_command(
 
 
 def _csv(results: Results, per_query: bool) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["run", "query_id", "measure", "value"])
+    from rankscope.util.csvcells import Cell, csv_table
+
+    rows: list[list[Cell]] = []
     for run in results.run_names:
         if per_query:
             for query, values in results.per_query(run).items():
-                for name, value in values.items():
-                    writer.writerow([run, query, name, repr(value)])
-        for name, value in results.mean(run).items():
-            writer.writerow([run, "", name, repr(value)])
-    return out.getvalue()
+                rows.extend([run, query, name, value] for name, value in values.items())
+        rows.extend([run, "", name, value] for name, value in results.mean(run).items())
+    return csv_table(["run", "query_id", "measure", "value"], rows)
 
 
 def _markdown(results: Results, per_query: bool) -> str:
