@@ -24,6 +24,7 @@ from rankscope.errors import FormatError, InputError
 from rankscope.judge.io import PathLike, iter_jsonl
 from rankscope.suite.corpus import read_text
 from rankscope.util.csvcells import csv_table, restore
+from rankscope.util.order import natural_key
 
 if TYPE_CHECKING:  # judging a pool needs no runs, so no numpy or pyarrow
     from rankscope.data import Run
@@ -157,11 +158,6 @@ def require_query_text(pool: Pool) -> None:
             path=pool.source,
             hint="build the pool with --queries queries.jsonl",
         )
-
-
-def natural_key(qid: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order (2 before 10), then the others as text."""
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
 
 
 def select_query_ids(
@@ -402,7 +398,6 @@ __all__ = [
     "build_pool",
     "entry_record",
     "make_snippet",
-    "natural_key",
     "pool_format",
     "pool_stats",
     "read_pool",
