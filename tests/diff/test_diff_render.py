@@ -10,8 +10,9 @@ import pytest
 from diff_data import CRANFIELD, EXAMPLES, HAVE_CRANFIELD, cranfield_bench
 
 from rankscope.diff import diff_runs
-from rankscope.diff.render import md, plain, to_json, to_markdown, to_text
+from rankscope.diff.render import md, to_json, to_markdown, to_text
 from rankscope.engines.base import Document
+from rankscope.util.markup import printable as plain
 
 QRELS = str(EXAMPLES / "qrels.txt")
 BM25 = str(EXAMPLES / "bm25.run")

@@ -118,13 +118,11 @@ def _csv(results: Results, per_query: bool) -> str:
 
 def _markdown(results: Results, per_query: bool) -> str:
     from rankscope.metrics.results import count, format_value
+    from rankscope.util.markup import markdown_table
 
     def table(header: list[str], rows: list[list[str]], left: int) -> str:
-        def line(cells: list[str]) -> str:
-            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
-
-        rule = "|" + "|".join("---" if i < left else "---:" for i in range(len(header))) + "|\n"
-        return line(header) + rule + "".join(line(r) for r in rows)
+        align = "l" * left + "r" * (len(header) - left)
+        return "".join(line + "\n" for line in markdown_table(header, rows, align))
 
     out = []
     if per_query:

@@ -283,14 +283,14 @@ class Results:
         return f"{head}\n{self}"
 
     def _repr_html_(self) -> str:
-        import html  # 15 ms (html.entities) that only a notebook needs
+        from rankscope.util.markup import html_text
 
         header, rows = self.table_rows()
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        head = "".join(f"<th>{html_text(h)}</th>" for h in header)
         body = "".join(
             "<tr>"
-            + f"<th style='text-align:left'>{html.escape(r[0])}</th>"
-            + "".join(f"<td style='text-align:right'>{html.escape(c)}</td>" for c in r[1:])
+            + f"<th style='text-align:left'>{html_text(r[0])}</th>"
+            + "".join(f"<td style='text-align:right'>{html_text(c)}</td>" for c in r[1:])
             + "</tr>"
             for r in rows
         )
