@@ -40,6 +40,7 @@ from rankscope.engines._text import words
 from rankscope.engines.onnx_bert import onnx_available, shared_onnx_model
 from rankscope.errors import ConfigError, EngineError
 from rankscope.util.extras import install_command, needs_extra
+from rankscope.util.sqlite import check_version, connect
 
 # Imported where used, so that this module imports without them: sentence-transformers, torch and
 # the bundled model (the embed extra).
@@ -365,6 +366,10 @@ def choose_backend(model: str | Path | None, backend: str = "auto") -> Literal["
     return "torch"
 
 
+#: the embeddings table as version 1 wrote it (``PRAGMA user_version``; 0 in older files)
+EMBEDDING_CACHE_VERSION = 1
+
+
 class EmbeddingCache:
     """Vectors in a SQLite file, keyed by ``(model id, sha256 of the text)``."""
 
@@ -373,8 +378,15 @@ class EmbeddingCache:
             path = environment().cache_dir / "embeddings.sqlite"
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            # a cache: a vector lost to a power cut is computed again (no sync per commit)
+            self._conn = connect(self.path, synchronous="NORMAL")
+            check_version(
+                self._conn,
+                EMBEDDING_CACHE_VERSION,
+                what="the embedding cache",
+                path=self.path,
+                error=EngineError,
+            )
             with self._conn:
                 self._conn.execute(
                     "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, "
