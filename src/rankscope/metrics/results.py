@@ -296,14 +296,20 @@ class Results:
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def __rich__(self) -> Any:
-        from rich.table import Table  # rich: when a console prints the results
+        # rich: when a console prints the results (rankscope eval's table is this one)
+        from rich.table import Table
+        from rich.text import Text
 
+        # Names are shown as written: Text is not read as markup or :emoji: codes (a run called
+        # "[b]m25" or "a:ok:b" keeps its brackets and colons), and nothing loads rich's emoji
+        # table.
         header, rows = self.table_rows()
-        table = Table(*header[:1], show_edge=False)
-        for h in header[1:]:
-            table.add_column(h, justify="right")
-        for r in rows:
-            table.add_row(*r)
+        table = Table(show_edge=False)
+        table.add_column(Text(header[0]))
+        for name in header[1:]:
+            table.add_column(Text(name), justify="right")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
         return table
 
 
