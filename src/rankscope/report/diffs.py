@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rankscope.diff.render import fmt
+from rankscope.report.rundiff import fmt
 from rankscope.util.markup import html_text as _e
 from rankscope.util.markup import one_line as line
 

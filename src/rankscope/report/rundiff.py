@@ -1,5 +1,6 @@
-"""Render a :class:`~rankscope.diff.core.RunDiff`: a terminal table (rich, fitting the
-terminal's width, 80 columns when piped), Markdown and JSON.
+"""A :class:`~rankscope.diff.core.RunDiff` (``rankscope diff``) as a terminal table (rich,
+fitting the terminal's width, 80 columns when piped), Markdown and JSON; its HTML, in the
+benchmark report, is :mod:`rankscope.report.diffs`.
 
 Every format states the summary over every compared query (wins, losses, ties, unjudged
 documents per run) and then the queries shown, each with its two lists side by side. Texts
