@@ -48,7 +48,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: layers only: not a higher one, not another one of its own layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("lazy", "ids", "config", "callables"),
+    ("lazy", "ids", "config", "callables", "util"),
     ("data", "collect"),
     ("metrics", "engines"),
     ("rankscope",),

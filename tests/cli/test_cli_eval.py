@@ -261,3 +261,21 @@ def test_eval_starts_one_blas_thread_and_no_huge_pages_unless_told_otherwise() -
         {"OPENBLAS_NUM_THREADS": "2", "NUMPY_MADVISE_HUGEPAGE": "1"}
     )
     assert told["env"] == "2" and told["hugepages"] is True
+
+
+def test_csv_cells_never_run_as_formulas(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A run name or query id that a spreadsheet would run gets a leading apostrophe; numbers
+    (the values, an id such as -1) are written as they are."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("@SUM(1) 0 a 1\n-1 0 b 1\n")
+    run.write_text("@SUM(1) Q0 a 1 2 =cmd|x!A0\n-1 Q0 x 1 1 =cmd|x!A0\n")
+    code, out, _ = run_cli(capsys, str(qrels), str(run), "-m", "P@1", "-q", "-f", "csv")
+    assert code == 0
+    assert out.splitlines() == [
+        "run,query_id,measure,value",
+        "'=cmd|x!A0,-1,P@1,0.0",
+        "'=cmd|x!A0,'@SUM(1),P@1,1.0",
+        "'=cmd|x!A0,,P@1,0.5",
+    ]

@@ -186,3 +186,21 @@ def test_writer_refuses_what_trec_cannot_hold(tmp_path: Path) -> None:
             write_run(Run.from_dict({"q": {f"a{space}b": 1.0}}), tmp_path / "r3.txt")
     nbsp = Run.from_dict({"q": {"a\xa0b": 1.0}})
     assert read_run(write_run(nbsp, tmp_path / "r4.txt")).doc_ids.to_pylist() == ["a\xa0b"]
+
+
+def test_csv_ids_a_spreadsheet_would_run_round_trip(tmp_path: Path) -> None:
+    """The CSV writer neutralises text cells that start a formula; the reader undoes it."""
+    ids = ["=cmd|x!A0", "'=q", "-1", "+x", "@a", "plain", "''@b"]
+    run = Run.from_dict({q: {f"{q}d": 1.5, "-0.5": -0.5} for q in ids}, name="=r")
+    path = tmp_path / "run.csv"
+    write_run(run, path)
+    text = path.read_text(encoding="utf-8")
+    assert '\n"\'=cmd|x!A0","\'=cmd|x!A0d",1,1.5,"\'=r"\n' in text
+    assert "\n\"''=q\"," in text and '\n"-1","\'-1d",' in text and '\n"\'+x",' in text
+    assert '\n"\'\'\'@b","-0.5",2,-0.5,' in text
+    back = read_run(path)
+    assert back.to_dict() == run.to_dict()
+    qrels = Qrels.from_dict({q: {"=d": 1, "-d": 2} for q in ids})
+    write_qrels(qrels, tmp_path / "qrels.csv")
+    assert "'=d" in (tmp_path / "qrels.csv").read_text(encoding="utf-8")
+    assert read_qrels(tmp_path / "qrels.csv").to_dict() == qrels.to_dict()

@@ -81,6 +81,41 @@ def test_csv_is_what_qrels_import_reads(store: AnnotationStore, tmp_path: Path) 
     assert imported.read_text() == export_text(store, "qrels", "alice")[0]
 
 
+def test_csv_ids_a_spreadsheet_would_run_are_neutralised_and_read_back(tmp_path: Path) -> None:
+    """Ids are cells too: ``=HYPERLINK(...)`` gets its apostrophe, and qrels import (and any
+    CSV reader of rankscope) takes it off again, so the ids round-trip."""
+    from rankscope.judge.pool import Pool, PoolEntry, read_pool, write_pool
+
+    ids = ['=HYPERLINK("http://x","y")', "'=q", "-1", "@a"]
+    pool = Pool(
+        tuple(
+            PoolEntry(query_id=q, doc_id=f"+{q}", provenance=(("-run", 1),), query="=1+1")
+            for q in ids
+        )
+    )
+    s = new_store(tmp_path / "a.sqlite", pool)
+    s.join("alice")
+    for pair in range(1, 5):
+        s.grade("alice", pair, pair - 1)
+    out = tmp_path / "alice.csv"
+    write_export(s, out, "csv", "alice")
+    rows = list(csv.reader(io.StringIO(out.read_text(encoding="utf-8"), newline="")))[1:]
+    assert [r[:3] for r in rows] == [
+        ['\'=HYPERLINK("http://x","y")', '\'+=HYPERLINK("http://x","y")', "0"],
+        ["''=q", "'+'=q", "1"],
+        ["-1", "'+-1", "2"],
+        ["'@a", "'+@a", "3"],
+    ]
+    assert {r[5] for r in rows} == {"'=1+1"}
+    graded, blank = read_annotations(out, None)
+    assert blank == 0 and graded == s.grades()["alice"]
+    assert sorted(q for q, _ in graded) == sorted(ids)
+    pool_csv = tmp_path / "pool.csv"
+    write_pool(pool, pool_csv)
+    assert "\n''=q,'=1+1,'+'=q," in pool_csv.read_text(encoding="utf-8").replace("\r\n", "\n")
+    assert read_pool(pool_csv).entries == pool.entries
+
+
 def test_log_holds_every_action(store: AnnotationStore) -> None:
     text, result = export_text(store, "jsonl")
     assert result is None

@@ -21,10 +21,11 @@ import yaml
 
 from browser import copy_to_docs
 from rankscope.bench import BenchmarkResult, run_benchmark
-from rankscope.diff.render import line, plain
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.report.write import write_report
 from rankscope.suite import load_suite
+from rankscope.util.markup import one_line as line
+from rankscope.util.markup import printable as plain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diff"))
 from diff_data import CRANFIELD, HAVE_CRANFIELD, cranfield_bench, shared_data

@@ -10,9 +10,7 @@ measures are always recomputed from the stored rankings.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from pydantic import ValidationError
 
 from rankscope.bench.config_record import ConfigRecord
 from rankscope.errors import ConfigError
+from rankscope.util.files import atomic_write_json, atomic_write_text
 
 MANIFEST = "manifest.json"
 #: 2: typed records (:class:`~rankscope.bench.config_record.ConfigRecord`); older entries are redone
@@ -47,40 +46,6 @@ def check_file_names(names: Sequence[str]) -> None:
                 "and . _ + - become _, and case is ignored",
             )
         seen[key] = name
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so that readers see the old file or the new one, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp creates 0600; give the file the mode a plain open() would (umask honoured)
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def current_umask() -> int:
-    """The process umask (read without changing it where /proc tells it)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)  # elsewhere: set and restore (not atomic, but brief)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
 
 
 class Checkpoints:

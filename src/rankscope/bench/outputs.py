@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
-from rankscope.bench.checkpoint import atomic_write_text, safe_name
+from rankscope.bench.checkpoint import safe_name
 from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import ranking_run
 from rankscope.data import Qrels, write_qrels, write_run
+from rankscope.util.files import atomic_write, atomic_write_text
 
 #: TREC unless an id holds whitespace (TREC separates fields by whitespace): then JSONL
 FileFormat = Literal["trec", "jsonl"]
@@ -44,7 +44,9 @@ def write_run_files(out: Path, record: ConfigRecord, fmt: FileFormat) -> None:
     the two rankings ``ann_recall@k`` compares; sets their paths and hashes on ``record``."""
     base = safe_name(record.name)
     run_path = out / "runs" / f"{base}{_SUFFIX[fmt]}"
-    _atomic(run_path, lambda tmp: write_run(ranking_run(record.rankings, base), tmp, format=fmt))
+    atomic_write(
+        run_path, lambda tmp: write_run(ranking_run(record.rankings, base), tmp, format=fmt)
+    )
     record.run_file = run_path.relative_to(out).as_posix()
     record.run_sha256 = file_sha256(run_path)
     chunks = record.chunk_rankings
@@ -74,7 +76,7 @@ def _write_ranking(
     """A run file of ``rankings`` at ``path``; its path relative to the output folder (two
     levels up) and its SHA-256."""
     run = ranking_run(rankings, path.stem)
-    _atomic(path, lambda tmp: write_run(run, tmp, format=fmt))
+    atomic_write(path, lambda tmp: write_run(run, tmp, format=fmt))
     return path.relative_to(path.parent.parent).as_posix(), file_sha256(path)
 
 
@@ -100,7 +102,7 @@ def run_files_intact(out: Path, record: ConfigRecord) -> bool:
 def write_qrels_file(out: Path, qrels: Qrels, stem: str, fmt: FileFormat) -> str:
     """Judgments as ``rankscope eval`` reads them; returns the path relative to ``out``."""
     path = out / f"{stem}{'.txt' if fmt == 'trec' else '.jsonl'}"
-    _atomic(path, lambda tmp: write_qrels(qrels, tmp, format=fmt))
+    atomic_write(path, lambda tmp: write_qrels(qrels, tmp, format=fmt))
     return path.relative_to(out).as_posix()
 
 
@@ -128,15 +130,3 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
-
-
-def _atomic(path: Path, write: Callable[[Path], object]) -> None:
-    """Have ``write(tmp_path)`` write a temporary file next to ``path``, then rename it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -34,8 +34,9 @@ from rankscope.bench.config_record import ConfigRecord, ConfigSpec, Stage
 from rankscope.bench.runner import PendingConfig, RemoteRun, Reporter, RunInputs
 from rankscope.errors import RankscopeError
 from rankscope.suite.sweep import BenchConfig
+from rankscope.util.extras import install_command
 
-INSTALL_HINT = "install the ray extra: pip install 'rankscope[ray]'"
+INSTALL_HINT = f"install the ray extra: {install_command('ray')}"
 #: the address that starts a new local cluster (Ray's own name for it)
 LOCAL = "local"
 

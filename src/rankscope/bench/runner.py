@@ -60,7 +60,7 @@ from rankscope.bench.assemble import (
     result_qrels,
 )
 from rankscope.bench.build import build_engine
-from rankscope.bench.checkpoint import Checkpoints, atomic_write_text, check_file_names
+from rankscope.bench.checkpoint import Checkpoints, check_file_names
 from rankscope.bench.checks import check_judgments, host_warnings, retrieval_warnings
 from rankscope.bench.code import Unlocatable, code_fingerprint
 from rankscope.bench.config_record import ChunkHit, ConfigRecord, ConfigSpec, IndexCache, Stage
@@ -90,6 +90,7 @@ from rankscope.suite.corpus import iter_documents
 from rankscope.suite.model import Suite
 from rankscope.suite.schema import CorpusSpec, SuiteSettings
 from rankscope.suite.sweep import BenchConfig, Chunking
+from rankscope.util.files import atomic_write_text
 
 
 class Reporter(Protocol):

@@ -3,7 +3,7 @@
 Two forms: ``rankscope diff QRELS RUN_A RUN_B`` (run files) and ``rankscope diff OUT CONFIG_A
 CONFIG_B`` (a benchmark's output folder or its results.json, and two of its configurations).
 Parses options, makes one library call (:func:`rankscope.diff.diff_runs` or
-:func:`rankscope.diff.diff_benchmark`), filters, renders with :mod:`rankscope.diff.render`;
+:func:`rankscope.diff.diff_benchmark`), filters, renders with :mod:`rankscope.report.rundiff`;
 ``--pool-unjudged`` writes the unjudged pairs shown as a pool (:mod:`rankscope.diff.pool`).
 """
 
@@ -165,7 +165,7 @@ def diff_command(
     `rankscope diff OUT_DIR CONFIG_A CONFIG_B` compares two configurations of a benchmark,
     from its run files, categories and suite texts.
     """
-    from rankscope.diff import render
+    from rankscope.report import rundiff as render
 
     ids = [q.strip() for item in query_id for q in item.split(",") if q.strip()]
     if _is_benchmark(source, first, second):

@@ -1,23 +1,20 @@
 """``rankscope eval``: score runs against qrels, as a table for people or JSON/CSV for scripts.
 
-Output formats (stable):
+Output formats (stable), written by :mod:`rankscope.report.results`:
 
 - ``table`` (default): runs as rows, measures as columns; with ``-q`` a per-query table first.
 - ``json``: :meth:`rankscope.metrics.results.Results.to_dict` (``per_query`` only with ``-q``).
-- ``csv``: header ``run,query_id,measure,value``; the aggregate rows have an empty ``query_id``
-  (trec_eval's ``all`` could be a query's id; no query id is empty); with ``-q`` the per-query
-  rows come first for each run.  Values are printed with full precision (``repr`` of the float).
+- ``csv``: header ``run,query_id,measure,value``; the aggregate rows have an empty ``query_id``;
+  with ``-q`` the per-query rows come first for each run; values at full precision.
 - ``markdown``: the table as a Markdown table (values as in the table); with ``-q`` a per-query
   table first.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 import typer
 
@@ -29,9 +26,6 @@ from rankscope.cli.options import (
     lean_numpy,
 )
 from rankscope.errors import InputError
-
-if TYPE_CHECKING:
-    from rankscope.metrics.results import Results
 
 # What a command runs on is imported inside it: every command module loads at start-up
 # (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
@@ -80,6 +74,7 @@ def eval_command(
     lean_numpy()  # before numpy is imported
     from rankscope.metrics.evaluate import DEFAULT_MEASURES, evaluate
     from rankscope.metrics.names import parse_measures
+    from rankscope.report.results import print_results, results_csv, results_markdown
 
     measures = parse_measures(measure or list(DEFAULT_MEASURES))  # fail fast on a bad name
     for path in (qrels, *runs):
@@ -99,89 +94,11 @@ def eval_command(
     if output_format is Format.json:
         sys.stdout.write(results.to_json(per_query=per_query) + "\n")
     elif output_format is Format.csv:
-        sys.stdout.write(_csv(results, per_query))
+        sys.stdout.write(results_csv(results, per_query=per_query))
     elif output_format is Format.markdown:
-        sys.stdout.write(_markdown(results, per_query))
+        sys.stdout.write(results_markdown(results, per_query=per_query))
     else:
-        _print_tables(results, per_query)
-
-
-def _csv(results: Results, per_query: bool) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["run", "query_id", "measure", "value"])
-    for run in results.run_names:
-        if per_query:
-            for query, values in results.per_query(run).items():
-                for name, value in values.items():
-                    writer.writerow([run, query, name, repr(value)])
-        for name, value in results.mean(run).items():
-            writer.writerow([run, "", name, repr(value)])
-    return out.getvalue()
-
-
-def _markdown(results: Results, per_query: bool) -> str:
-    from rankscope.metrics.results import count, format_value
-
-    def table(header: list[str], rows: list[list[str]], left: int) -> str:
-        def line(cells: list[str]) -> str:
-            return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |\n"
-
-        rule = "|" + "|".join("---" if i < left else "---:" for i in range(len(header))) + "|\n"
-        return line(header) + rule + "".join(line(r) for r in rows)
-
-    out = []
-    if per_query:
-        named = list(zip(results.measure_objects, results.measures, strict=True))
-        rows = [
-            [run, query, *(format_value(m, values[name]) for m, name in named)]
-            for run in results.run_names
-            for query, values in results.per_query(run).items()
-        ]
-        out.append(table(["run", "query", *results.measures], rows, 2) + "\n")
-    header, rows = results.table_rows()
-    out.append(table(header, rows, 1))
-    counts = {len(results.query_ids(r)) for r in results.run_names}
-    if len(counts) == 1:
-        out.append(f"\n{count(counts.pop(), 'query', 'queries')}\n")
-    else:
-        shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
-        out.append(f"\nqueries per run differ ({shown})\n")
-    return "".join(out)
-
-
-def _print_tables(results: Results, per_query: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    from rankscope.metrics.results import count
-
-    header, rows = results.table_rows()
-    needed = sum(max(len(c) for c in col) + 3 for col in zip(header, *rows, strict=True)) + 1
-    console = Console(highlight=False, soft_wrap=False)
-    if console.width < needed:
-        console = Console(highlight=False, soft_wrap=False, width=needed)
-    if per_query:
-        # Plain fixed-width text: a rich table of 10,000 queries takes far too long to lay out.
-        sys.stdout.write(_per_query_text(results))
-        sys.stdout.flush()
-    # Names are shown as written: Text is not read as markup or :emoji: codes (a run called
-    # "[b]m25" or "a:ok:b" keeps its brackets and colons), and nothing loads rich's emoji table.
-    summary = Table(show_edge=False)
-    summary.add_column(Text(header[0]))
-    for name in header[1:]:
-        summary.add_column(Text(name), justify="right")
-    for row in rows:
-        summary.add_row(*(Text(cell) for cell in row))
-    console.print(summary)
-    counts = {len(results.query_ids(r)) for r in results.run_names}
-    if len(counts) == 1:
-        console.print(Text(count(counts.pop(), "query", "queries"), style="dim"))
-    else:
-        shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
-        line = f"queries per run differ ({shown}); -c scores all qrels queries"
-        console.print(Text(line, style="dim"))
+        print_results(results, per_query=per_query)
 
 
 def measures_command() -> None:
@@ -201,32 +118,6 @@ def measures_command() -> None:
         "names (nDCG@10, AP, RR@10, R@100, Judged@10). Parameters: P(rel=2)@10, ndcg(1=3,2=9), "
         "P@5,10; sets: official, all_trec."
     )
-
-
-def _per_query_text(results: Results) -> str:
-    from rankscope.metrics.results import format_value
-
-    header = ["run", "query", *results.measures]
-    rows: list[list[str]] = []
-    for run in results.run_names:
-        values = results.run(run).values
-        formatted = [
-            [format_value(m, v) for v in values[j].tolist()]
-            for j, m in enumerate(results.measure_objects)
-        ]
-        for i, query in enumerate(results.query_ids(run)):
-            rows.append([run, query, *(column[i] for column in formatted)])
-    widths = [max(len(c) for c in column) for column in zip(header, *rows, strict=True)]
-
-    def line(cells: list[str]) -> str:
-        left = [c.ljust(w) for c, w in zip(cells[:2], widths[:2], strict=True)]
-        right = [c.rjust(w) for c, w in zip(cells[2:], widths[2:], strict=True)]
-        return "  ".join(left + right).rstrip() + "\n"
-
-    out = [line(header), line(["-" * w for w in widths])]
-    out.extend(line(r) for r in rows)
-    out.append("\n")
-    return "".join(out)
 
 
 def register(app: typer.Typer) -> None:

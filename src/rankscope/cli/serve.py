@@ -11,6 +11,7 @@ import typer
 
 from rankscope.cli.options import Alias, aliases
 from rankscope.errors import RankscopeError
+from rankscope.util.extras import needs_extra
 
 
 class Role(StrEnum):
@@ -74,9 +75,7 @@ def _need_extra() -> None:
         if importlib.util.find_spec(m) is None
     ]
     if missing:
-        raise RankscopeError(
-            f"rankscope serve needs {', '.join(missing)}: pip install 'rankscope[serve]'"
-        )
+        raise RankscopeError(needs_extra("rankscope serve", ", ".join(missing), "serve"))
 
 
 def _settings(**given: Any) -> Any:

@@ -15,6 +15,9 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from rankscope.util.csvcells import NEEDS_APOSTROPHE, NEUTRALISED, NUMBER
 
 _INT32_MAX = 2**31 - 1
 
@@ -83,4 +86,47 @@ def to_numpy(values: pa.Array | pa.ChunkedArray) -> npt.NDArray[Any]:
     return view
 
 
-__all__ = ["numpy_array", "string_array", "string_scalar", "to_numpy"]
+def _text_columns(table: pa.Table) -> list[int]:
+    return [
+        i
+        for i, f in enumerate(table.schema)
+        if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+
+
+def neutralise_table(table: pa.Table) -> pa.Table:
+    """``table`` with every text cell as :func:`rankscope.util.csvcells.neutralise` writes it
+    for a CSV (vectorised; a column with nothing to change is kept as it is)."""
+    for i in _text_columns(table):
+        col = table.column(i)
+        needs = pc.and_kleene(
+            pc.match_substring_regex(col, NEEDS_APOSTROPHE),
+            pc.invert(pc.match_substring_regex(col, NUMBER)),
+        )
+        if pc.any(needs).as_py():
+            marked = pc.binary_join_element_wise("'", col, "")
+            table = table.set_column(i, table.field(i), pc.if_else(needs, marked, col))
+    return table
+
+
+def restore_table(table: pa.Table) -> pa.Table:
+    """``table`` with every text cell as :func:`rankscope.util.csvcells.restore` reads it from
+    a CSV (vectorised; only a column with a cell that starts with ``'`` is looked at)."""
+    for i in _text_columns(table):
+        col = table.column(i)
+        if not pc.any(pc.starts_with(col, "'")).as_py():
+            continue
+        marked = pc.match_substring_regex(col, NEUTRALISED)
+        bare = pc.utf8_slice_codeunits(col, 1)
+        table = table.set_column(i, table.field(i), pc.if_else(marked, bare, col))
+    return table
+
+
+__all__ = [
+    "neutralise_table",
+    "numpy_array",
+    "restore_table",
+    "string_array",
+    "string_scalar",
+    "to_numpy",
+]

@@ -41,7 +41,7 @@ import pyarrow.csv as pcsv
 
 from rankscope.data._nested import checked_rows
 from rankscope.data._source import Buffer, Warner, Where
-from rankscope.data.arrow import numpy_array, string_array
+from rankscope.data.arrow import numpy_array, restore_table, string_array
 from rankscope.data.numbers import c_atof, is_plain_float
 from rankscope.errors import FormatError, InputError
 
@@ -344,6 +344,8 @@ def read_delimited(
         )
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
         raise _locate_csv_error(raw, where, delimiter, len(header), exc) from None
+    if delimiter == ",":  # undo what the spreadsheet-safe writer added: ids round-trip
+        table = restore_table(table)
     # Rows follow the header one per line (blank lines are refused above).
     return table, np.arange(2, 2 + table.num_rows, dtype=np.int64)
 

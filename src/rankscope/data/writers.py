@@ -20,6 +20,7 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
+from rankscope.data.arrow import neutralise_table
 from rankscope.data.qrels import Qrels, qrels_table
 from rankscope.data.run import Run, run_table
 from rankscope.data.trec import trec_qrels_lines, trec_run_lines, write_lines
@@ -145,6 +146,8 @@ def _write_delimited(table: pa.Table, fh: IO[bytes], delimiter: str) -> None:
             ]
         )
     )
+    if delimiter == ",":  # a CSV opens in a spreadsheet: no cell may run as a formula
+        table = neutralise_table(table)
     # pyarrow quotes header names; a plain header reads everywhere (BEIR writes none).
     fh.write((delimiter.join(table.column_names) + "\n").encode("utf-8"))
     pcsv.write_csv(

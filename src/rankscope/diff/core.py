@@ -378,7 +378,7 @@ def sort_queries(queries: Iterable[QueryDiff], order: SortOrder = "change") -> l
     ties whose lists differ, then those with identical lists; ``delta``: Δ ascending (the
     biggest loss first, the biggest win last); ``query``: by query id (numbers numerically).
     Equal keys keep query id order."""
-    from rankscope.judge.pool import natural_key
+    from rankscope.util.order import natural_key
 
     by_id = sorted(queries, key=lambda q: natural_key(q.query_id))
     if order == "query":
@@ -543,7 +543,7 @@ def diff_runs(
 
 
 def _natural(qid: str) -> tuple[int, int, str]:
-    from rankscope.judge.pool import natural_key
+    from rankscope.util.order import natural_key
 
     return natural_key(qid)
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from rankscope.config import environment
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import install_command
 
 if TYPE_CHECKING:
     import psycopg
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 # Imported where used, so that this module imports without them: psycopg (the pg extra).
 
-PG_EXTRA_HINT = "install the PostgreSQL extra: pip install 'rankscope[pg]'"
+PG_EXTRA_HINT = f"install the PostgreSQL extra: {install_command('pg')}"
 DSN_ENV = "RANKSCOPE_PG_DSN"
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
 

@@ -52,13 +52,14 @@ from rankscope.config import environment
 from rankscope.engines._text import boolean_clauses, check_phrase_length, term_counts, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError, QueryError
+from rankscope.util.extras import install_command
 
 # Imported where used, so that this module imports without them: pyjnius (the anserini extra).
 
 JAR_ENV = "RANKSCOPE_ANSERINI_JAR"
 ANALYZERS = ("anserini", "anserini-krovetz", "anserini-nostem", "standard", "english", "whitespace")
 INSTALL_HINT = (
-    "pip install 'rankscope[anserini]' && pip install --no-deps pyserini==0.22.1 (the jar), "
+    f"{install_command('anserini')} && pip install --no-deps pyserini==0.22.1 (the jar), "
     "and a Java 11+ runtime (Debian: apt-get install openjdk-17-jre-headless)"
 )
 _FIELD_PREFIX = "f:"

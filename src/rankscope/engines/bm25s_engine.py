@@ -24,6 +24,7 @@ import numpy as np
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.neighbours import top_k
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import import_extra, needs_extra
 
 # Imported where used, so that this module imports without them: bm25s and PyStemmer (the bm25s
 # extra).
@@ -32,13 +33,7 @@ METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 
 
 def _import_bm25s() -> Any:
-    try:
-        import bm25s
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'bm25s' needs the bm25s package: pip install 'rankscope[bm25s]'"
-        ) from exc
-    return bm25s
+    return import_extra("bm25s", "engine 'bm25s'", "the bm25s package", "bm25s", EngineError)
 
 
 def _stemmer(language: str | None) -> Any:
@@ -48,7 +43,7 @@ def _stemmer(language: str | None) -> Any:
         import Stemmer
     except ImportError as exc:
         raise EngineError(
-            "bm25s engine option 'stemmer' needs PyStemmer: pip install 'rankscope[bm25s]'"
+            needs_extra("bm25s engine option 'stemmer'", "PyStemmer", "bm25s")
         ) from exc
     try:
         return Stemmer.Stemmer(language).stemWord

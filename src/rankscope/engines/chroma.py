@@ -30,6 +30,7 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: chromadb (the chroma extra).
 
@@ -37,13 +38,9 @@ SPACES = ("cosine", "ip", "l2")
 
 
 def _import_chromadb() -> Any:
-    try:
-        import chromadb
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'chroma' needs the chromadb package: pip install 'rankscope[chroma]'"
-        ) from exc
-    return chromadb
+    return import_extra(
+        "chromadb", "engine 'chroma'", "the chromadb package", "chroma", EngineError
+    )
 
 
 @register_engine("chroma")

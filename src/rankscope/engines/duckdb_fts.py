@@ -44,6 +44,7 @@ from rankscope.engines._text import (
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import install_command
 
 # Imported where used, so that this module imports without them: duckdb (the duckdb extra), and
 # pyarrow (when documents are loaded).
@@ -59,7 +60,7 @@ _STEMMERS = frozenset(
         "spanish", "swedish", "tamil", "turkish", "none",
     }
 )  # fmt: skip
-EXTRA_HINT = "pip install 'rankscope[duckdb]' (duckdb with its fts extension from PyPI)"
+EXTRA_HINT = f"{install_command('duckdb')} (duckdb with its fts extension from PyPI)"
 
 
 def import_duckdb() -> Any:

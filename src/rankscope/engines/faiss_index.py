@@ -32,6 +32,7 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: faiss (the faiss extra).
 
@@ -39,13 +40,7 @@ INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
 
 
 def _import_faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'faiss' needs the faiss-cpu package: pip install 'rankscope[faiss]'"
-        ) from exc
-    return faiss
+    return import_extra("faiss", "engine 'faiss'", "the faiss-cpu package", "faiss", EngineError)
 
 
 @register_engine("faiss")

@@ -22,18 +22,15 @@ from rankscope.engines.base import Document, register_engine
 from rankscope.engines.embeddings import Matrix
 from rankscope.engines.vectorstore import VectorStoreEngine, check_int, wrap_store_error
 from rankscope.errors import EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: hnswlib (the hnswlib extra).
 
 
 def _import_hnswlib() -> Any:
-    try:
-        import hnswlib
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'hnswlib' needs the hnswlib package: pip install 'rankscope[hnswlib]'"
-        ) from exc
-    return hnswlib
+    return import_extra(
+        "hnswlib", "engine 'hnswlib'", "the hnswlib package", "hnswlib", EngineError
+    )
 
 
 @register_engine("hnswlib")

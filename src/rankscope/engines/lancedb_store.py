@@ -44,6 +44,7 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: lancedb (the lancedb extra), and
 # pyarrow (when documents are loaded).
@@ -55,13 +56,9 @@ _TABLE = "rankscope"
 
 def _import_lancedb() -> Any:
     os.environ.setdefault("LANCEDB_LOG", "error")
-    try:
-        import lancedb
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'lancedb' needs the lancedb package: pip install 'rankscope[lancedb]'"
-        ) from exc
-    return lancedb
+    return import_extra(
+        "lancedb", "engine 'lancedb'", "the lancedb package", "lancedb", EngineError
+    )
 
 
 def _optional(name: str, value: int | None, low: int = 1) -> int | None:

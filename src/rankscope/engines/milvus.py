@@ -34,6 +34,7 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: pymilvus and milvus-lite (the
 # milvus extra).
@@ -45,13 +46,9 @@ _BATCH = 1000
 
 
 def _import_pymilvus() -> Any:
-    try:
-        import pymilvus
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'milvus' needs pymilvus and milvus-lite: pip install 'rankscope[milvus]'"
-        ) from exc
-    return pymilvus
+    return import_extra(
+        "pymilvus", "engine 'milvus'", "pymilvus and milvus-lite", "milvus", EngineError
+    )
 
 
 @register_engine("milvus")

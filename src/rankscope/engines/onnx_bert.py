@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rankscope.errors import EngineError
+from rankscope.util.extras import needs_extra
 
 # Imported where used, so that this module imports without them: onnx, onnxruntime, tokenizers and
 # safetensors (the onnx extra).
@@ -202,8 +203,7 @@ class OnnxBert:
                 __import__(name)
             except ImportError as exc:
                 raise EngineError(
-                    f"the ONNX embedding backend needs the {name} package: "
-                    "pip install 'rankscope[onnx]'"
+                    needs_extra("the ONNX embedding backend", f"the {name} package", "onnx")
                 ) from exc
         import onnxruntime as ort
         from tokenizers import Tokenizer

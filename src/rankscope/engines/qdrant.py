@@ -29,18 +29,15 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: qdrant-client (the qdrant extra).
 
 
 def _import_qdrant() -> Any:
-    try:
-        import qdrant_client
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'qdrant' needs the qdrant-client package: pip install 'rankscope[qdrant]'"
-        ) from exc
-    return qdrant_client
+    return import_extra(
+        "qdrant_client", "engine 'qdrant'", "the qdrant-client package", "qdrant", EngineError
+    )
 
 
 @register_engine("qdrant")

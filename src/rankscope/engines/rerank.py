@@ -40,6 +40,7 @@ from rankscope.engines.embeddings import (
 from rankscope.engines.stream import DocumentStream
 from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import needs_extra
 
 # Imported where used, so that this module imports without them: sentence-transformers (the embed
 # extra).
@@ -67,8 +68,11 @@ class CrossEncoderScorer:
                     from sentence_transformers import CrossEncoder
                 except ImportError as exc:
                     raise EngineError(
-                        "rerank mode 'cross-encoder' needs the sentence-transformers package: "
-                        "pip install 'rankscope[embed]'"
+                        needs_extra(
+                            "rerank mode 'cross-encoder'",
+                            "the sentence-transformers package",
+                            "embed",
+                        )
                     ) from exc
                 try:
                     self._model = CrossEncoder(

@@ -35,6 +35,7 @@ from rankscope.engines._text import (
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.stream import reiterable
 from rankscope.errors import ConfigError, EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: tantivy (the tantivy extra).
 
@@ -49,13 +50,9 @@ _STEM_LANGUAGES = frozenset(
 
 
 def _import_tantivy() -> Any:
-    try:
-        import tantivy
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'tantivy' needs the tantivy package: pip install 'rankscope[tantivy]'"
-        ) from exc
-    return tantivy
+    return import_extra(
+        "tantivy", "engine 'tantivy'", "the tantivy package", "tantivy", EngineError
+    )
 
 
 @register_engine("tantivy")

@@ -43,6 +43,7 @@ from rankscope.engines._text import boolean_clauses, field_names, words
 from rankscope.engines.base import Document, Engine, Hit, Query, QueryKind, register_engine
 from rankscope.engines.phrase import phrase_matches
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
+from rankscope.util.extras import needs_extra
 
 # Imported where used, so that this module imports without them: typesense (the typesense extra).
 
@@ -100,8 +101,7 @@ class TypesenseEngine(Engine):
             import typesense
         except ImportError as exc:
             raise EngineError(
-                f"engine 'typesense' needs the typesense client ({exc}): "
-                f"pip install 'rankscope[typesense]'"
+                needs_extra("engine 'typesense'", f"the typesense client ({exc})", "typesense")
             ) from exc
         self.url = url.rstrip("/")
         self.collection = collection or f"rankscope_{secrets.token_hex(6)}"

@@ -25,6 +25,7 @@ from rankscope.engines.vectorstore import (
     wrap_store_error,
 )
 from rankscope.errors import EngineError
+from rankscope.util.extras import import_extra
 
 # Imported where used, so that this module imports without them: usearch (the usearch extra).
 
@@ -32,13 +33,9 @@ DTYPES = ("f32", "f16", "bf16", "i8")
 
 
 def _import_usearch() -> Any:
-    try:
-        from usearch import index
-    except ImportError as exc:
-        raise EngineError(
-            "engine 'usearch' needs the usearch package: pip install 'rankscope[usearch]'"
-        ) from exc
-    return index
+    return import_extra(
+        "usearch.index", "engine 'usearch'", "the usearch package", "usearch", EngineError
+    )
 
 
 @register_engine("usearch")

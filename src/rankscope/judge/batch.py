@@ -76,6 +76,7 @@ from rankscope.judge.limits import UsageMeter, UsageTotals, estimate_tokens
 from rankscope.judge.pool import Pool, require_query_text
 from rankscope.judge.prompts import parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
+from rankscope.util.files import atomic_write_json, atomic_write_text
 
 log = logging.getLogger("rankscope.judge.batch")
 
@@ -319,21 +320,7 @@ def _submit(
 
 
 def _write_synced(path: Path, lines: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
-        for line in lines:
-            f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    _sync_dir(path.parent)
-
-
-def _sync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    atomic_write_text(path, "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
 
 
 def _resolve_unconfirmed(store: BatchStore, api: BatchAPI, out: Path) -> None:
@@ -648,8 +635,6 @@ def batch_status(
 def _write_view(out: Path, store: BatchStore) -> None:
     """``batches.json``: a readable copy of the batch ids and states (``batches.sqlite`` is the
     record rankscope reads)."""
-    from rankscope.bench.checkpoint import atomic_write_json  # the bench package: numpy, pyarrow
-
     setup = store.setup()
     atomic_write_json(
         out / VIEW_FILE,

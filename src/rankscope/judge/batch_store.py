@@ -27,6 +27,7 @@ from typing import IO, Literal
 
 from rankscope.errors import JudgeError
 from rankscope.judge.cache import CacheKey
+from rankscope.util.sqlite import check_version, connect
 
 STORE_FILE = "batches.sqlite"
 LOCK_FILE = "batches.lock"
@@ -35,6 +36,8 @@ SUBMISSIONS_DIR = "batches"
 RequestState = Literal["pending", "answered", "retry", "failed", "canceled"]
 SubmissionState = Literal["submitting", "submitted", "collected", "abandoned"]
 
+#: the tables as version 1 wrote them (``PRAGMA user_version``; 0 in older files)
+SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS submissions (
@@ -184,10 +187,11 @@ class BatchStore:
                 f"`rankscope judge POOL --batch --out {self.out}`"
             )
         try:
-            self.out.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=FULL")  # a committed step survives a power cut
+            # synchronous FULL: a committed step survives a power cut
+            self.db = connect(self.path, isolation_level=None, check_same_thread=True)
+            check_version(
+                self.db, SCHEMA_VERSION, what="the batch record", path=self.path, error=JudgeError
+            )
             self.db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as e:
             raise JudgeError(f"cannot open the batch record {self.path}: {e}") from None

@@ -20,10 +20,13 @@ from typing import TYPE_CHECKING, Any
 
 from rankscope.config import environment
 from rankscope.errors import JudgeError
+from rankscope.util.sqlite import check_version, connect
 
 if TYPE_CHECKING:
     from rankscope.judge.providers import Answer, Completion
 
+#: the judgments table as version 1 wrote it (``PRAGMA user_version``; 0 in older files)
+SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS judgments (
     key TEXT PRIMARY KEY,
@@ -127,13 +130,17 @@ class JudgmentCache:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")  # every commit synced: no paid answer lost
+            self._db = connect(self.path)  # synchronous FULL: no paid answer lost
+            check_version(
+                self._db,
+                SCHEMA_VERSION,
+                what="the judgment cache",
+                path=self.path,
+                error=JudgeError,
+            )
             self._db.execute(_SCHEMA)
             self._db.commit()
-            self._reader = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            self._reader = connect(self.path)
         except (OSError, sqlite3.Error) as e:
             raise JudgeError(
                 f"cannot open the judgment cache {self.path}: {e}; pass --cache PATH to use "

@@ -35,6 +35,7 @@ from rankscope.judge.limits import (
 from rankscope.judge.pool import Pool, PoolEntry, require_query_text
 from rankscope.judge.prompts import DEFAULT_TEMPLATE, PromptTemplate, parse_label
 from rankscope.judge.providers import Provider, ProviderCallError
+from rankscope.util.files import atomic_write_text
 
 if TYPE_CHECKING:  # numpy and pyarrow load for the qrels at the end of a run, not at its start
     from rankscope.data import Qrels
@@ -340,11 +341,7 @@ def _drop_null_rows(path: Path) -> int:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
         f.flush()
         os.fsync(f.fileno())
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
-        for r in kept:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept))
     return len(moved)
 
 

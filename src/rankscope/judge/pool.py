@@ -23,6 +23,8 @@ from rankscope.engines.base import Document
 from rankscope.errors import FormatError, InputError
 from rankscope.judge.io import PathLike, iter_jsonl
 from rankscope.suite.corpus import read_text
+from rankscope.util.csvcells import csv_table, restore
+from rankscope.util.order import natural_key
 
 if TYPE_CHECKING:  # judging a pool needs no runs, so no numpy or pyarrow
     from rankscope.data import Run
@@ -158,11 +160,6 @@ def require_query_text(pool: Pool) -> None:
         )
 
 
-def natural_key(qid: str) -> tuple[int, int, str]:
-    """Numeric ids in numeric order (2 before 10), then the others as text."""
-    return (0, int(qid), "") if qid.isdigit() else (1, 0, qid)
-
-
 def select_query_ids(
     runs: Sequence[Run], query_ids: Sequence[str] | None = None, max_queries: int | None = None
 ) -> list[str] | None:
@@ -271,14 +268,13 @@ def write_pool(pool: Pool, path: PathLike) -> str:
             for r in records:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
     elif fmt == "csv":
-        with p.open("w", encoding="utf-8", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["query_id", "query", "doc_id", "title", "snippet", "text", "runs", "grade"])
-            for e in pool.entries:
-                w.writerow(
-                    [e.query_id, e.query, e.doc_id, e.title, e.snippet, e.text,
-                     _provenance_text(e.provenance), ""]
-                )  # fmt: skip
+        header = ["query_id", "query", "doc_id", "title", "snippet", "text", "runs", "grade"]
+        rows = (
+            [e.query_id, e.query, e.doc_id, e.title, e.snippet, e.text,
+             _provenance_text(e.provenance), ""]
+            for e in pool.entries
+        )  # fmt: skip
+        p.write_text(csv_table(header, rows, lineterminator="\r\n"), encoding="utf-8", newline="")
     else:
         with p.open("w", encoding="utf-8") as f:
             yaml.safe_dump(records, f, sort_keys=False, allow_unicode=True, width=100)
@@ -300,7 +296,11 @@ def read_records(path: PathLike) -> list[tuple[int, dict[str, Any]]]:
         out: list[tuple[int, dict[str, Any]]] = []
         start = 2  # the first data record starts on line 2
         for row in reader:
-            out.append((start, dict(row)))
+            # undo what the spreadsheet-safe writer added (ids round-trip); a short row's
+            # missing cells are None, a long row's extra cells a list
+            out.append(
+                (start, {k: restore(v) if isinstance(v, str) else v for k, v in row.items()})
+            )
             start = reader.line_num + 1
         return out
     try:
@@ -398,7 +398,6 @@ __all__ = [
     "build_pool",
     "entry_record",
     "make_snippet",
-    "natural_key",
     "pool_format",
     "pool_stats",
     "read_pool",

@@ -31,6 +31,7 @@ from rankscope.judge.limits import (
     UsageMeter,
     estimate_tokens,
 )
+from rankscope.util.extras import needs_extra
 
 log = logging.getLogger("rankscope.judge.providers")
 
@@ -130,8 +131,7 @@ class Provider(ABC):
         )
         if importlib.util.find_spec(self.sdk_module) is None:
             raise JudgeError(
-                f"provider {self.name!r} needs the {self.sdk_module} SDK: "
-                f"pip install 'rankscope[llm]'"
+                needs_extra(f"provider {self.name!r}", f"the {self.sdk_module} SDK", "llm")
             )
         self._sdk: Any = None
         self._client: Any = None

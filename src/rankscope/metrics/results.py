@@ -28,6 +28,7 @@ from numpy.typing import NDArray
 
 from rankscope.errors import MeasureError, RankscopeError
 from rankscope.metrics.names import Measure, parse_measure
+from rankscope.util.extras import needs_extra
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -196,9 +197,7 @@ class Results:
         try:
             import pandas as pd  # the pandas extra, for this method alone
         except ImportError:  # pragma: no cover - depends on the environment
-            raise RankscopeError(
-                "Results.to_frame() needs pandas; install it with `pip install rankscope[pandas]`"
-            ) from None
+            raise RankscopeError(needs_extra("Results.to_frame()", "pandas", "pandas")) from None
         frames = []
         names = np.asarray(self.measures, dtype=object)
         for r in self._runs.values():
@@ -283,28 +282,34 @@ class Results:
         return f"{head}\n{self}"
 
     def _repr_html_(self) -> str:
-        import html  # 15 ms (html.entities) that only a notebook needs
+        from rankscope.util.markup import html_text
 
         header, rows = self.table_rows()
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        head = "".join(f"<th>{html_text(h)}</th>" for h in header)
         body = "".join(
             "<tr>"
-            + f"<th style='text-align:left'>{html.escape(r[0])}</th>"
-            + "".join(f"<td style='text-align:right'>{html.escape(c)}</td>" for c in r[1:])
+            + f"<th style='text-align:left'>{html_text(r[0])}</th>"
+            + "".join(f"<td style='text-align:right'>{html_text(c)}</td>" for c in r[1:])
             + "</tr>"
             for r in rows
         )
         return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
     def __rich__(self) -> Any:
-        from rich.table import Table  # rich: when a console prints the results
+        # rich: when a console prints the results (rankscope eval's table is this one)
+        from rich.table import Table
+        from rich.text import Text
 
+        # Names are shown as written: Text is not read as markup or :emoji: codes (a run called
+        # "[b]m25" or "a:ok:b" keeps its brackets and colons), and nothing loads rich's emoji
+        # table.
         header, rows = self.table_rows()
-        table = Table(*header[:1], show_edge=False)
-        for h in header[1:]:
-            table.add_column(h, justify="right")
-        for r in rows:
-            table.add_row(*r)
+        table = Table(show_edge=False)
+        table.add_column(Text(header[0]))
+        for name in header[1:]:
+            table.add_column(Text(name), justify="right")
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
         return table
 
 

@@ -10,12 +10,17 @@ and :mod:`.html`; numbers and marks are shown by :mod:`.numbers`. :func:`write_r
 benchmark's full report: one self-contained HTML file, Markdown and LaTeX.
 """
 
-from rankscope.report.csv import to_csv
-from rankscope.report.json import to_json
-from rankscope.report.latex import to_latex
-from rankscope.report.markdown import to_markdown
-from rankscope.report.terminal import render_table, to_text
-from rankscope.report.write import Written, write_report
+from typing import TYPE_CHECKING
+
+from rankscope.lazy import lazy_exports
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rankscope.report.csv import to_csv
+    from rankscope.report.json import to_json
+    from rankscope.report.latex import to_latex
+    from rankscope.report.markdown import to_markdown
+    from rankscope.report.terminal import render_table, to_text
+    from rankscope.report.write import Written, write_report
 
 __all__ = [
     "Written",
@@ -27,3 +32,17 @@ __all__ = [
     "to_text",
     "write_report",
 ]
+
+# The names load on first use (rankscope.lazy): rankscope eval renders its Results through
+# rankscope.report.results without importing the benchmark's formats.
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "rankscope.report.csv": ("to_csv",),
+        "rankscope.report.json": ("to_json",),
+        "rankscope.report.latex": ("to_latex",),
+        "rankscope.report.markdown": ("to_markdown",),
+        "rankscope.report.terminal": ("render_table", "to_text"),
+        "rankscope.report.write": ("Written", "write_report"),
+    },
+)

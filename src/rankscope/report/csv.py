@@ -7,14 +7,13 @@ the columns of :data:`CSV_COLUMNS`) or a benchmark's :class:`~rankscope.bench.Be
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, overload
 
 from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 from rankscope.report import bench
+from rankscope.util.csvcells import Cell, csv_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.stats import Comparison
@@ -73,14 +72,12 @@ def _csv_number(value: float | int | None) -> str:
 def _comparison(comparison: Comparison) -> str:
     """One row per measure and system, full precision; empty cells where nothing applies."""
     c = comparison
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    rows: list[list[Cell]] = []
     filled = dict(zip(c.systems, c.filled, strict=True))
     dropped = dict(zip(c.systems, c.dropped, strict=True))
     for m in c.measures:
         for r in m.rows:
-            writer.writerow(
+            rows.append(
                 [
                     m.measure,
                     r.system,
@@ -110,7 +107,7 @@ def _comparison(comparison: Comparison) -> str:
                     _csv_number(r.plan.min_detectable_delta if r.plan else None),
                 ]
             )
-    return out.getvalue()
+    return csv_table(CSV_COLUMNS, rows)
 
 
 # ----------------------------------------------------------------------------- a benchmark
@@ -124,13 +121,11 @@ def _benchmark(result: BenchmarkResult, *, view: ViewName | None) -> str:
     cells: list[tuple[str, Callable[[ConfigResult], float | None]]] = []
     for col in cols:
         cells.extend(col.parts or ((col.header, col.value),))
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["configuration", *(header for header, _ in cells)])
+    rows: list[list[Cell]] = []
     for config in result.successful:
         values = (value(config) for _, value in cells)
-        writer.writerow([config.name, *("" if v is None else repr(float(v)) for v in values)])
-    return out.getvalue()
+        rows.append([config.name, *(None if v is None else float(v) for v in values)])
+    return csv_table(["configuration", *(header for header, _ in cells)], rows)
 
 
 __all__ = ["CSV_COLUMNS", "to_csv"]

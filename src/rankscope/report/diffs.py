@@ -10,11 +10,12 @@ characters that are not printable written as ``\\x..`` escapes.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rankscope.diff.render import fmt, line, plain
+from rankscope.report.rundiff import fmt
+from rankscope.util.markup import html_text as _e
+from rankscope.util.markup import one_line as line
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.bench.results import BenchmarkResult, ViewName
@@ -57,10 +58,6 @@ STYLE = """
 #query-diffs td.gone { color: #5f6b7a; }
 #query-diffs p.missed, #query-diffs p.qtext { font-size: 0.84rem; margin: 4px; }
 """
-
-
-def _e(text: object) -> str:
-    return html.escape(plain(str(text)), quote=True)
 
 
 def _move_class(move: str) -> str:

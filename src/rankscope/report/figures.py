@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from rankscope.errors import RankscopeError
 from rankscope.report.content import ReportContent
+from rankscope.util.extras import needs_extra
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -42,7 +43,7 @@ def _matplotlib() -> None:
         import matplotlib  # noqa: F401
     except ImportError:
         raise RankscopeError(
-            "the report's figures need matplotlib: pip install 'rankscope[report]'"
+            needs_extra("drawing the report's figures", "matplotlib", "report")
         ) from None
 
 

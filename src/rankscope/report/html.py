@@ -15,7 +15,6 @@ Every number cell carries ``data-key`` and ``data-value`` (the exact float from
 
 from __future__ import annotations
 
-import html
 import math
 
 from rankscope.report.content import ReportContent
@@ -28,6 +27,7 @@ from rankscope.report.figures import (
     scatter_svg,
 )
 from rankscope.report.tables import Cell, Table, category_table, comparison_table, measures_table
+from rankscope.util.markup import html_text as _e
 
 STYLE = """
 :root { color-scheme: light; }
@@ -57,10 +57,6 @@ code { background: #f3f6f9; padding: 1px 4px; border-radius: 3px; font-size: 0.8
 .warn { color: #8a5300; }
 .fail { color: #c62828; }
 """
-
-
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
 
 
 def _cell(cell: Cell, top: bool = False) -> str:

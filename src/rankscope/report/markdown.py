@@ -18,6 +18,7 @@ from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 from rankscope.report import bench, compare
 from rankscope.report.content import ReportContent
 from rankscope.report.tables import Table, category_table, comparison_table, measures_table
+from rankscope.util.markup import markdown_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.stats import Comparison
@@ -54,14 +55,9 @@ def to_markdown(
     return _comparison(value, plan=plan, delta=delta)
 
 
-def _row(texts: Sequence[str]) -> str:
-    return "| " + " | ".join(t.replace("|", "\\|") for t in texts) + " |"
-
-
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """A table, its first column left-aligned and the others right-aligned."""
-    align = ["---"] + ["---:"] * (len(header) - 1)
-    return [_row(header), "|" + "|".join(align) + "|", *(_row(r) for r in rows)]
+    return markdown_table(header, rows, "l" + "r" * (len(header) - 1))
 
 
 # ----------------------------------------------------------------------------- a comparison

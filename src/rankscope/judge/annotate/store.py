@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import sqlite3
 import threading
@@ -39,6 +38,7 @@ from rankscope.judge.annotate.assign import assign_pairs
 from rankscope.judge.annotate.scale import Scale
 from rankscope.judge.io import PathLike
 from rankscope.judge.pool import Pool
+from rankscope.util.sqlite import check_version, connect
 
 SCHEMA_VERSION = 1
 APPLICATION_ID = 0x52534E54  # "RSNT": a rankscope annotation store
@@ -218,14 +218,12 @@ def check_name(name: object) -> str:
     return name
 
 
-def _create_private(path: Path) -> None:
-    """Create ``path`` empty with mode 0600 unless it exists: the store holds the pool's texts
-    and everyone's judgments."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)
+def _not_a_store(path: Path, e: sqlite3.DatabaseError) -> InputError:
+    return InputError(
+        f"not an annotation store ({e})",
+        path=path,
+        hint="pass --store FILE naming a store made by `rankscope annotate`, or a new file",
+    )
 
 
 def _display_text(text: str) -> str:
@@ -248,28 +246,17 @@ class AnnotationStore:
                 hint="start one with `rankscope annotate POOL` (it is made beside the pool)",
             )
         self._lock = threading.RLock()
-        try:
-            if not exists:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                _create_private(self.path)
-            self._db = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None, timeout=30
-            )
-        except (OSError, sqlite3.Error) as e:
+        try:  # synchronous FULL: every answer on disk when saved
+            self._db = connect(self.path, isolation_level=None)
+        except (OSError, sqlite3.OperationalError) as e:
             raise InputError(f"cannot open the annotation store: {e}", path=self.path) from None
+        except sqlite3.DatabaseError as e:
+            raise _not_a_store(self.path, e) from None
         try:
-            self._db.execute("PRAGMA busy_timeout=30000")
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")  # every answer on disk when saved
-            self._db.execute("PRAGMA foreign_keys=ON")
             self._check_or_init()
         except sqlite3.DatabaseError as e:
             self._db.close()
-            raise InputError(
-                f"not an annotation store ({e})",
-                path=self.path,
-                hint="pass --store FILE naming a store made by `rankscope annotate`, or a new file",
-            ) from None
+            raise _not_a_store(self.path, e) from None
         except BaseException:
             self._db.close()
             raise
@@ -296,12 +283,7 @@ class AnnotationStore:
                 hint="pass --store FILE naming a new file or a store made by `rankscope annotate`",
             )
         if version > SCHEMA_VERSION:
-            raise InputError(
-                f"the annotation store has schema version {version}; this rankscope reads "
-                f"up to {SCHEMA_VERSION}",
-                path=self.path,
-                hint="upgrade rankscope",
-            )
+            check_version(self._db, SCHEMA_VERSION, what="the annotation store", path=self.path)
 
     def close(self) -> None:
         with self._lock:

@@ -21,6 +21,7 @@ from typing import Any
 from rankscope.errors import FormatError, InputError
 from rankscope.judge.needle.scoring import NeedleSummary, QuestionResult
 from rankscope.suite.corpus import iter_jsonl
+from rankscope.util.files import atomic_write_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,12 +82,12 @@ class NeedleOutput:
         runs = 1
         if kept and self.manifest.is_file():
             runs += int(json.loads(self.manifest.read_text(encoding="utf-8")).get("runs", 1))
-        _atomic_write(
+        atomic_write_text(
             self.manifest,
             json.dumps({"settings": settings, "finished": False, "runs": runs}, indent=2) + "\n",
         )
         self.summary.unlink(missing_ok=True)  # it described results that are being replaced
-        _atomic_write(self.results, "".join(_line(r) for r in kept))
+        atomic_write_text(self.results, "".join(_line(r) for r in kept))
 
     def runs(self) -> int:
         """How many runs wrote into this output since it was last started afresh."""
@@ -103,20 +104,14 @@ class NeedleOutput:
     def finish(self, summary: NeedleSummary) -> None:
         """Write the summary; the run counts as finished once every question is graded (a
         question the provider failed on leaves it unfinished, so a rerun grades just those)."""
-        _atomic_write(self.summary, json.dumps(summary.to_json(), indent=2) + "\n")
+        atomic_write_text(self.summary, json.dumps(summary.to_json(), indent=2) + "\n")
         state = json.loads(self.manifest.read_text(encoding="utf-8"))
         state["finished"] = summary.grading_failed == 0
-        _atomic_write(self.manifest, json.dumps(state, indent=2) + "\n")
+        atomic_write_text(self.manifest, json.dumps(state, indent=2) + "\n")
 
 
 def _line(result: QuestionResult) -> str:
     return json.dumps(result.to_json(), ensure_ascii=False) + "\n"
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 __all__ = ["NeedleOutput"]

@@ -14,6 +14,7 @@ from rankscope.online.interleaving import impression_credits, slot_teams, summar
 from rankscope.online.queries import normalise_query
 from rankscope.service.analysis.clicks import click_qrels, event_filters_of, scored_with
 from rankscope.service.errors import unprocessable
+from rankscope.service.schemas.common import from_value
 from rankscope.service.schemas.experiments import (
     ArmsComparison,
     CiPublic,
@@ -49,9 +50,7 @@ def columns_of(names: str | None) -> list[str]:
 def _ci(interval: Interval | None) -> CiPublic | None:
     if interval is None:
         return None
-    return CiPublic(
-        low=interval.low, high=interval.high, level=interval.level, method=interval.method
-    )
+    return from_value(CiPublic, interval)
 
 
 def compare_records(
@@ -125,21 +124,12 @@ def compare_records(
         correction=result.correction,
         records=counts,
         measures=[
-            MeasureDifference(
+            from_value(
+                MeasureDifference,
+                d,
                 measure=_API_NAMES[d.measure],
-                test=d.test,
-                n_a=d.n_a,
-                n_b=d.n_b,
-                mean_a=d.mean_a,
-                mean_b=d.mean_b,
-                delta=d.delta,
                 ci=_ci(d.interval),
                 bootstrap_ci=_ci(d.bootstrap),
-                effect_size=d.effect_size,
-                p_value=d.p_value,
-                p_adjusted=d.p_adjusted,
-                verdict=d.verdict,
-                winner=d.winner,
             )
             for d in result.measures
         ],
@@ -187,21 +177,7 @@ def interleaving_summary(
     )
     credits = impression_credits(teams, ((r["query_id"], r["document_id"]) for r in clicks), pair)
     s = summarise(credits, names=pair, alpha=alpha, min_impressions=floor)
-    return InterleavingPublic(
-        experiment=experiment,
-        arms=list(pair),
-        impressions=s.impressions,
-        clicked=s.clicked,
-        wins=s.wins,
-        losses=s.losses,
-        ties=s.ties,
-        preference=s.preference,
-        p_value=s.p_value,
-        alpha=alpha,
-        min_impressions=s.min_impressions,
-        verdict=s.verdict,
-        winner=s.winner,
-    )
+    return from_value(InterleavingPublic, s, experiment=experiment, arms=list(pair))
 
 
 def _arms(given: str | None, seen: set[str]) -> tuple[str, str] | None:

@@ -85,6 +85,22 @@ def parse_moment(value: str, *, end: bool = False) -> dt.datetime:
     return parsed.astimezone(dt.UTC)  # 0001-01-01T00:00+01:00 is before the first in UTC
 
 
+_Body = TypeVar("_Body", bound=Camel)
+
+
+def from_value(body: type[_Body], value: object, /, **given: Any) -> _Body:
+    """A response body built from a domain value (a dataclass of rankscope.online, say): each
+    field of ``body`` is read from the attribute of the same name, unless ``given`` (a field the
+    value names otherwise, or does not have). The body validates what it is given, so a field
+    the value lacks and nobody gives is an error, not a silent default."""
+    fields = {
+        name: getattr(value, name)
+        for name in body.model_fields
+        if name not in given and hasattr(value, name)
+    }
+    return body(**fields, **given)
+
+
 __all__ = [
     "DateRange",
     "Envelope",
@@ -94,5 +110,6 @@ __all__ = [
     "Me",
     "Ready",
     "TimeRange",
+    "from_value",
     "parse_moment",
 ]

@@ -12,7 +12,7 @@ from rankscope.service.analysis.calibration import calibrate, click_labels
 from rankscope.service.analysis.clicks import click_qrels
 from rankscope.service.api.common import ERRORS, MinImpressions, Offset, PageSize
 from rankscope.service.api.deps import CurrentPrincipal, EventRowFilters, RowFilters, State
-from rankscope.service.schemas.common import Envelope
+from rankscope.service.schemas.common import Envelope, from_value
 from rankscope.service.schemas.events import ClickJudgmentPublic, ClickJudgmentsPublic, Thresholds3
 from rankscope.service.schemas.experiments import CalibrationPublic
 
@@ -62,26 +62,7 @@ def clicks(
             pairs=len(j.judgments),
             graded=len(j.graded()),
             judgments=[
-                ClickJudgmentPublic(
-                    query_key=query_key(x.query),
-                    query=x.query,
-                    document_id=x.doc,
-                    impressions=x.impressions,
-                    clicks=x.clicks,
-                    ctr=x.ctr,
-                    mean_position=x.mean_position,
-                    expected_clicks=x.expected_clicks,
-                    coec=x.coec,
-                    examined=x.examined,
-                    satisfied=x.satisfied,
-                    attractiveness=x.attractiveness,
-                    satisfaction=x.satisfaction,
-                    dbn=x.dbn,
-                    thumbs_up=x.thumbs_up,
-                    thumbs_down=x.thumbs_down,
-                    cited=x.cited,
-                    grade=x.grade,
-                )
+                from_value(ClickJudgmentPublic, x, query_key=query_key(x.query), document_id=x.doc)
                 for x in items[offset : offset + limit]
             ],
         )

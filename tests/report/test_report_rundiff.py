@@ -4,15 +4,19 @@ the files inert (markup, HTML, control characters), JSON carries every value exa
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from diff_data import CRANFIELD, EXAMPLES, HAVE_CRANFIELD, cranfield_bench
 
 from prerequisites import shared_data, shared_data_root
 from rankscope.diff import diff_runs
-from rankscope.diff.render import md, plain, to_json, to_markdown, to_text
 from rankscope.engines.base import Document
+from rankscope.report.rundiff import md, to_json, to_markdown, to_text
+from rankscope.util.markup import printable as plain
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diff"))
+from diff_data import CRANFIELD, EXAMPLES, HAVE_CRANFIELD, cranfield_bench
 
 QRELS = str(EXAMPLES / "qrels.txt")
 BM25 = str(EXAMPLES / "bm25.run")

@@ -1,5 +1,6 @@
-"""Render a :class:`~rankscope.diff.core.RunDiff`: a terminal table (rich, fitting the
-terminal's width, 80 columns when piped), Markdown and JSON.
+"""A :class:`~rankscope.diff.core.RunDiff` (``rankscope diff``) as a terminal table (rich,
+fitting the terminal's width, 80 columns when piped), Markdown and JSON; its HTML, in the
+benchmark report, is :mod:`rankscope.report.diffs`.
 
 Every format states the summary over every compared query (wins, losses, ties, unjudged
 documents per run) and then the queries shown, each with its two lists side by side. Texts
@@ -19,6 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from rankscope.diff.core import DiffRow, MissedDoc, QueryDiff, RunDiff
+from rankscope.util.markup import markdown_table
+from rankscope.util.markup import one_line as line
+from rankscope.util.markup import printable as plain
 
 MARKS = {"win": "▲", "loss": "▼", "tie": "="}
 SORT_TEXT = {
@@ -29,32 +33,6 @@ SORT_TEXT = {
 
 
 # ----------------------------------------------------------------------------- text helpers
-#: format characters that join letters (emoji sequences, Indic and Arabic scripts): kept
-_JOINERS = frozenset("\u200c\u200d")
-
-
-def plain(text: str) -> str:
-    """``text`` with every character that is not printable (control, format, surrogate, line
-    breaks; but the zero-width joiners) written as an escape: nothing in it can move the
-    cursor, colour the terminal or reverse the text around it."""
-    if text.isprintable():
-        return text
-    return "".join(
-        c
-        if c.isprintable() or c in _JOINERS
-        else f"\\x{ord(c):02x}"
-        if ord(c) < 0x100
-        else f"\\u{ord(c):04x}"
-        for c in text
-    )
-
-
-def line(text: str) -> str:
-    """A text (a query, a title) on one line: runs of whitespace, line breaks included, as one
-    space; then :func:`plain`."""
-    return plain(" ".join(text.split()))
-
-
 def fmt(value: float, signed: bool = False) -> str:
     if math.isnan(value):
         return "—"
@@ -255,10 +233,6 @@ def md(text: str) -> str:
     return "".join(_MD_ESCAPE.get(c, c) for c in plain(text))
 
 
-def _md_row(cells: list[str]) -> str:
-    return "| " + " | ".join(cells) + " |"
-
-
 def _md_doc(row: DiffRow | None) -> list[str]:
     if row is None:
         return ["", "", ""]
@@ -271,10 +245,8 @@ def _md_doc(row: DiffRow | None) -> list[str]:
 
 def _md_side(diff: RunDiff, q: QueryDiff) -> list[str]:
     head = ["#", md(diff.a.name), "grade", "move", md(diff.b.name), "grade", "move"]
-    lines = [_md_row(head), "|---:|---|---:|---|---|---:|---|"]
-    for i, (ra, rb) in enumerate(_pairs(q), 1):
-        lines.append(_md_row([str(i), *_md_doc(ra), *_md_doc(rb)]))
-    return lines
+    rows = [[str(i), *_md_doc(ra), *_md_doc(rb)] for i, (ra, rb) in enumerate(_pairs(q), 1)]
+    return markdown_table(head, rows, "rlrllrl", escape=None)  # md() escaped every cell
 
 
 def to_markdown(diff: RunDiff) -> str:
@@ -318,9 +290,7 @@ __all__ = [
     "MARKS",
     "fmt",
     "grade_text",
-    "line",
     "md",
-    "plain",
     "print_table",
     "query_line",
     "render_table",
