@@ -56,7 +56,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("online", "bench", "compare_io"),
     ("judge",),
     ("diff",),
-    ("report", "service", "check", "demo"),  # demo is data: the demo's suite file (its corpus is suite's)
+    # demo is data: the demo's suite file (its corpus is suite's)
+    ("report", "service", "check", "demo"),
     ("cli", "testing"),  # nothing imports these: the command line, test servers
     ("__main__",),
 )
