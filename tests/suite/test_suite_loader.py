@@ -562,3 +562,117 @@ def test_a_lone_surrogate_in_a_query_is_refused_at_its_line(tmp_path: Path) -> N
     )
     assert error.line == 8
     assert "queries[1].must: holds a lone UTF-16 surrogate ('\\udc00' at character 1)" in str(error)
+
+
+OPTION_TYPOS = """
+name: t
+corpus: {type: jsonl, path: docs.jsonl}
+queries: [json]
+engines:
+  - {name: bm25, engine: sqlite}
+  - name: dense
+    engine: vector
+    options:
+      modle: all-MiniLM-L6-v2
+  - name: fused
+    engine: hybrid
+    options:
+      fusion: rrff
+      engines:
+        - {engine: sqlite, tokenzier: porter}
+        - {engine: vector, model: hashing, batch_size: many}
+"""
+
+
+def test_engine_option_typos_fail_at_load_with_lines_and_suggestions(tmp_path: Path) -> None:
+    import time
+
+    load_suite(write_suite(tmp_path, VALID))  # the imports, once
+    path = write_suite(tmp_path, OPTION_TYPOS)
+    started = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        load_suite(path)
+    elapsed = time.perf_counter() - started
+    message = str(info.value)
+    assert message.startswith(f"{path}:9: 4 problems in the engine options:")
+    assert (
+        "line 9: engines[1].options.modle (configuration 'dense'): unknown option 'modle' for "
+        "engine 'vector'; did you mean `model`? (engine 'vector' takes: model, fields, "
+        "batch_size," in message
+    )
+    assert (
+        "line 13: engines[2].options.fusion (configuration 'fused'): option 'fusion' of engine "
+        "'hybrid' is 'rrff', not one of rrf, weighted; did you mean `rrf`?" in message
+    )
+    assert (
+        "line 15: engines[2].options.engines[0].tokenzier (configuration 'fused'): unknown "
+        "option 'tokenzier' for engine 'sqlite'; did you mean `tokenizer`?" in message
+    )
+    assert (
+        "line 16: engines[2].options.engines[1].batch_size (configuration 'fused'): option "
+        "'batch_size' of engine 'vector' must be int, not str 'many'" in message
+    )
+    assert info.value.line == 9
+    assert elapsed < 1.0, elapsed
+
+
+def test_a_missing_required_option_and_a_sweep_typo_are_named(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        engines:
+          - {name: mine, engine: python}
+        """,
+    )
+    assert str(error).startswith(
+        f"{tmp_path / 'suite.yaml'}:5: engines[0].options.search (configuration 'mine'): engine "
+        "'python' needs the option 'search' (str | Callable[..., Any]). engine 'python' takes: "
+        "search, index, call, kinds"
+    )
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        sweep:
+          engine: [sqlite, faiss]
+          options:
+            faiss: {index: hnws}
+        """,
+    )
+    assert error.line == 7
+    assert "sweep.options.faiss.index (configuration 'faiss'): option 'index' of engine " in str(
+        error
+    )
+    assert "did you mean `hnsw`?" in str(error)
+
+
+def test_probe_imports_the_python_function_and_checks_its_signature(tmp_path: Path) -> None:
+    (tmp_path / "two_args.py").write_text(
+        "def search(query, k):\n    return []\n\ndef one_arg(query):\n    return []\n"
+    )
+    body = """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        engines:
+          - name: mine
+            engine: python
+            options: {search: "two_args:%s"}
+        """
+    load_suite(write_suite(tmp_path, body % "search"), probe=True)
+    path = write_suite(tmp_path, body % "one_arg")
+    load_suite(path)  # without the probe nothing is imported
+    with pytest.raises(ConfigError) as info:
+        load_suite(path, probe=True)
+    assert info.value.line == 7
+    assert "engines[0].options.search (configuration 'mine'): two_args:one_arg cannot be " in str(
+        info.value
+    )
+    assert "the engine calls fn(query, k)" in str(info.value)
+    with pytest.raises(ConfigError, match=r"suite.yaml:7: .*cannot import module 'nowhere_x'"):
+        load_suite(write_suite(tmp_path, body.replace("two_args", "nowhere_x") % "f"), probe=True)
