@@ -319,7 +319,7 @@ def option_problems(
         return [OptionProblem((), str(error), "")]
     declared, types_of, takes_any = _declared(cls)
     by_name = {o.name: o for o in declared}
-    listing = f"engine {name!r} takes: " + (", ".join(o.name for o in declared) or "(no options)")
+    listing = f"Engine {name!r} takes: " + (", ".join(o.name for o in declared) or "(no options)")
     problems: list[OptionProblem] = []
     for key, value in options.items():
         option = by_name.get(str(key))
@@ -330,8 +330,8 @@ def option_problems(
             problems.append(
                 OptionProblem(
                     (key,),
-                    f"unknown option {key!r} for engine {name!r}" + (f"; {close}" if close else ""),
-                    listing,
+                    f"unknown option {key!r} for engine {name!r}",
+                    (close.capitalize() + " " if close else "") + listing,
                 )
             )
             continue
@@ -359,10 +359,9 @@ def _value_problems(
             return [
                 OptionProblem(
                     where,
-                    f"option {option.name!r} of engine {engine!r} is {value!r}, not one of "
-                    + ", ".join(option.choices)
-                    + (f"; {close}" if close else ""),
-                    f"write one of: {', '.join(option.choices)}",
+                    f"option {option.name!r} of engine {engine!r} is {_short(value)}, not one "
+                    f"of {', '.join(option.choices)}",
+                    close.capitalize() if close else f"Write one of: {', '.join(option.choices)}",
                 )
             ]
         return []
@@ -372,7 +371,7 @@ def _value_problems(
                 where,
                 f"option {option.name!r} of engine {engine!r} must be {option.type}, not "
                 f"{_shown_type(value)} {_short(value)}",
-                f"default: {option.default!r}" if not option.required else "",
+                f"Its default: {option.default!r}" if not option.required else "",
             )
         ]
     return []
