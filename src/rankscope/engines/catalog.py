@@ -321,12 +321,21 @@ def option_problems(
     by_name = {o.name: o for o in declared}
     listing = f"Engine {name!r} takes: " + (", ".join(o.name for o in declared) or "(no options)")
     problems: list[OptionProblem] = []
+    missing = [
+        o.name for o in declared if o.required and o.name not in options and o.name not in filled
+    ]
+    named_instead: set[str] = set()
     for key, value in options.items():
         option = by_name.get(str(key))
         if option is None:
             if takes_any:
                 continue
             close = did_you_mean(str(key), list(by_name))
+            if not close and len(missing) == 1 and missing[0] not in named_instead:
+                # the one required option is missing and an unknown one is given: its
+                # misnomer (function: for search:), whatever the spelling
+                named_instead.add(missing[0])
+                close = f"did you mean `{missing[0]}` (required, and missing)?"
             problems.append(
                 OptionProblem(
                     (key,),
@@ -338,7 +347,7 @@ def option_problems(
         problems.extend(_value_problems(name, option, types_of.get(option.name, Any), value))
         problems.extend(_nested_problems(key, value))
     for option in declared:
-        if option.required and option.name not in options and option.name not in filled:
+        if option.name in missing and option.name not in named_instead:
             problems.append(
                 OptionProblem(
                     (option.name,),
