@@ -674,3 +674,40 @@ def test_probe_imports_the_python_function_and_checks_its_signature(tmp_path: Pa
     assert "the engine calls fn(query, k)" in str(info.value)
     with pytest.raises(ConfigError, match=r"suite.yaml:7: .*cannot import module 'nowhere_x'"):
         load_suite(write_suite(tmp_path, body.replace("two_args", "nowhere_x") % "f"), probe=True)
+
+
+def test_probe_sends_an_http_engine_one_query_and_only_to_the_chosen_ones(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = write_suite(
+        tmp_path,
+        f"""
+        name: t
+        corpus: {{type: jsonl, path: docs.jsonl}}
+        queries: [json string]
+        engines:
+          - {{name: bm25, engine: sqlite}}
+          - name: api
+            engine: http
+            options: {{url: "http://127.0.0.1:{port}/search?q={{query}}&k={{k}}"}}
+        """,
+    )
+    load_suite(path)  # no probe: nothing is sent
+    load_suite(path, probe={"bm25"})  # the api is not among the configurations to run
+    with pytest.raises(ConfigError) as info:
+        load_suite(path, probe=True)
+    assert info.value.line == 8
+    assert str(info.value).startswith(
+        f"{path}:8: engines[1].options.url (configuration 'api'): the probe query 'json "
+        f"string' failed (http engine, query 'q1': cannot connect to http://127.0.0.1:{port}/"
+        "search ("
+    )
+    assert str(info.value).endswith(
+        "is the search service running and the URL right?). Start the service first, fix the "
+        "options, or skip this check with --no-probe"
+    )

@@ -141,7 +141,9 @@ def bench(
     if ray or ray_address is not None or ray_cpus is not None:
         on_ray = RayOptions(address=ray_address, cpus_per_config=ray_cpus)
         on_ray.check_installed()
-    suite = load_suite(suite_file, probe=not no_probe)
+    # the configurations that will run are probed (a preset runs built-in engines only)
+    probe = False if no_probe or preset else (set(configuration) or True)
+    suite = load_suite(suite_file, probe=probe)
     if configuration or preset:
         suite = suite.select(configuration, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)

@@ -181,7 +181,7 @@ class HttpEngine(Engine):
             return [
                 (
                     "url",
-                    f"the probe query {query.text[:40]!r} failed: {error}",
+                    f"the probe query {query.text[:40]!r} failed ({error})",
                     "Start the service first, fix the options, or skip this check with --no-probe",
                 )
             ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from rankscope.suite.yamlpos import PathKey, format_path, line_of, load_yaml_wit
 _MAX_REPORTED = 8
 
 
-def load_suite(path: str | Path, *, probe: bool = False) -> Suite:
+def load_suite(path: str | Path, *, probe: bool | Collection[str] = False) -> Suite:
     """Read and validate a suite file (``probe``: also run each engine's
     :meth:`~rankscope.engines.base.Engine.preflight`, see :func:`load_suite_text`)."""
     file = Path(path)
@@ -54,14 +54,15 @@ def load_suite_text(
     source: str = "<suite>",
     base_dir: Path | None = None,
     path: Path | None = None,
-    probe: bool = False,
+    probe: bool | Collection[str] = False,
 ) -> Suite:
     """Validate suite YAML given as text; relative paths resolve against ``base_dir``.
 
     Every configuration's engine options are checked against what its engine declares.
     With ``probe``, each engine's preflight runs too (the python engine imports its function
     and checks its signature, the http engine sends the suite's first query), so that a
-    configuration that cannot work fails here, before any configuration starts."""
+    configuration that cannot work fails here, before any configuration starts; ``probe`` may
+    name the configurations to check (those a run selects)."""
     data, lines = load_yaml_with_lines(text, source)
     if not isinstance(data, Mapping):
         raise ConfigError(
@@ -115,7 +116,7 @@ def _resolve(
     source: str,
     base_dir: Path,
     path: Path | None,
-    probe: bool = False,
+    probe: bool | Collection[str] = False,
 ) -> Suite:
     configs = [from_engine_spec(e) for e in spec.engines]
     _check_engines(configs, [("engines", i, "engine") for i in range(len(configs))], lines, source)
@@ -213,7 +214,9 @@ def _resolve(
             "the suite has no queries", path=source, line=line_of(("queries",), lines)
         )
     if probe:
-        _preflight(configs, options_at, base_dir, queries[0], lines, source)
+        names = None if isinstance(probe, bool) else set(probe)
+        probed = [c for c in configs if names is None or c.name in names]
+        _preflight(probed, options_at, base_dir, queries[0], lines, source)
     return Suite(
         name=spec.name,
         description=spec.description,
