@@ -1,5 +1,5 @@
 """Plugins: a package's engine and measure, declared as entry points, run through bench,
-compare, diff and eval without rankscope being changed. The package is
+compare, report, diff and eval without rankscope being changed. The package is
 tests/plugins/rankscope_demo_plugin; the fixture installs it the way pip would leave it for
 importlib.metadata (a ``.dist-info`` folder with its entry points, on the path)."""
 
@@ -100,6 +100,10 @@ def test_a_plugin_engine_and_measure_run_through_bench_compare_diff_and_eval(
     )
     assert compare.returncode == 0, compare.stderr
     assert '"demo_top1"' in compare.stdout
+
+    report = rankscope(env, "report", str(out), "--md", "-", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "demo_top1" in report.stdout
 
     diff = rankscope(env, "diff", str(out), "bm25", "overlap", "-m", "demo_top1", cwd=tmp_path)
     assert diff.returncode == 0, diff.stderr
