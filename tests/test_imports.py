@@ -48,10 +48,10 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: layers only: not a higher one, not another one of its own layer.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
-    ("lazy", "ids", "config", "callables", "util"),
+    ("lazy", "ids", "config", "callables", "util", "plugins"),
     ("data", "collect"),
     ("metrics", "engines"),
-    ("rankscope",),
+    ("rankscope", "measures"),
     ("stats", "suite"),
     ("online", "bench", "compare_io"),
     ("judge",),

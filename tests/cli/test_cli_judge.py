@@ -29,6 +29,15 @@ from rankscope.testing.llm_server import (
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _list_prices(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scripted server stands in for the providers' own APIs: their list prices apply
+    (a server elsewhere is not priced by default)."""
+    config = tmp_path_factory.mktemp("judge-config") / "judge.yaml"
+    config.write_text("list_prices_anywhere: true\n")
+    monkeypatch.setenv("RANKSCOPE_JUDGE_CONFIG", str(config))
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     env = dict(os.environ)
     env["ANTHROPIC_API_KEY"] = "test-key"
@@ -129,6 +138,7 @@ def test_dry_run_prints_calls_tokens_cost_and_sends_nothing(
     pool = tmp_path / "pool.jsonl"
     _write_pool(pool, 6)
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    monkeypatch.delenv("RANKSCOPE_JUDGE_CONFIG")  # the defaults: a local server is not priced
     with ScriptedLLMServer(lambda r: Reply("1"), api_key="test-key") as server:
         code = main([
             "judge", str(pool), "--provider", "openai", "--model", "gpt-4o-mini",
@@ -136,10 +146,23 @@ def test_dry_run_prints_calls_tokens_cost_and_sends_nothing(
             "--out", str(tmp_path / "out"), "--dry-run",
         ])  # fmt: skip
         assert server.request_count == 0
-    out = capsys.readouterr().out
-    assert code == 0
-    assert "6 pairs: 0 already in" in out and "6 calls to make to openai gpt-4o-mini" in out
-    assert "estimated cost: $0.0" in out and "dry run: nothing was sent" in out
+        out = capsys.readouterr().out
+        assert code == 0
+        assert "6 pairs: 0 already in" in out and "6 calls to make to openai gpt-4o-mini" in out
+        # a server that is not OpenAI's API is not priced at OpenAI's list price
+        assert (
+            "estimated tokens: 1650 in + 720 out; estimated cost: unknown (no price for this "
+            "model: --price-in/--price-out, or the judge config)\n" in out
+        )
+        assert "dry run: nothing was sent" in out
+        code = main([
+            "judge", str(pool), "--provider", "openai", "--model", "gpt-4o-mini",
+            "--base-url", server.openai_base_url, "--cache-path", str(tmp_path / "c.sqlite"),
+            "--out", str(tmp_path / "out"), "--dry-run", "--price-in", "0.15", "--price-out", "0.6",
+        ])  # fmt: skip
+        assert code == 0 and server.request_count == 0
+        # (1650 * 0.15 + 720 * 0.6) / 1e6 = 0.0006795
+        assert "estimated cost: $0.0007\n" in capsys.readouterr().out
     assert not (tmp_path / "out" / "judgments.jsonl").exists()
 
 

@@ -59,7 +59,11 @@ def _keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("RANKSCOPE_CACHE_DIR", str(tmp_path / "cache"))
     config = tmp_path / "judge.yaml"
-    config.write_text("timeout_s: 2\nbackoff_base_s: 0.001\nbackoff_max_s: 0.01\nmax_retries: 1\n")
+    # the scripted server stands in for Anthropic's API: its list prices apply
+    config.write_text(
+        "timeout_s: 2\nbackoff_base_s: 0.001\nbackoff_max_s: 0.01\nmax_retries: 1\n"
+        "list_prices_anywhere: true\n"
+    )
     monkeypatch.setenv("RANKSCOPE_JUDGE_CONFIG", str(config))
 
 

@@ -33,6 +33,11 @@ def test_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr()
     key = out.out.strip()
     assert key.startswith("rsk_") and "role service" in out.err
+    # which database it wrote to: run from another folder, a relative sqlite URL is another file
+    assert out.err.endswith(
+        f"stored in the SQLite file {tmp_path / 'm.sqlite'}; the service accepts it when it "
+        "runs on that database\n"
+    )
     assert main(["serve", "list-keys", "--database-url", db]) == 0
     listed = capsys.readouterr().out
     assert "alice\tservice\tactive" in listed and key not in listed
@@ -42,6 +47,17 @@ def test_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "no API key with id 'nope'" in capsys.readouterr().err
     assert main(["serve", "migrate", "--database-url", "mysql://x/y"]) == 2
     assert "unsupported database" in capsys.readouterr().err
+
+
+def test_database_shown_names_the_file_or_hides_the_password() -> None:
+    from rankscope.cli.serve import database_shown
+
+    assert database_shown("sqlite:///rel.sqlite") == f"the SQLite file {Path.cwd() / 'rel.sqlite'}"
+    assert database_shown("sqlite://") == "an in-memory SQLite database"
+    assert (
+        database_shown("postgresql://owner:s3cret@db:5432/metrics")
+        == "postgresql://owner:***@db:5432/metrics"
+    )
 
 
 def test_serve_starts_on_sqlite_with_one_command(tmp_path: Path) -> None:

@@ -233,3 +233,27 @@ def test_many_warnings_are_summarised(tmp_path: Path) -> None:
     read_run(path, strict=False, on_warning=seen.append)
     assert len(seen) == 21
     assert seen[-1].endswith("30 more warning(s) like the above were not shown")
+
+
+def test_a_headerless_csv_says_a_header_line_makes_it_work(tmp_path: Path) -> None:
+    with pytest.raises(FormatError) as info:
+        read_run(_write(tmp_path, "q1,d1,1.5\nq1,d2,1.0\n", "run.csv"))
+    assert str(info.value).endswith(
+        "; this line is comma-separated: a CSV file needs a header line naming its columns, "
+        "e.g. `query_id,doc_id,score`, and is then read as CSV"
+    )
+    fixed = read_run(_write(tmp_path, "query_id,doc_id,score\nq1,d1,1.5\nq1,d2,1.0\n", "run.csv"))
+    assert fixed.to_dict() == {"q1": {"d1": 1.5, "d2": 1.0}}
+    with pytest.raises(FormatError, match=r"e\.g\. `query_id,doc_id,relevance`"):
+        read_qrels(_write(tmp_path, "q1,d1,1\n", "qrels.csv"))
+
+
+def test_three_column_qrels_say_what_the_four_columns_are(tmp_path: Path) -> None:
+    with pytest.raises(FormatError) as info:
+        read_qrels(_write(tmp_path, "q1 d1 1\nq1 d2 0\n", "qrels.txt"))
+    assert str(info.value) == (
+        f"{tmp_path / 'qrels.txt'}:1: malformed line: expected 4 fields, found 3 (got 'q1 d1 "
+        "1'). Each line must be `qid iter docno relevance`; this line has 3: the second column "
+        "(`iter`) is missing. trec_eval ignores it, but it must be there: write 0, e.g. "
+        "`q1 0 d1 1`"
+    )

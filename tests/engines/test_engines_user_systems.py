@@ -305,3 +305,54 @@ def test_a_non_finite_score_fails_only_its_configuration() -> None:
     assert record.error is not None
     assert "query 'q5', document 'b'" in record.error
     assert "not a finite number" in record.error
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        [("b", 1.0), ("a", 2.0)],
+        (["b", "a"], [1.0, 2.0]),
+        [["b", "a"], [1, 2]],
+        (np.array(["b", "a"]), np.array([1.0, 2.0], dtype=np.float32)),
+        [{"id": "b", "score": 1.0}, {"doc_id": "a", "score": 2.0}],
+    ],
+)
+def test_the_shapes_users_write_first_are_accepted(result: object) -> None:
+    hits = coerce_hits(result, "f")
+    assert sorted((h.doc_id, h.score) for h in hits) == [("a", 2.0), ("b", 1.0)]
+
+
+def test_a_refused_result_states_the_contract_in_one_short_line() -> None:
+    ids = [f"wiki-{i}" for i in range(100)]
+    with pytest.raises(EngineError) as info:
+        coerce_hits([ids, [1.0] * 99], "search function 'm:f', query 'q1'")
+    assert str(info.value) == (
+        "search function 'm:f', query 'q1' returned 100 ids but 99 scores; return a list of "
+        "(doc_id, score) pairs, a pair of lists (ids, scores), or a list of {'id': ..., "
+        "'score': ...} mappings (docs/own-retriever.md)"
+    )
+    with pytest.raises(EngineError) as info:
+        coerce_hits([ids, ids], "f")  # ids as scores: neither shape
+    message = str(info.value)
+    assert "\n" not in message and len(message) < 300
+    assert message.startswith("f returned a malformed hit at position 0: ['wiki-0', 'wiki-1', ")
+
+
+class Retriever:
+    """A retriever as a class: rankscope creates it and calls index, then search."""
+
+    def __init__(self) -> None:
+        self.docs: list[str] = []
+
+    def index(self, docs: list[Document]) -> None:
+        self.docs = [d.id for d in docs]
+
+    def search(self, text: str, k: int) -> tuple[list[str], list[float]]:
+        return self.docs[:k], [1.0 / (i + 1) for i in range(min(k, len(self.docs)))]
+
+
+def test_a_class_is_created_once_and_its_index_and_search_are_called() -> None:
+    with create_engine("python", search=f"{__name__}:Retriever") as e:
+        e.index(DOCS)
+        hits = e.search(Query("q", "x"), 2)
+    assert [(h.doc_id, h.score) for h in hits] == [(DOCS[0].id, 1.0), (DOCS[1].id, 0.5)]

@@ -26,4 +26,11 @@ def keys(monkeypatch: pytest.MonkeyPatch) -> None:
 def fast_settings() -> JudgeSettings:
     """Short timeout, tiny backoff: retries are exercised without slowing the suite."""
     # 1.5 s leaves room for a loaded machine; hangs in the tests last much longer than that.
-    return JudgeSettings(timeout_s=1.5, backoff_base_s=0.001, backoff_max_s=0.01, max_retries=3)
+    # The scripted server stands in for the providers' own APIs: their list prices apply.
+    return JudgeSettings(
+        timeout_s=1.5,
+        backoff_base_s=0.001,
+        backoff_max_s=0.01,
+        max_retries=3,
+        list_prices_anywhere=True,
+    )

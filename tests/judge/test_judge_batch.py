@@ -346,10 +346,12 @@ def test_a_folder_keeps_one_setup_and_one_run_at_a_time(
             resume_batches(out, _judge(server, cache, fast_settings).provider, cache)
 
 
-def test_plan_cost_size_and_status(tmp_path: Path, server: ScriptedLLMServer, keys: None) -> None:
+def test_plan_cost_size_and_status(
+    tmp_path: Path, server: ScriptedLLMServer, keys: None, fast_settings: JudgeSettings
+) -> None:
     server.handler = _answer
     server.batch_polls = 1
-    settings = JudgeSettings(batch_max_requests=2, max_retries=0)
+    settings = fast_settings.model_copy(update={"batch_max_requests": 2, "max_retries": 0})
     out = tmp_path / "out"
     with JudgmentCache(tmp_path / "cache.sqlite") as cache:
         judge = _judge(server, cache, settings)

@@ -157,3 +157,14 @@ def test_a_run_sharing_no_query_is_an_error_unless_averaging_over_qrels() -> Non
     r = evaluate(qrels, run, ["map", "hit@5", "num_rel"], average_over_qrels=True)
     assert r.query_ids() == ("q1", "q2")
     assert r.mean() == {"map": 0.0, "hit@5": 0.0, "num_rel": 2.0}
+
+
+def test_no_shared_query_shows_three_ids_of_each_side() -> None:
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}, "q3": {"c": 1}, "q4": {"d": 1}}
+    with pytest.raises(InputError) as info:
+        evaluate(qrels, {"1": {"a": 1.0}, "2": {"a": 1.0}}, ["map"])
+    assert str(info.value) == (
+        "run 'run' shares no query with the qrels: the run's query ids are '1', '2', the "
+        "qrels' 'q1', 'q2', 'q3' (3 of 4). Check that the run and the qrels use the same "
+        "query ids"
+    )

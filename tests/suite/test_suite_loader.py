@@ -562,3 +562,152 @@ def test_a_lone_surrogate_in_a_query_is_refused_at_its_line(tmp_path: Path) -> N
     )
     assert error.line == 8
     assert "queries[1].must: holds a lone UTF-16 surrogate ('\\udc00' at character 1)" in str(error)
+
+
+OPTION_TYPOS = """
+name: t
+corpus: {type: jsonl, path: docs.jsonl}
+queries: [json]
+engines:
+  - {name: bm25, engine: sqlite}
+  - name: dense
+    engine: vector
+    options:
+      modle: all-MiniLM-L6-v2
+  - name: fused
+    engine: hybrid
+    options:
+      fusion: rrff
+      engines:
+        - {engine: sqlite, tokenzier: porter}
+        - {engine: vector, model: hashing, batch_size: many}
+"""
+
+
+def test_engine_option_typos_fail_at_load_with_lines_and_suggestions(tmp_path: Path) -> None:
+    import time
+
+    load_suite(write_suite(tmp_path, VALID))  # the imports, once
+    path = write_suite(tmp_path, OPTION_TYPOS)
+    started = time.perf_counter()
+    with pytest.raises(ConfigError) as info:
+        load_suite(path)
+    elapsed = time.perf_counter() - started
+    message = str(info.value)
+    assert message == (
+        f"{path}:9: 4 problems in the engine options:\n"
+        "  line 9: engines[1].options.modle (configuration 'dense'): unknown option 'modle' for "
+        "engine 'vector' (Did you mean `model`? Engine 'vector' takes: model, fields, "
+        "batch_size, device, query_prefix, document_prefix, cache, cache_dir, max_seq_length, "
+        "backend, embedder)\n"
+        "  line 13: engines[2].options.fusion (configuration 'fused'): option 'fusion' of engine "
+        "'hybrid' is 'rrff', not one of rrf, weighted (Did you mean `rrf`?)\n"
+        "  line 15: engines[2].options.engines[0].tokenzier (configuration 'fused'): unknown "
+        "option 'tokenzier' for engine 'sqlite' (Did you mean `tokenizer`? Engine 'sqlite' "
+        "takes: path, tokenizer)\n"
+        "  line 16: engines[2].options.engines[1].batch_size (configuration 'fused'): option "
+        "'batch_size' of engine 'vector' must be int, not str 'many' (Its default: 64)"
+    )
+    assert info.value.line == 9
+    assert elapsed < 1.0, elapsed
+
+
+def test_a_missing_required_option_and_a_sweep_typo_are_named(tmp_path: Path) -> None:
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        engines:
+          - {name: mine, engine: python}
+        """,
+    )
+    assert str(error).startswith(
+        f"{tmp_path / 'suite.yaml'}:5: engines[0].options.search (configuration 'mine'): engine "
+        "'python' needs the option 'search' (str | Callable[..., Any]). Engine 'python' takes: "
+        "search, index, call, kinds"
+    )
+    error = error_of(
+        tmp_path,
+        """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        sweep:
+          engine: [sqlite, faiss]
+          options:
+            faiss: {index: hnws}
+        """,
+    )
+    assert error.line == 7
+    assert "sweep.options.faiss.index (configuration 'faiss'): option 'index' of engine " in str(
+        error
+    )
+    assert str(error).endswith(
+        "is 'hnws', not one of flat, hnsw, ivf_flat, ivf_pq. Did you mean `hnsw`?"
+    )
+
+
+def test_probe_imports_the_python_function_and_checks_its_signature(tmp_path: Path) -> None:
+    (tmp_path / "two_args.py").write_text(
+        "def search(query, k):\n    return []\n\ndef one_arg(query):\n    return []\n"
+    )
+    body = """
+        name: t
+        corpus: {type: jsonl, path: docs.jsonl}
+        queries: [json]
+        engines:
+          - name: mine
+            engine: python
+            options: {search: "two_args:%s"}
+        """
+    load_suite(write_suite(tmp_path, body % "search"), probe=True)
+    path = write_suite(tmp_path, body % "one_arg")
+    load_suite(path)  # without the probe nothing is imported
+    with pytest.raises(ConfigError) as info:
+        load_suite(path, probe=True)
+    assert info.value.line == 7
+    assert "engines[0].options.search (configuration 'mine'): two_args:one_arg cannot be " in str(
+        info.value
+    )
+    assert "the engine calls fn(query, k)" in str(info.value)
+    with pytest.raises(ConfigError, match=r"suite.yaml:7: .*cannot import module 'nowhere_x'"):
+        load_suite(write_suite(tmp_path, body.replace("two_args", "nowhere_x") % "f"), probe=True)
+
+
+def test_probe_sends_an_http_engine_one_query_and_only_to_the_chosen_ones(
+    tmp_path: Path,
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = write_suite(
+        tmp_path,
+        f"""
+        name: t
+        corpus: {{type: jsonl, path: docs.jsonl}}
+        queries: [json string]
+        engines:
+          - {{name: bm25, engine: sqlite}}
+          - name: api
+            engine: http
+            options: {{url: "http://127.0.0.1:{port}/search?q={{query}}&k={{k}}"}}
+        """,
+    )
+    load_suite(path)  # no probe: nothing is sent
+    load_suite(path, probe={"bm25"})  # the api is not among the configurations to run
+    with pytest.raises(ConfigError) as info:
+        load_suite(path, probe=True)
+    assert info.value.line == 8
+    assert str(info.value).startswith(
+        f"{path}:8: engines[1].options.url (configuration 'api'): the probe query 'json "
+        f"string' failed (http engine, query 'q1': cannot connect to http://127.0.0.1:{port}/"
+        "search ("
+    )
+    assert str(info.value).endswith(
+        "is the search service running and the URL right?). Start the service first, fix the "
+        "options, or skip this check with --no-probe"
+    )

@@ -96,6 +96,12 @@ def bench(
     fresh: bool = _FRESH,
     quiet: bool = _QUIET,
     output_format: BenchFormat = _FORMAT,
+    no_probe: bool = typer.Option(
+        False,
+        "--no-probe",
+        help="Do not import python engines' functions nor send http engines a probe query "
+        "while loading the suite (their options are still checked).",
+    ),
     ray: bool = typer.Option(
         False,
         "--ray",
@@ -133,7 +139,9 @@ def bench(
     if ray or ray_address is not None or ray_cpus is not None:
         on_ray = RayOptions(address=ray_address, cpus_per_config=ray_cpus)
         on_ray.check_installed()
-    suite = load_suite(suite_file)
+    # the configurations that will run are probed (a preset runs built-in engines only)
+    probe = False if no_probe or preset else (set(configuration) or True)
+    suite = load_suite(suite_file, probe=probe)
     if configuration or preset:
         suite = suite.select(configuration, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)

@@ -139,6 +139,24 @@ def judge_command(
     model: ModelOption = None,
     base_url: BaseUrlOption = None,
     api_key_env: ApiKeyEnvOption = None,
+    price_in: float | None = typer.Option(
+        None,
+        "--price-in",
+        metavar="USD",
+        min=0,
+        help="USD per million input tokens, for the cost reports (needed with --price-out). "
+        "Without it a server other than the provider's own API (--base-url) is not priced: "
+        "its cost shows as unknown.",
+        show_default=False,
+    ),
+    price_out: float | None = typer.Option(
+        None,
+        "--price-out",
+        metavar="USD",
+        min=0,
+        help="USD per million output tokens (with --price-in).",
+        show_default=False,
+    ),
     template: Path | None = typer.Option(
         None, "--template", metavar="FILE", help="Prompt template with {query}, {passage}."
     ),
@@ -217,7 +235,7 @@ def judge_command(
     cache are not paid again (--fresh asks every pair again).
     """
     from rankscope.judge.cache import JudgmentCache, default_cache_path
-    from rankscope.judge.config import load_settings
+    from rankscope.judge.config import Price, load_settings
     from rankscope.judge.io import read_corpus
     from rankscope.judge.judging import RelevanceJudge, estimate, judge_pool
     from rankscope.judge.pool import read_pool
@@ -272,9 +290,23 @@ def judge_command(
             "--fresh asks every pair again; --retry-nulls only those without a label",
             hint="pass one of them",
         )
-    prov = make_provider(
-        provider, model, settings, base_url=base_url, api_key_env=api_key_env, dry_run=dry_run
+    if (price_in is None) != (price_out is None):
+        raise InputError(
+            "--price-in and --price-out go together", hint="give both (USD per million tokens)"
+        )
+    price = (
+        None if price_in is None or price_out is None else Price(input=price_in, output=price_out)
     )
+    prov = make_provider(
+        provider,
+        model,
+        settings,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        dry_run=dry_run,
+        price=price,
+    )
+    settings = prov.settings  # priced for the server the calls go to
     _skip_collection_at_exit()
     cache_path = cache_path or default_cache_path()
     with JudgmentCache(cache_path) as store:

@@ -128,6 +128,7 @@ def needle_command(
     prov = make_provider(
         provider, model, settings, base_url=base_url, api_key_env=api_key_env, dry_run=dry_run
     )
+    settings = prov.settings  # priced for the server the calls go to
     output = NeedleOutput.at(out) if out is not None else None
     store = JudgmentCache(cache_path or default_cache_path()) if cache or cache_path else None
     try:

@@ -273,7 +273,9 @@ def fmt(value: float | None, digits: int = 4) -> str:
 
 
 def money(value: float | None) -> str:
-    return "unknown (no price for this model in the config)" if value is None else f"${value:.4f}"
+    if value is None:
+        return "unknown (no price for this model: --price-in/--price-out, or the judge config)"
+    return f"${value:.4f}"
 
 
 __all__ = [

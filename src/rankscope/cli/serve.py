@@ -166,7 +166,29 @@ def create_key_cmd(
 
     key, info = new_key(settings, user, role.value, name)
     typer.echo(key)
-    typer.echo(f"key id {info.id} for user {info.user_id!r} (role {info.role})", err=True)
+    typer.echo(
+        f"key id {info.id} for user {info.user_id!r} (role {info.role}), stored in "
+        f"{database_shown(settings.admin_url)}; the service accepts it when it runs on that "
+        "database",
+        err=True,
+    )
+
+
+def database_shown(url: str) -> str:
+    """Where a database URL points, for people: a SQLite file's absolute path (a relative one
+    depends on the folder a command runs in), else the URL without its password."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    if url.startswith("sqlite"):
+        path = url.split(":///", 1)[1] if ":///" in url else ""
+        if path in ("", ":memory:"):
+            return "an in-memory SQLite database"
+        return f"the SQLite file {Path(path).expanduser().resolve()}"
+    parts = urlsplit(url)
+    if parts.password:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        url = urlunsplit(parts._replace(netloc=netloc))
+    return url
 
 
 @serve_app.command("revoke-key")

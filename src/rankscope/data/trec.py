@@ -81,7 +81,26 @@ def _swapped(words: list[bytes], *, run: bool = False) -> str:
             "; this line looks like a run (`qid Q0 docno rank score runid`): were the qrels and "
             "the run given in the wrong order? The qrels come first"
         )
+    if len(words) == 1 and words[0].count(b",") >= 2:
+        # comma-separated values without a header line: read as TREC whitespace columns
+        columns = "query_id,doc_id,score" if run else "query_id,doc_id,relevance"
+        return (
+            f"; this line is comma-separated: a CSV file needs a header line naming its "
+            f"columns, e.g. `{columns}`, and is then read as CSV"
+        )
+    if not run and len(words) == 3 and is_plain_int(words[2]):
+        return (
+            "; this line has 3: the second column (`iter`) is missing. trec_eval ignores it, "
+            f"but it must be there: write 0, e.g. `{_shown_words(words, insert_zero=True)}`"
+        )
     return ""
+
+
+def _shown_words(words: list[bytes], *, insert_zero: bool) -> str:
+    parts = [w.decode("utf-8", "replace")[:40] for w in words]
+    if insert_zero:
+        parts.insert(1, "0")
+    return " ".join(parts)
 
 
 _FAST_MIN_BYTES = 1 << 16  # below this the exact parser is as fast

@@ -425,7 +425,7 @@ def diff_runs(
     - ``names``: the runs' names (default: their own, told apart by file when equal).
     """
     from rankscope.data import Qrels, Run, unique_run_names
-    from rankscope.metrics.evaluate import evaluate
+    from rankscope.metrics.evaluate import evaluate, no_shared_query
     from rankscope.metrics.kernels import kernel_for, reads_top
     from rankscope.metrics.names import parse_measure
 
@@ -454,11 +454,7 @@ def diff_runs(
     judged_qids = set(the_qrels.query_ids)
     for run in (first, second):
         if not judged_qids.intersection(run.query_ids):
-            raise InputError(
-                f"run {run.name!r} shares no query with the qrels",
-                path=run.source,
-                hint="check that the run and the qrels use the same query ids",
-            )
+            raise no_shared_query(run, the_qrels)
     results = evaluate(
         the_qrels,
         {first.name: first, second.name: second},

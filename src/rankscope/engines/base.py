@@ -14,6 +14,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Literal, Self, SupportsFloat, TypeVar
 
@@ -189,6 +190,12 @@ class Engine(ABC):
     #: the engine is built from other engines, given as nested specs in its options (hybrid,
     #: rerank); :meth:`member_specs` returns them
     composite: ClassVar[bool] = False
+    #: the values a string option accepts where its annotation is a plain ``str`` (a
+    #: ``Literal`` annotation declares them itself); the suite loader refuses any other value
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {}
+    #: the options an engine whose constructor takes ``**kwargs`` passes on (the vector
+    #: stores' embedding options); an engine with ``**kwargs`` and none declared takes any
+    extra_options: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def member_specs(cls, options: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -222,6 +229,16 @@ class Engine(ABC):
         if cls.embeds_text:
             out.setdefault("model", model)
         return out
+
+    @classmethod
+    def preflight(
+        cls, options: Mapping[str, Any], *, base_dir: Path, query: Query
+    ) -> list[tuple[str, str, str]]:
+        """Checks that need more than the options' declaration, run by the suite loader before
+        any configuration starts (``rankscope bench`` unless ``--no-probe``): the python
+        engine imports its function, the http engine sends ``query``. Each problem is
+        ``(option, problem, hint)``; none by default."""
+        return []
 
     def index_stats(self) -> Mapping[str, int | float]:
         """Counts about the last :meth:`index` (and any document embedding done since), for
@@ -326,15 +343,43 @@ def register_engine(name: str) -> Callable[[E], E]:
 
 
 def engine_class(name: str) -> type[Engine]:
-    """The engine class registered under ``name`` (its capabilities are class attributes)."""
+    """The engine class registered under ``name`` (its capabilities are class attributes):
+    a built-in engine, one registered since, or a plugin's (:mod:`rankscope.plugins`)."""
     module = BUILTIN_ENGINES.get(name)
     if module is not None:
         _load(module)
+    elif name not in _REGISTRY:
+        _load_plugin(name)
     try:
         return _REGISTRY[name]
     except KeyError:
         known = ", ".join(engine_names())
         raise EngineError(f"unknown engine {name!r}; known engines: {known}") from None
+
+
+def _load_plugin(name: str) -> None:
+    """Register the engine a ``rankscope.engines`` entry point named ``name`` provides."""
+    from rankscope.plugins import ENGINE_GROUP, load_entry_point, plugin_entry_points
+
+    point = plugin_entry_points(ENGINE_GROUP).get(name)
+    if point is None:
+        return
+    loaded = load_entry_point(point, ENGINE_GROUP)
+    if isinstance(loaded, type) and issubclass(loaded, Engine):
+        _REGISTRY.setdefault(name, loaded)
+    elif name not in _REGISTRY:  # a module: its @register_engine classes registered themselves
+        raise ConfigError(
+            f"plugin engine {name!r} ({point.value!r}) is neither an Engine subclass nor a "
+            f"module that registers an engine named {name!r}",
+            hint="point the entry point at the engine class, e.g. my_package.engine:MyEngine",
+        )
+
+
+def plugin_engine_names() -> list[str]:
+    """The engines installed packages provide through ``rankscope.engines`` entry points."""
+    from rankscope.plugins import ENGINE_GROUP, plugin_entry_points
+
+    return sorted(set(plugin_entry_points(ENGINE_GROUP)) - set(BUILTIN_ENGINES))
 
 
 def load_builtin_engines() -> None:
@@ -411,8 +456,9 @@ def _check_options(name: str, factory: Callable[..., Engine], options: Mapping[s
 
 
 def engine_names() -> list[str]:
-    """The names of the built-in engines and of those registered since (no engine is imported)."""
-    return sorted({*BUILTIN_ENGINES, *_REGISTRY})
+    """The names of the built-in engines, of the plugins' (entry points) and of those
+    registered since (no engine is imported)."""
+    return sorted({*BUILTIN_ENGINES, *_REGISTRY, *plugin_engine_names()})
 
 
 def embedding_engine_names() -> list[str]:

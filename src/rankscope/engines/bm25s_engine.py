@@ -16,7 +16,7 @@ positions.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -66,6 +66,7 @@ class Bm25sEngine(Engine):
     """
 
     name = "bm25s"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"method": METHODS}
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
 
     def __init__(

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rankscope.engines.base import Document, register_engine
 from rankscope.engines.embeddings import Matrix
@@ -55,6 +55,7 @@ class ChromaEngine(VectorStoreEngine):
     """
 
     name = "chroma"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"space": SPACES}
 
     def __init__(
         self,

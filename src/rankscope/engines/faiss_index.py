@@ -17,9 +17,9 @@ corpus is refused with the numbers, never indexed otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -57,6 +57,7 @@ class FaissEngine(VectorStoreEngine):
     """
 
     name = "faiss"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"index": INDEX_KINDS}
     thread_safe = True  # faiss indexes are safe to search from several threads
 
     def __init__(

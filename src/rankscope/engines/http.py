@@ -16,6 +16,7 @@ import json
 import re
 import urllib.parse
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from rankscope.engines.base import (
@@ -167,6 +168,28 @@ class HttpEngine(Engine):
         self.index_url = index_url
         self._client = httpx.Client(timeout=float(timeout), headers=dict(headers or {}))
         self._httpx = httpx
+
+    @classmethod
+    def preflight(
+        cls, options: Mapping[str, Any], *, base_dir: Path, query: Query
+    ) -> list[tuple[str, str, str]]:
+        """One probe: ``query`` sent as a benchmark would send it, its answer read as hits."""
+        try:
+            with cls(**options) as engine:
+                engine.search(query, 1)
+        except ConfigError as error:
+            return [("url", error.problem, error.hint or "")]
+        except EngineError as error:
+            return [
+                (
+                    "url",
+                    f"the probe query {query.text[:40]!r} failed ({error})",
+                    "Start the service first, fix the options, or skip this check with --no-probe",
+                )
+            ]
+        except TypeError as error:  # options the declaration check already names
+            return [("url", str(error), "")]
+        return []
 
     def _request(self, method: str, url: str, json_body: Any, what: str) -> Any:
         httpx = self._httpx

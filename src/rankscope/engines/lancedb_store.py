@@ -29,7 +29,7 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -78,6 +78,10 @@ class LanceDbEngine(VectorStoreEngine):
     """
 
     name = "lancedb"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {
+        "mode": MODES,
+        "index": INDEX_KINDS,
+    }
 
     def __init__(
         self,

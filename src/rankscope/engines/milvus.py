@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from rankscope.engines.base import Document, register_engine
 from rankscope.engines.embeddings import Matrix
@@ -64,6 +64,7 @@ class MilvusEngine(VectorStoreEngine):
     """
 
     name = "milvus"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"index": INDEX_KINDS}
 
     def __init__(
         self,

@@ -1,16 +1,25 @@
-"""A user's own retriever, given as ``module:function``.
+"""A user's own retriever, given as ``module:function`` or ``module:Class``.
 
-The search function is called as ``fn(query_text, k)`` (or ``fn(query, k)`` with the whole
-:class:`~rankscope.engines.base.Query` when ``call="query"``) and returns a ranked list of
-``(doc_id, score)`` pairs, of mappings with ``id``/``doc_id`` and ``score``, or of
-:class:`~rankscope.engines.base.Hit`. An optional ``index`` hook ``module:function`` receives the
-list of documents. Errors raised by user code are reported as :class:`EngineError` naming the
-function; malformed results are refused with the offending value.
+The contract (docs/own-retriever.md):
+
+- ``search`` names a function called as ``fn(query_text, k)`` (or ``fn(query, k)`` with the
+  whole :class:`~rankscope.engines.base.Query` when ``call="query"``), or a class: it is
+  instantiated once with no arguments and its ``search(query_text, k)`` method is called, its
+  ``index(documents)`` method (if it has one) receiving the documents.
+- It returns, best first or in any order, at most ``k`` hits as one of: a list of
+  ``(doc_id, score)`` pairs; a pair of lists ``(ids, scores)`` of equal length; a list of
+  mappings with ``id`` (or ``doc_id``) and ``score``; a list of
+  :class:`~rankscope.engines.base.Hit`. rankscope sorts by score, drops repeated ids, keeps k.
+- An optional ``index`` option ``module:function`` receives the list of documents.
+- An exception in user code fails the configuration with an :class:`EngineError` naming the
+  function and the query; a malformed result is refused with the contract in one line.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from rankscope.callables import load_function
@@ -26,25 +35,106 @@ from rankscope.engines.base import (
 )
 from rankscope.errors import ConfigError, EngineError
 
+#: what a search function must return, in one line, for every message that refuses a result
+CONTRACT = (
+    "return a list of (doc_id, score) pairs, a pair of lists (ids, scores), or a list of "
+    "{'id': ..., 'score': ...} mappings (docs/own-retriever.md)"
+)
 
-def load_callable(ref: object, option: str) -> tuple[str, Callable[..., Any]]:
-    """A callable as given, or ``module:function`` imported (see :mod:`rankscope.callables`)."""
+
+def load_callable(
+    ref: object, option: str, base_dir: Path | None = None
+) -> tuple[str, Callable[..., Any]]:
+    """A callable as given, or ``module:function`` imported (see :mod:`rankscope.callables`);
+    ``base_dir`` (the suite's folder) is searched first for the module."""
     if callable(ref):
         return getattr(ref, "__qualname__", repr(ref)), ref
-    return str(ref), load_function(ref, f"python engine option {option!r}")
+    return str(ref), load_function(ref, f"python engine option {option!r}", base_dir=base_dir)
+
+
+def _search_and_index(
+    name: str, found: Callable[..., Any]
+) -> tuple[Callable[..., Any], Callable[..., Any] | None]:
+    """A function is the search function; a class is instantiated once (no arguments) and its
+    ``search`` and ``index`` methods are used."""
+    if not isinstance(found, type):
+        return found, None
+    try:
+        instance = found()
+    except Exception as exc:
+        raise EngineError(
+            f"python engine: creating {name!r} with no arguments failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    search = getattr(instance, "search", None)
+    if not callable(search):
+        raise ConfigError(
+            f"python engine option 'search': class {name!r} has no search(query, k) method",
+            value=name,
+            hint="give the class a search(self, query, k) method, or name a function",
+        )
+    index = getattr(instance, "index", None)
+    return search, index if callable(index) else None
+
+
+def signature_problem(fn: Callable[..., Any], args: int, what: str) -> str | None:
+    """Why ``fn`` cannot be called with ``args`` positional arguments (None when it can, or
+    when it has no signature to read)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    try:
+        sig.bind(*range(args))
+    except TypeError as exc:
+        return f"{what} cannot be called as the engine calls it ({exc}); its signature is {sig}"
+    return None
+
+
+def _is_column(value: object) -> bool:
+    return not isinstance(value, (str, bytes, Mapping)) and (
+        isinstance(value, Sequence) or hasattr(value, "__array__")
+    )
+
+
+def _is_number(value: object) -> bool:
+    return not isinstance(value, (bool, str, bytes)) and hasattr(value, "__float__")
+
+
+def _as_pairs(result: object) -> object:
+    """``(ids, scores)``, two lists of equal length (ids all text, scores all numbers), as a
+    list of ``(id, score)`` pairs; anything else as it is. The shapes cannot be confused: read
+    as two pairs, a list of ids would give a text score."""
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        return result
+    ids, scores = result
+    if not (_is_column(ids) and _is_column(scores)):
+        return result
+    id_list, score_list = list(ids), list(scores)
+    if not (all(isinstance(i, str) for i in id_list) and all(map(_is_number, score_list))):
+        return result
+    if len(id_list) != len(score_list):
+        raise EngineError(f"returned {len(id_list)} ids but {len(score_list)} scores; {CONTRACT}")
+    return list(zip(id_list, score_list, strict=True))
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def coerce_hits(result: object, where: str) -> list[Hit]:
-    """Turn a user's result list into hits, refusing anything malformed.
+    """Turn a user's result into hits, refusing anything malformed with the contract.
 
     Scores go through :func:`~rankscope.engines.base.coerce_score`, as in every engine: numpy
     scalars and numeric strings are accepted, NaN and infinities refused.
     """
+    try:
+        result = _as_pairs(result)
+    except EngineError as error:
+        raise EngineError(f"{where} {error}") from None
     if isinstance(result, (str, bytes, Mapping)) or not isinstance(result, Iterable):
-        raise EngineError(
-            f"{where} returned {type(result).__name__}; expected a list of (doc_id, score) "
-            "pairs, of {'id': ..., 'score': ...} mappings, or of Hit"
-        )
+        raise EngineError(f"{where} returned {type(result).__name__}; {CONTRACT}")
     hits: list[Hit] = []
     for n, item in enumerate(result):
         doc: object
@@ -60,8 +150,7 @@ def coerce_hits(result: object, where: str) -> list[Hit]:
             doc, score = None, None
         if doc is None or isinstance(doc, (bytes, float)):
             raise EngineError(
-                f"{where} returned a malformed hit at position {n}: {item!r}; each hit needs "
-                "a document id and a numeric score"
+                f"{where} returned a malformed hit at position {n}: {_shown(item)}; {CONTRACT}"
             )
         score = coerce_score(score, f"{where}, document {doc!r} (position {n})")
         hits.append(Hit(doc_id=str(doc), score=score))
@@ -83,11 +172,11 @@ def best_first(hits: list[Hit], k: int) -> list[Hit]:
 class PythonEngine(Engine):
     """A retriever written in Python.
 
-    Options: ``search`` (``module:function``, or a callable), ``index`` (optional
-    ``module:function`` receiving the documents), ``call`` (``"text"``: ``fn(query_text, k)``,
-    the default, supports ``query_string`` queries only; ``"query"``: ``fn(query, k)`` with the
-    Query object), ``kinds`` (with ``call="query"``, the query kinds the function handles;
-    default all five).
+    Options: ``search`` (``module:function``, ``module:Class`` with ``search``/``index``
+    methods, or a callable), ``index`` (optional ``module:function`` receiving the documents),
+    ``call`` (``"text"``: ``fn(query_text, k)``, the default, supports ``query_string`` queries
+    only; ``"query"``: ``fn(query, k)`` with the Query object), ``kinds`` (with
+    ``call="query"``, the query kinds the function handles; default all five).
     """
 
     name = "python"
@@ -101,9 +190,9 @@ class PythonEngine(Engine):
         call: Literal["text", "query"] = "text",
         kinds: Sequence[str] | None = None,
     ) -> None:
-        self.search_name, self._search_fn = load_callable(search, "search")
-        self.index_name = ""
-        self._index_fn: Callable[..., Any] | None = None
+        self.search_name, found = load_callable(search, "search")
+        self._search_fn, self._index_fn = _search_and_index(self.search_name, found)
+        self.index_name = f"{self.search_name}.index" if self._index_fn is not None else ""
         if index is not None:
             self.index_name, self._index_fn = load_callable(index, "index")
         if call not in ("text", "query"):
@@ -130,6 +219,12 @@ class PythonEngine(Engine):
         self.call = call
         setattr(self, "supported_kinds", chosen)  # noqa: B010 - configured per instance
 
+    @classmethod
+    def preflight(
+        cls, options: Mapping[str, Any], *, base_dir: Path, query: Query
+    ) -> list[tuple[str, str, str]]:
+        return preflight_python(options, base_dir)
+
     def index(self, docs: Iterable[Document]) -> None:
         if self._index_fn is None:
             return
@@ -152,3 +247,31 @@ class PythonEngine(Engine):
             ) from exc
         where = f"python engine search function {self.search_name!r}, query {query.id!r}"
         return best_first(coerce_hits(result, where), k)
+
+
+def preflight_python(options: Mapping[str, Any], base_dir: Path) -> list[tuple[str, str, str]]:
+    """Import a python engine's ``search`` (and ``index``) as a benchmark would, and check
+    that they can be called as the engine calls them: ``(option, problem, hint)`` for each
+    problem, before any configuration runs. A class is checked, not instantiated."""
+    problems: list[tuple[str, str, str]] = []
+    for option, args in (("search", 2), ("index", 1)):
+        ref = options.get(option)
+        if ref is None or callable(ref):
+            continue
+        try:
+            name, fn = load_callable(ref, option, base_dir)
+        except ConfigError as error:
+            problems.append((option, error.problem, error.hint or ""))
+            continue
+        if option == "search" and isinstance(fn, type):
+            method = getattr(fn, "search", None)
+            if not callable(method):
+                problems.append((option, f"class {name!r} has no search(query, k) method", ""))
+                continue
+            bad = signature_problem(method, 3, f"{name}.search")  # self, query, k
+        else:
+            bad = signature_problem(fn, args, name)
+        if bad is not None:
+            shape = "fn(query, k)" if option == "search" else "fn(documents)"
+            problems.append((option, bad, f"the engine calls {shape}"))
+    return problems

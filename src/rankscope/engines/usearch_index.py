@@ -10,9 +10,9 @@ graph (USearch's own brute force).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -50,6 +50,7 @@ class UsearchEngine(VectorStoreEngine):
     """
 
     name = "usearch"
+    option_choices: ClassVar[Mapping[str, tuple[str, ...]]] = {"dtype": DTYPES}
     thread_safe = True  # USearch indexes are safe to search from several threads
 
     def __init__(

@@ -149,6 +149,7 @@ class VectorStoreEngine(Engine):
     """
 
     supported_kinds: ClassVar[frozenset[QueryKind]] = frozenset({"query_string"})
+    extra_options: ClassVar[tuple[str, ...]] = EMBEDDING_OPTIONS
     embeds_text = True
 
     def __init__(self, model: str | Path | None = None, **embedding: Any) -> None:

@@ -27,6 +27,7 @@ import os
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -89,6 +90,20 @@ _DEFAULT_PRICES = {
     "gpt-4o-mini": Price(input=0.15, output=0.6),
 }
 
+#: the host of each provider's own API, where its list prices apply
+PROVIDER_API_HOSTS: dict[str, str] = {
+    "anthropic": "api.anthropic.com",
+    "openai": "api.openai.com",
+}
+
+
+def is_provider_api(kind: str, base_url: str | None) -> bool:
+    """Whether ``base_url`` (None: the SDK's default) is the provider's own API."""
+    if base_url is None:
+        return True
+    return (urlsplit(base_url).hostname or "").lower() == PROVIDER_API_HOSTS.get(kind)
+
+
 _DEFAULT_ALIASES = {
     "claude-opus": "claude-opus-4-6",
     "claude-sonnet": "claude-sonnet-4-6",
@@ -125,6 +140,10 @@ class JudgeSettings(BaseModel):
     #: Anthropic's Message Batches and OpenAI's Batch API both bill 50% of the standard price
     #: (their batch-processing guides); set 1.0 for a server that gives no discount.
     batch_price_factor: float = Field(default=0.5, ge=0)
+    #: price calls to any server at the ``prices`` table, built-in list prices included (a
+    #: proxy or a stand-in of the provider's API); by default a server that is not the
+    #: provider's own API is priced only by prices the config or ``--price-in/--price-out`` give
+    list_prices_anywhere: bool = False
     #: ``judge --batch --resume``: seconds between polls of unfinished batches
     batch_poll_interval_s: float = Field(default=60.0, gt=0)
     #: ``judge --batch``: requests per batch at most (each provider has its own cap, which
@@ -141,6 +160,21 @@ class JudgeSettings(BaseModel):
 
     def price(self, model: str) -> Price | None:
         return self.prices.get(self.resolve_model(model))
+
+    def at_server(
+        self, kind: ProviderKind, base_url: str | None, model: str, price: Price | None = None
+    ) -> JudgeSettings:
+        """These settings for calls to ``base_url``: the providers' list prices apply to their
+        own APIs only, so for any other server (a local llama.cpp, vLLM or Ollama, a proxy)
+        the built-in prices are dropped and a call's cost is unknown unless a price is given
+        (``price``, for ``model``, or one the config file sets other than the built-in one),
+        or ``list_prices_anywhere`` is set."""
+        prices = dict(self.prices)
+        if not (is_provider_api(kind, base_url) or self.list_prices_anywhere):
+            prices = {m: p for m, p in prices.items() if _DEFAULT_PRICES.get(m) != p}
+        if price is not None:
+            prices[self.resolve_model(model)] = price
+        return self.model_copy(update={"prices": prices})
 
     def provider(self, name: str) -> ProviderSettings:
         try:

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rankscope.errors import JudgeError, ProviderError
-from rankscope.judge.config import JudgeSettings, ProviderKind
+from rankscope.judge.config import JudgeSettings, Price, ProviderKind
 from rankscope.judge.limits import (
     AdaptiveConcurrency,
     RateLimiter,
@@ -495,6 +495,7 @@ def make_provider(
     meter: UsageMeter | None = None,
     sleep: Callable[[float], None] = time.sleep,
     dry_run: bool = False,
+    price: Price | None = None,
 ) -> Provider:
     """Build a provider by its config name (``anthropic``, ``openai`` or one from the config).
 
@@ -505,6 +506,11 @@ def make_provider(
     is treated the same. The key comes from the environment variable named in the config (or
     ``api_key_env``). A provider with a custom base URL and no key gets a placeholder, as local
     servers need none.
+
+    Costs: the built-in list prices apply to the providers' own APIs only; at any other URL a
+    call's cost is unknown unless ``price`` (USD per million tokens in and out) or the config
+    file prices the model (:meth:`JudgeSettings.at_server`). The provider's ``settings`` are
+    those, for every estimate made of its calls.
     """
     settings = settings or JudgeSettings()
     conf = settings.provider(name)
@@ -512,6 +518,7 @@ def make_provider(
     if not model:
         raise JudgeError(f"no model given for provider {name!r}; pass --model")
     url = base_url or conf.base_url or os.environ.get(BASE_URL_ENV[conf.kind]) or None
+    settings = settings.at_server(conf.kind, url, model, price)
     env = api_key_env or conf.api_key_env
     key = os.environ.get(env) if env else None
     if not key:

@@ -50,6 +50,22 @@ DEFAULT_MEASURES: tuple[str, ...] = ("map", "ndcg@10", "P@10", "recall@100", "mr
 STAND_IN_DOCNO = "ceci_nest_pas_un_docno"
 
 
+def no_shared_query(run: Run, qrels: Qrels) -> InputError:
+    """The error for a run without any query of the qrels, showing three ids of each: ids
+    written differently (``q1`` and ``1``, ``301`` and ``0301``) are seen at once."""
+
+    def some(ids: Sequence[str]) -> str:
+        shown = ", ".join(repr(i[:40]) for i in sorted(ids)[:3])
+        return shown + (f" (3 of {len(ids)})" if len(ids) > 3 else "") if ids else "none"
+
+    return InputError(
+        f"run {run.name!r} shares no query with the qrels: the run's query ids are "
+        f"{some(run.query_ids)}, the qrels' {some(qrels.query_ids)}",
+        path=run.source,
+        hint="Check that the run and the qrels use the same query ids",
+    )
+
+
 def evaluate(
     qrels: QrelsLike,
     run: RunsLike,
@@ -147,11 +163,7 @@ def score_run(
     """
     shared, missing = query_split(qrels, run)
     if not shared and not average_over_qrels:
-        raise InputError(
-            f"run {run.name!r} shares no query with the qrels",
-            path=run.source,
-            hint="Check that the run and the qrels use the same query ids",
-        )
+        raise no_shared_query(run, qrels)
     scored = run
     if average_over_qrels and missing:
         scored = with_stand_ins(run, missing)

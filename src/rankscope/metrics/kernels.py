@@ -60,6 +60,13 @@ class Kernel:
 KERNELS: dict[str, Kernel] = {}
 
 
+def add_kernel(kernel: Kernel) -> None:
+    """Register the kernel of a family :func:`rankscope.metrics.names.add_family` added."""
+    if kernel.family not in FAMILIES:
+        raise MeasureError(f"no measure family {kernel.family!r}; add it first")
+    KERNELS[kernel.family] = kernel
+
+
 def kernel_for(measure: Measure) -> Kernel:
     """The kernel computing ``measure``'s family."""
     try:
@@ -343,6 +350,7 @@ __all__ = [
     "KERNELS",
     "Aggregate",
     "Kernel",
+    "add_kernel",
     "aggregate",
     "compute",
     "group_by_level",

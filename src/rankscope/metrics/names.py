@@ -378,6 +378,8 @@ class Measure:
 
     def __post_init__(self) -> None:
         fam = FAMILIES.get(self.name)
+        if fam is None and load_measure_plugins():
+            fam = FAMILIES.get(self.name)
         if fam is None:
             raise MeasureError(f"unknown measure family {self.name!r}{_suggest(self.name)}")
         if self.cutoff is None:
@@ -618,7 +620,59 @@ def _match_alias(head: str, text: str) -> tuple[_Alias, str]:
     for name in _ALIAS_ORDER:
         if lower.startswith(name) and (len(lower) == len(name) or lower[len(name)] in "._"):
             return _ALIASES[name], head[len(name) :]
+    if load_measure_plugins():  # a plugin's measure, named before its package was loaded
+        return _match_alias(head, text)
     raise MeasureError(f"unknown measure {text!r}{_suggest(text)}")
+
+
+def add_family(family: Family) -> None:
+    """Make a measure family known by name (:func:`rankscope.measures.register`): its
+    canonical name, case-insensitively, as every other family's."""
+    global _ALIAS_ORDER
+    FAMILIES[family.name] = family
+    _ALIASES[family.name.lower()] = _Alias(
+        family.name, "cutoff" if family.cutoff != "none" else "none"
+    )
+    _ALIAS_ORDER = sorted(_ALIASES, key=len, reverse=True)
+
+
+def remove_family(name: str) -> None:
+    """Forget a family :func:`add_family` added (:func:`rankscope.measures.unregister`)."""
+    global _ALIAS_ORDER
+    FAMILIES.pop(name, None)
+    if _ALIASES.get(name.lower(), None) is not None and _ALIASES[name.lower()].family == name:
+        del _ALIASES[name.lower()]
+    _ALIAS_ORDER = sorted(_ALIASES, key=len, reverse=True)
+
+
+def known_spelling(name: str) -> str | None:
+    """The family a name already spells (any accepted spelling), or None."""
+    alias = _ALIASES.get(name.lower())
+    if alias is not None:
+        return alias.family
+    if name.lower() in NICKNAMES or name.lower() in _TEXT_MEASURES:
+        return name
+    return None
+
+
+_plugins_loaded = False
+
+
+def load_measure_plugins() -> bool:
+    """Load every ``rankscope.measures`` entry point once (:mod:`rankscope.plugins`); True
+    when this call loaded any, so that a name they define can be looked up again."""
+    global _plugins_loaded
+    if _plugins_loaded:
+        return False
+    _plugins_loaded = True
+    from rankscope.plugins import MEASURE_GROUP, load_entry_point, plugin_entry_points
+
+    points = plugin_entry_points(MEASURE_GROUP)
+    for point in points.values():
+        loaded = load_entry_point(point, MEASURE_GROUP)
+        if callable(loaded) and not isinstance(loaded, type):
+            loaded()  # a function that registers the package's measures
+    return bool(points)
 
 
 def _parse_cutoffs(arg: str, fam: Family, text: str) -> list[Cutoff]:
@@ -740,8 +794,12 @@ __all__ = [
     "Family",
     "Measure",
     "TrecName",
+    "add_family",
     "default_params",
     "describe_measures",
+    "known_spelling",
+    "load_measure_plugins",
     "parse_measure",
     "parse_measures",
+    "remove_family",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import difflib
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from rankscope.data.qrels import Qrels
 from rankscope.engines.base import (
     Query,
     embedding_engine_names,
+    engine_class,
     engine_names,
     spec_takes_embedding_model,
 )
@@ -38,16 +39,30 @@ from rankscope.suite.yamlpos import PathKey, format_path, line_of, load_yaml_wit
 _MAX_REPORTED = 8
 
 
-def load_suite(path: str | Path) -> Suite:
-    """Read and validate a suite file."""
+def load_suite(path: str | Path, *, probe: bool | Collection[str] = False) -> Suite:
+    """Read and validate a suite file (``probe``: also run each engine's
+    :meth:`~rankscope.engines.base.Engine.preflight`, see :func:`load_suite_text`)."""
     file = Path(path)
-    return load_suite_text(read_text(file), source=str(file), base_dir=file.parent, path=file)
+    return load_suite_text(
+        read_text(file), source=str(file), base_dir=file.parent, path=file, probe=probe
+    )
 
 
 def load_suite_text(
-    text: str, *, source: str = "<suite>", base_dir: Path | None = None, path: Path | None = None
+    text: str,
+    *,
+    source: str = "<suite>",
+    base_dir: Path | None = None,
+    path: Path | None = None,
+    probe: bool | Collection[str] = False,
 ) -> Suite:
-    """Validate suite YAML given as text; relative paths resolve against ``base_dir``."""
+    """Validate suite YAML given as text; relative paths resolve against ``base_dir``.
+
+    Every configuration's engine options are checked against what its engine declares.
+    With ``probe``, each engine's preflight runs too (the python engine imports its function
+    and checks its signature, the http engine sends the suite's first query), so that a
+    configuration that cannot work fails here, before any configuration starts; ``probe`` may
+    name the configurations to check (those a run selects)."""
     data, lines = load_yaml_with_lines(text, source)
     if not isinstance(data, Mapping):
         raise ConfigError(
@@ -61,7 +76,7 @@ def load_suite_text(
         spec = SuiteSpec.model_validate(data)
     except ValidationError as error:
         raise _config_error(error, data, lines, source) from None
-    return _resolve(spec, lines, source, base_dir or Path.cwd(), path)
+    return _resolve(spec, lines, source, base_dir or Path.cwd(), path, probe)
 
 
 def _check_unique(data: Mapping[str, Any], lines: dict[PathKey, int], source: str) -> None:
@@ -96,10 +111,19 @@ def _check_unique(data: Mapping[str, Any], lines: dict[PathKey, int], source: st
 
 
 def _resolve(
-    spec: SuiteSpec, lines: dict[PathKey, int], source: str, base_dir: Path, path: Path | None
+    spec: SuiteSpec,
+    lines: dict[PathKey, int],
+    source: str,
+    base_dir: Path,
+    path: Path | None,
+    probe: bool | Collection[str] = False,
 ) -> Suite:
     configs = [from_engine_spec(e) for e in spec.engines]
     _check_engines(configs, [("engines", i, "engine") for i in range(len(configs))], lines, source)
+    options_at: dict[str, PathKey] = {
+        c.name: ("engines", i, "options") for i, c in enumerate(configs)
+    }
+    _check_options(configs, list(options_at.values()), lines, source)
     for i, config in enumerate(configs):
         if config.embedding_model is not None and not spec_takes_embedding_model(
             config.engine, config.options
@@ -125,6 +149,9 @@ def _resolve(
                 hint=error.hint,
             ) from None
         _check_engines(swept, [("sweep", "engine")] * len(swept), lines, source)
+        _check_options(swept, [_sweep_options_at(spec, c) for c in swept], lines, source)
+        for config in swept:
+            options_at.setdefault(config.name, _sweep_options_at(spec, config))
         if spec.sweep.preset is not None:
             try:
                 check_embedding_extra(swept, f"sweep preset {spec.sweep.preset!r}")
@@ -198,6 +225,10 @@ def _resolve(
                     value=name,
                     hint=_did_you_mean(name, names) or f"choose from: {', '.join(names)}",
                 )
+    if probe:
+        names = None if isinstance(probe, bool) else set(probe)
+        probed = [c for c in configs if names is None or c.name in names]
+        _preflight(probed, options_at, base_dir, queries[0], lines, source)
     return Suite(
         name=spec.name,
         description=spec.description,
@@ -314,6 +345,71 @@ def _check_engines(
                 )
                 + f" one of: {', '.join(sorted(known))}",
             )
+
+
+def _preflight(
+    configs: list[BenchConfig],
+    options_at: Mapping[str, PathKey],
+    base_dir: Path,
+    first: Query,
+    lines: dict[PathKey, int],
+    source: str,
+) -> None:
+    """Each configuration's engine preflight (:meth:`Engine.preflight`), at its line."""
+    query = Query(id=first.id, text=first.text)
+    for config in configs:
+        cls = engine_class(config.engine)
+        for option, problem, hint in cls.preflight(config.options, base_dir=base_dir, query=query):
+            at: PathKey = (*options_at[config.name], option)
+            raise ConfigError(
+                f"{format_path(at)} (configuration {config.name!r}): {problem}",
+                path=source,
+                line=line_of(at, lines),
+                hint=hint or None,
+            )
+
+
+def _sweep_options_at(spec: SuiteSpec, config: BenchConfig) -> PathKey:
+    """Where a swept configuration's options are written: ``sweep.options.<engine>``, else
+    ``sweep.params.<engine>``, else the sweep's engine list."""
+    assert spec.sweep is not None
+    if config.engine in spec.sweep.options:
+        return ("sweep", "options", config.engine)
+    if config.engine in spec.sweep.params:
+        return ("sweep", "params", config.engine)
+    return ("sweep", "engine")
+
+
+def _check_options(
+    configs: list[BenchConfig], where: list[PathKey], lines: dict[PathKey, int], source: str
+) -> None:
+    """Every configuration's engine options against what its engine declares
+    (:mod:`rankscope.engines.catalog`), before any configuration is built: all problems at
+    once, each at its line, with "did you mean" and the engine's option list."""
+    from rankscope.engines.catalog import option_problems
+
+    problems: list[tuple[int | None, str, str]] = []
+    for config, base in zip(configs, where, strict=True):
+        filled = frozenset({"model"} if config.embedding_model is not None else ())
+        for problem in option_problems(config.engine, config.options, filled=filled):
+            at: PathKey = (*base, *problem.path)
+            if at not in lines and base[0] == "sweep":
+                at = base
+            text = f"{format_path(at)} (configuration {config.name!r}): {problem.problem}"
+            problems.append((line_of(at, lines), text, problem.hint))
+    if not problems:
+        return
+    if len(problems) == 1:
+        line, text, hint = problems[0]
+        raise ConfigError(text, path=source, line=line, hint=hint or None)
+    shown = problems[:_MAX_REPORTED]
+    text = f"{len(problems)} problems in the engine options:\n" + "\n".join(
+        f"  line {ln if ln is not None else '?'}: {msg}" + (f" ({hint})" if hint else "")
+        for ln, msg, hint in shown
+    )
+    if len(problems) > len(shown):
+        text += f"\n  ... and {len(problems) - len(shown)} more"
+    raise ConfigError(text, path=source, line=problems[0][0])
 
 
 def _config_error(
