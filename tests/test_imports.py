@@ -7,9 +7,9 @@ to dodge a cycle is still a dependency. ``from package import name`` points at t
 defines ``name`` (found through the package's ``__init__``; the package, if it defines it).
 An import by name is an edge too: a string of the code that names a rankscope module
 (``importlib.import_module("rankscope.x")``, ``"rankscope.x.y:Class"``, a lazy export; logger
-names aside) when it names one of another package. Inside a package, names are how it loads its
-own parts (lazy exports, the engines' registry) and are left out; a name built at run time
-(``f"rankscope.{x}"``) fails the test, as the graph cannot follow it.
+names and entry-point groups aside) when it names one of another package. Inside a package,
+names are how it loads its own parts (lazy exports, the engines' registry) and are left out; a
+name built at run time (``f"rankscope.{x}"``) fails the test, as the graph cannot follow it.
 
 - Private names stay inside their package (a helper two packages need is public in one home).
 - Layers: a package imports (or names) only packages of lower layers (:data:`LAYERS`), never
@@ -253,11 +253,23 @@ def _logger_name_ids(tree: ast.Module) -> set[int]:
     }
 
 
+def _group_name_ids(tree: ast.Module) -> set[int]:
+    """The strings assigned to a ``*_GROUP`` constant: an entry-point group's name (such as
+    ``rankscope.engines``, where plugins register) is not an import."""
+    return {
+        id(node.value)
+        for node in tree.body
+        if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant)
+        for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        if isinstance(target, ast.Name) and target.id.endswith("_GROUP")
+    }
+
+
 def named_modules(tree: ast.Module) -> Iterator[tuple[int, str]]:
     """``(line, module)`` for each string of ``tree``'s code that names a rankscope module
-    (docstrings and logger names left out); ``module`` is ``"?"`` for a name built at run time
-    (an f-string that starts with ``rankscope.``)."""
-    skip = _docstring_ids(tree) | _logger_name_ids(tree)
+    (docstrings, logger names and entry-point group names left out); ``module`` is ``"?"`` for
+    a name built at run time (an f-string that starts with ``rankscope.``)."""
+    skip = _docstring_ids(tree) | _logger_name_ids(tree) | _group_name_ids(tree)
     for node in ast.walk(tree):
         if id(node) in skip:
             continue
