@@ -52,6 +52,9 @@ from rankscope.data._build import QueryBlocks
 from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load, release_pages
 from rankscope.data.arrow import numpy_array, string_array, string_scalar, to_numpy
 from rankscope.data.numbers import (
+    GRADE_RANGE_HINT,
+    MAX_GRADE,
+    MIN_GRADE,
     c_atof,
     c_atol,
     is_plain_float,
@@ -582,6 +585,16 @@ def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Colu
         word = words[3]
         if is_plain_int(word):
             grade = int(word)
+            if not MIN_GRADE <= grade <= MAX_GRADE:  # past a C long: atol saturates
+                if strict:
+                    raise where.error(
+                        "relevance grade out of range",
+                        at=no,
+                        value=word.decode("utf-8", "replace"),
+                        hint=GRADE_RANGE_HINT,
+                    )
+                grade = c_atol(word)
+                warn(f"{where.prefix(no)}grade {word.decode()!r} read as {grade} (C atol)")
         elif strict:
             raise where.error(
                 "relevance grade is not an integer",
