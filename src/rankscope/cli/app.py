@@ -9,6 +9,8 @@ at start-up (for ``--help``), so each imports its heavy machinery inside the com
 from __future__ import annotations
 
 import sys
+import warnings
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -81,7 +83,24 @@ _register_commands()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero."""
+    """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero; a
+    reader's warning (a byte-order mark skipped...) is one line on standard error."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning(warnings.showwarning)
+        return _run(argv)
+
+
+def _show_warning(shown: Callable[..., None]) -> Callable[..., None]:
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+        if category.__name__ == "DataWarning":  # rankscope.data's: not imported at start-up
+            print(f"rankscope: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *args, **kw)
+
+    return show
+
+
+def _run(argv: list[str] | None) -> int:
     try:
         result = app(args=argv, standalone_mode=False)
     except RankscopeError as error:
