@@ -237,3 +237,30 @@ def test_counts_sum_as_trec_eval_sums_them() -> None:
     assert diff.aggregate == "sum" and (diff.a.mean, diff.b.mean) == (85.0, 89.0)
     assert diff.a.mean == sum(q.a.value for q in diff.queries)
     assert diff_runs(QRELS, BM25, DENSE).aggregate == "mean"
+
+
+def test_values_equal_up_to_rounding_are_a_tie() -> None:
+    """AP of relevant documents at ranks 1, 2, 4, 12 and at 1, 3, 4, 6 is 37/48 both times;
+    trec_eval's running sums round to 0.7708333333333334 and 0.7708333333333333: a tie, as
+    the statistics count ties (an exact ``==`` would call it a win)."""
+    qrels = {"q": {f"r{i}": 1 for i in range(4)}, "p": {"r0": 1}}
+
+    def ranking(relevant_at: tuple[int, ...]) -> dict[str, float]:
+        names = iter(f"r{i}" for i in range(4))
+        return {next(names) if k in relevant_at else f"n{k}": float(100 - k) for k in range(1, 13)}
+
+    a = {"q": ranking((1, 2, 4, 12)), "p": {"r0": 1.0}}
+    b = {"q": ranking((1, 3, 4, 6)), "p": {"x": 1.0}}
+    diff = diff_runs(qrels, a, b, "map", names=("a", "b"))
+    tied = diff.query("q")
+    assert (tied.a.value, tied.b.value) == (0.7708333333333334, 0.7708333333333333)
+    assert tied.delta == -1.1102230246251565e-16  # 2**-53
+    assert tied.outcome == "tie"
+    assert diff.query("p").outcome == "loss"
+    assert diff.counts.to_dict() == {
+        "queries": 2,
+        "wins": 0,
+        "losses": 1,
+        "ties": 1,
+        "identical": 0,
+    }
