@@ -701,6 +701,11 @@ class QueryDiffs(Sequence[QueryDiff]):
         """Every compared query (not only these) and its row in the columns."""
         return self._table.position
 
+    def ids(self) -> list[str]:
+        """These queries' ids, in this order."""
+        ids = self._table.query_ids
+        return [ids[i] for i in self._order.tolist()]
+
     def find(self, query_id: str) -> QueryDiff:
         i = self._table.position.get(query_id)
         if i is None:
@@ -907,12 +912,13 @@ def attach_texts(
 ) -> list[RunDiff]:
     """``diffs`` with query texts, categories and document titles and snippets filled in;
     the corpus is read once for all of them, keeping only the documents shown."""
+    built = [tuple(diff.queries) for diff in diffs]  # QueryDiffs build each query once here
     documents: Mapping[str, Document] = {}
     if corpus is not None:
         wanted = {
             d
-            for diff in diffs
-            for q in diff.queries
+            for every in built
+            for q in every
             for d in [
                 *(r.doc_id for r in q.a.rows),
                 *(r.doc_id for r in q.b.rows),
@@ -921,14 +927,15 @@ def attach_texts(
         }
         documents = _lookup(corpus, wanted)
     out = []
-    for diff in diffs:
-        filled = tuple(_with_texts(q, queries, categories, documents) for q in diff.queries)
+    for diff, every in zip(diffs, built, strict=True):
+        filled = tuple(_with_texts(q, queries, categories, documents) for q in every)
         by_id = {q.query_id: q for q in filled}
+        shown = filled if diff.shown is diff.queries else tuple(by_id[q] for q in _ids(diff.shown))
         out.append(
             dataclasses.replace(
                 diff,
                 queries=filled,
-                shown=tuple(by_id[q.query_id] for q in diff.shown),
+                shown=shown,
                 documents={
                     d: documents[d]
                     for q in filled
@@ -938,6 +945,13 @@ def attach_texts(
             )
         )
     return out
+
+
+def _ids(queries: Sequence[QueryDiff]) -> list[str]:
+    """The query ids of ``queries``, without building a :class:`QueryDiffs`' queries."""
+    if isinstance(queries, QueryDiffs):
+        return queries.ids()
+    return [q.query_id for q in queries]
 
 
 def corpus_reader(path: str | os.PathLike[str]) -> Callable[[set[str]], dict[str, Document]]:
