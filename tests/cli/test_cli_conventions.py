@@ -261,3 +261,45 @@ def test_format_choices_come_from_one_enum(path: list[str], formats: list[str]) 
     choices = [str(c.value if isinstance(c, Format) else c) for c in option.type_descriptor.choices]
     assert choices == formats
     assert set(choices) <= {f.value for f in Format}
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["eval", "qrels.txt", "bm25.run", "dense.run", "-m", "ndcg", "-m", "map", "-q"],
+        ["compare", "qrels.txt", "bm25.run", "dense.run", "-m", "ndcg", "-f", "json"],
+        ["diff", "qrels.txt", "bm25.run", "dense.run", "-m", "ndcg", "-f", "json"],
+    ],
+    ids=["eval", "compare", "diff"],
+)
+def test_a_byte_order_mark_scores_as_without_it_and_is_noted_once(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+) -> None:
+    """Windows tools start UTF-8 files with U+FEFF; read as part of the first query id it
+    splits that query's judgments (nDCG 0.667 became 0.5, silently)."""
+    names = ("qrels.txt", "bm25.run", "dense.run")
+    outputs = []
+    for marked in ((), ("qrels.txt", "bm25.run")):
+        folder = tmp_path / ("bom" if marked else "plain")
+        folder.mkdir()
+        for name in names:
+            text = (EXAMPLES / name).read_bytes()
+            (folder / name).write_bytes(BOM + text if name in marked else text)
+        monkeypatch.chdir(folder)
+        code = main(args)
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        outputs.append(out)
+        # once per file (the qrels are read beside the runs: in either order)
+        assert sorted(err.splitlines()) == [
+            f"rankscope: warning: {name}: starts with a UTF-8 byte-order mark; ignored"
+            for name in sorted(marked)
+        ]
+    assert outputs[1] == outputs[0]
+    assert "\ufeff" not in outputs[1]

@@ -176,6 +176,37 @@ def test_qrels_grade_must_be_integer_when_strict(tmp_path: Path) -> None:
     assert len(seen) == 1 and "q.txt:2: grade '1.5' read as 1" in seen[0]
 
 
+@pytest.mark.parametrize("padded", [False, True], ids=["exact", "fast"])
+@pytest.mark.parametrize("grade", ["9223372036854775808", "-9223372036854775809"])
+def test_qrels_grade_past_a_c_long_is_refused_naming_the_line(
+    tmp_path: Path, grade: str, padded: bool
+) -> None:
+    pad = "".join(f"9{i:05d} 0 X{i} 1\n" for i in range(5000)) if padded else ""
+    path = _write(tmp_path, f"{pad}1 0 a 1\n1 0 b {grade}\n", "q.txt")
+    line = 5002 if padded else 2
+    with pytest.raises(FormatError) as err:
+        read_qrels(path)
+    assert str(err.value).startswith(
+        f"{path}:{line}: relevance grade out of range (got '{grade}'). Grades are integers "
+        "from -9223372036854775808 to 9223372036854775807 (a C long"
+    )
+    seen: list[str] = []
+    qrels = read_qrels(path, strict=False, on_warning=seen.append)  # atol saturates
+    assert qrels.query("1")["b"] == (2**63 - 1 if grade[0] != "-" else -(2**63))
+    assert seen == [f"{path}:{line}: grade '{grade}' read as {qrels.query('1')['b']} (C atol)"]
+
+
+def test_qrels_grades_at_the_bounds_are_read(tmp_path: Path) -> None:
+    path = _write(tmp_path, "1 0 a 9223372036854775807\n1 0 b -9223372036854775808\n", "q.txt")
+    assert read_qrels(path).query("1") == {"a": 2**63 - 1, "b": -(2**63)}
+
+
+def test_csv_grade_past_int64_is_refused_naming_the_line(tmp_path: Path) -> None:
+    path = _write(tmp_path, "qid,docno,rel\n1,a,1\n1,b,1e30\n", "q.csv")
+    with pytest.raises(FormatError, match=r"q\.csv:3: relevance grade out of range \(got 1e\+30\)"):
+        read_qrels(path, strict=False)
+
+
 def test_qrels_consecutive_comments(tmp_path: Path) -> None:
     # trec_eval skips one `#` line, then reads the next line as data whatever it holds.
     path = _write(tmp_path, "# a\n# b c d\n1 0 a 1\n", "q.txt")

@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -204,3 +205,45 @@ def test_csv_ids_a_spreadsheet_would_run_round_trip(tmp_path: Path) -> None:
     write_qrels(qrels, tmp_path / "qrels.csv")
     assert "'=d" in (tmp_path / "qrels.csv").read_text(encoding="utf-8")
     assert read_qrels(tmp_path / "qrels.csv").to_dict() == qrels.to_dict()
+
+
+BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "reader"),
+    [
+        ("q.txt", "1 0 a 1\n1 0 b 2\n2 0 a 0\n", read_qrels),
+        ("q-fast.txt", "".join(f"{i // 7} 0 d{i} {i % 3}\n" for i in range(6000)), read_qrels),
+        ("q-comment.txt", "# judged by hand\n1 0 a 1\n1 0 b 2\n", read_qrels),
+        ("q.tsv", "query-id\tcorpus-id\tscore\n1\ta\t1\n1\tb\t2\n", read_qrels),
+        ("q.csv", "qid,docno,rel\n1,a,1\n1,b,2\n", read_qrels),
+        ("q.jsonl", '{"query_id": "1", "doc_id": "a", "relevance": 1}\n', read_qrels),
+        ("q.json", '{"1": {"a": 1, "b": 0}}', read_qrels),
+        ("r.txt", "1 Q0 a 1 2.5 s\n1 Q0 b 2 1.5 s\n2 Q0 a 1 1 s\n", read_run),
+        ("r-fast.txt", "".join(f"{i // 9} Q0 d{i} 1 {i}.5 s\n" for i in range(5000)), read_run),
+        ("r-mixed.txt", "# run\n1 Q0\ta 1 2.5 s\n\n1 Q0 b 2 1.5 s\n", read_run),
+    ],
+)
+def test_a_leading_byte_order_mark_is_skipped_and_noted_once(
+    tmp_path: Path, name: str, text: str, reader: Any
+) -> None:
+    plain, marked = tmp_path / ("plain-" + name), tmp_path / name
+    plain.write_text(text, encoding="utf-8")
+    marked.write_bytes(BOM + text.encode())
+    seen: list[str] = []
+    got = reader(marked, on_warning=seen.append)
+    want = reader(plain)
+    assert got.to_dict() == want.to_dict()
+    assert seen == [f"{marked}: starts with a UTF-8 byte-order mark; ignored"]
+    for mode in (True, False):  # lenient reading says so too
+        seen.clear()
+        assert reader(marked, strict=mode, on_warning=seen.append).to_dict() == want.to_dict()
+        assert len(seen) == 1
+
+
+def test_a_byte_order_mark_keeps_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "q.txt"
+    path.write_bytes(BOM + b"1 0 a 1\n1 0 b x y\n")
+    with pytest.raises(FormatError, match=r"q\.txt:2: malformed line"):
+        read_qrels(path, on_warning=lambda _: None)

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rankscope.errors import RankscopeError
@@ -116,7 +117,24 @@ def __getattr__(name: str) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero."""
+    """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero; a
+    reader's warning (a byte-order mark skipped...) is one line on standard error."""
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning(warnings.showwarning)
+        return _run(argv)
+
+
+def _show_warning(shown: Callable[..., None]) -> Callable[..., None]:
+    def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
+        if category.__name__ == "DataWarning":  # rankscope.data's: not imported at start-up
+            print(f"rankscope: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *args, **kw)
+
+    return show
+
+
+def _run(argv: list[str] | None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args and args[0] == "trec_eval":  # its own options: no typer to build

@@ -17,6 +17,9 @@ from rankscope.errors import FormatError, InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
+#: what Windows tools often write first in a UTF-8 text file; read as nothing (trec_eval would
+#: make it part of the first query id, splitting that query's judgments)
+UTF8_BOM = b"\xef\xbb\xbf"
 
 Buffer = bytes | mmap.mmap
 
@@ -167,6 +170,19 @@ def release_pages(data: Buffer) -> None:
     if isinstance(data, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
         with contextlib.suppress(OSError, ValueError):  # closed, or refused: no matter
             data.madvise(mmap.MADV_DONTNEED)
+
+
+def bom_length(data: Buffer) -> int:
+    """The length of a leading UTF-8 byte-order mark (3), or 0 when there is none."""
+    return len(UTF8_BOM) if data[: len(UTF8_BOM)] == UTF8_BOM else 0
+
+
+def note_bom(data: Buffer, where: Where, warn: Callable[[str], None]) -> int:
+    """Say once that the text starts with a byte-order mark, which is skipped; its length."""
+    n = bom_length(data)
+    if n:
+        warn(f"{where.name}: starts with a UTF-8 byte-order mark; ignored")
+    return n
 
 
 def line_of(data: Buffer, pos: int) -> int:

@@ -29,6 +29,13 @@ _INT_PREFIX = re.compile(_SPACE + rb"([+-]?[0-9]+)")
 
 _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
+#: relevance grades are C longs, as trec_eval reads them (no measure allocates by grade)
+MAX_GRADE = _LONG_MAX
+MIN_GRADE = _LONG_MIN
+GRADE_RANGE_HINT = (
+    f"Grades are integers from {MIN_GRADE} to {MAX_GRADE} (a C long, as trec_eval reads "
+    "them); grades such as 0, 1, 2 are usual"
+)
 
 
 def _bytes(word: bytes | str) -> bytes:
@@ -73,4 +80,13 @@ def is_plain_int(word: bytes | str) -> bool:
     return _INT.fullmatch(_bytes(word)) is not None
 
 
-__all__ = ["c_atof", "c_atol", "is_plain_float", "is_plain_int", "is_special_float"]
+__all__ = [
+    "GRADE_RANGE_HINT",
+    "MAX_GRADE",
+    "MIN_GRADE",
+    "c_atof",
+    "c_atol",
+    "is_plain_float",
+    "is_plain_int",
+    "is_special_float",
+]

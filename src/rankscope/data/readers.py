@@ -36,8 +36,10 @@ from rankscope.data._source import (
     Loaded,
     Warner,
     Where,
+    bom_length,
     display_name,
     load,
+    note_bom,
     path_suffixes,
 )
 from rankscope.data.qrels import Qrels, qrels_from_table
@@ -70,7 +72,7 @@ def read_qrels(
     fmt = _detect(loaded, source, format)
     if fmt == "trec":
         return read_trec_qrels(loaded, strict=strict, warn=warn)
-    tbl, where, lines = _read_table(loaded, fmt, "relevance")
+    tbl, where, lines = _read_table(loaded, fmt, "relevance", warn)
     return qrels_from_table(tbl, where, strict=strict, warn=warn, lines=lines)
 
 
@@ -97,7 +99,7 @@ def read_run(
     fmt = _detect(loaded, source, format)
     if fmt == "trec":
         return read_trec_run(loaded, name=name, strict=strict, warn=warn)
-    tbl, where, lines = _read_table(loaded, fmt, "score")
+    tbl, where, lines = _read_table(loaded, fmt, "score", warn)
     return run_from_table(
         tbl, where, name=name, default_name=default, strict=strict, warn=warn, lines=lines
     )
@@ -164,7 +166,7 @@ def _is_json_object(text: str) -> bool:
 
 
 def _first_line(data: Any) -> str:
-    head = bytes(data[: 1 << 16])
+    head = bytes(data[bom_length(data) : 1 << 16])
     for line in head.split(b"\n"):
         text = line.decode("utf-8", "replace").strip()
         if text and not text.startswith("#"):
@@ -173,7 +175,7 @@ def _first_line(data: Any) -> str:
 
 
 def _read_table(
-    loaded: Loaded, fmt: str, value_role: str
+    loaded: Loaded, fmt: str, value_role: str, warn: Warner
 ) -> tuple[pa.Table, Where, npt.NDArray[np.int64] | None]:
     where = loaded.where
     if len(loaded.data) == 0:
@@ -183,17 +185,20 @@ def _read_table(
     if fmt == "parquet":
         rows = Where(where.name, unit="row")
         return tabular.read_parquet(loaded.data, rows), rows, None
+    # the text readers copy a mapped file into bytes anyway: this copy starts after the mark
+    bom = note_bom(loaded.data, where, warn)
+    data = loaded.data[bom:] if bom else loaded.data
     if fmt in ("csv", "tsv"):
-        delim = "," if fmt == "csv" else ("\t" if "\t" in _first_line(loaded.data) else " ")
-        table, lines = tabular.read_delimited(loaded.data, where, delim)
+        delim = "," if fmt == "csv" else ("\t" if "\t" in _first_line(data) else " ")
+        table, lines = tabular.read_delimited(data, where, delim)
         return table, where, lines
     if fmt == "json":
-        doc = tabular.load_json_document(loaded.data)
+        doc = tabular.load_json_document(data)
         if isinstance(doc, Mapping) and all(isinstance(v, Mapping) for v in doc.values()):
             entries = Where(where.name, unit="entry")
             return tabular.table_from_mapping(doc, entries, value_role), entries, None
         if isinstance(doc, list) and all(isinstance(v, Mapping) for v in doc):
             items = Where(where.name, unit="item")
             return pa.Table.from_pylist(doc), items, None
-    table, lines = tabular.read_jsonl(loaded.data, where)
+    table, lines = tabular.read_jsonl(data, where)
     return table, where, lines

@@ -42,7 +42,7 @@ import pyarrow.csv as pcsv
 from rankscope.data._nested import checked_rows
 from rankscope.data._source import Buffer, Warner, Where
 from rankscope.data.arrow import numpy_array, restore_table, string_array
-from rankscope.data.numbers import c_atof, is_plain_float
+from rankscope.data.numbers import GRADE_RANGE_HINT, MIN_GRADE, c_atof, is_plain_float
 from rankscope.errors import FormatError, InputError
 
 QUERY_NAMES = ("query_id", "qid", "query", "topic", "topic_id", "queryid")
@@ -229,6 +229,15 @@ class _Table:
                 )
             for r in np.flatnonzero(~whole).tolist():
                 warn(f"{self.where.prefix(self.at(r))}grade {floats[r]!r} truncated")
+        outside = (floats < float(MIN_GRADE)) | (floats >= 2.0**63)  # past int64
+        if outside.any():
+            row = int(np.flatnonzero(outside)[0])
+            raise self.where.error(
+                "relevance grade out of range",
+                at=self.at(row),
+                value=float(floats[row]),
+                hint=GRADE_RANGE_HINT,
+            )
         return np.trunc(floats).astype(np.int64)
 
 

@@ -49,9 +49,22 @@ import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
 from rankscope.data._build import QueryBlocks
-from rankscope.data._source import Buffer, Loaded, Warner, Where, check_text, load, release_pages
+from rankscope.data._source import (
+    Buffer,
+    Loaded,
+    Warner,
+    Where,
+    bom_length,
+    check_text,
+    load,
+    note_bom,
+    release_pages,
+)
 from rankscope.data.arrow import numpy_array, string_array, string_scalar, to_numpy
 from rankscope.data.numbers import (
+    GRADE_RANGE_HINT,
+    MAX_GRADE,
+    MIN_GRADE,
     c_atof,
     c_atol,
     is_plain_float,
@@ -187,13 +200,14 @@ def _read_columns(
     is large (or ``fast``) and regular, else the exact line parser."""
     where = loaded.where
     _refuse_empty(loaded.data, where, "run" if ncols == 6 else "qrels")
+    bom = note_bom(loaded.data, where, warn)  # both paths start after it
     cols = None
     if fast is not False and (fast or len(loaded.data) >= _FAST_MIN_BYTES):
         cols = _fast_columns(loaded, ncols) or _fast_columns_normalised(loaded, ncols)
     if cols is None:
         check_text(loaded.data, where, utf8=strict)  # lenient: ids are checked one by one
         exact = _exact_run if ncols == 6 else _exact_qrels
-        cols = exact(_as_bytes(loaded.data), where, strict, warn)
+        cols = exact(_as_bytes(loaded.data, bom), where, strict, warn)
     release_pages(loaded.data)
     if len(cols.values) == 0:
         if ncols == 6:
@@ -214,8 +228,8 @@ def _refuse_empty(data: Buffer, where: Where, what: str) -> None:
         )
 
 
-def _as_bytes(data: Buffer) -> bytes:
-    return data if isinstance(data, bytes) else data[:]
+def _as_bytes(data: Buffer, start: int = 0) -> bytes:
+    return data if isinstance(data, bytes) and not start else data[start:]
 
 
 # --------------------------------------------------------------------------- fast path
@@ -228,7 +242,7 @@ def _header_lines(data: Buffer, ncols: int) -> tuple[int, int]:
     line after it is data to trec_eval, whatever it holds).
     """
     head = bytes(data[: 1 << 16])
-    count = pos = 0
+    count, pos = 0, bom_length(data)  # a byte-order mark is not part of the first line
     while count < 1000:
         nl = head.find(b"\n", pos)
         if nl < 0:
@@ -601,6 +615,16 @@ def _exact_qrels(data: bytes, where: Where, strict: bool, warn: Warner) -> _Colu
         word = words[3]
         if is_plain_int(word):
             grade = int(word)
+            if not MIN_GRADE <= grade <= MAX_GRADE:  # past a C long: atol saturates
+                if strict:
+                    raise where.error(
+                        "relevance grade out of range",
+                        at=no,
+                        value=word.decode("utf-8", "replace"),
+                        hint=GRADE_RANGE_HINT,
+                    )
+                grade = c_atol(word)
+                warn(f"{where.prefix(no)}grade {word.decode()!r} read as {grade} (C atol)")
         elif strict:
             raise where.error(
                 "relevance grade is not an integer",

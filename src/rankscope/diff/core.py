@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias
+from functools import cached_property
+from typing import Any, Literal, TypeAlias, overload
+
+import numpy as np
+from numpy.typing import NDArray
 
 from rankscope.engines.base import Document
 from rankscope.errors import InputError, MeasureError
 from rankscope.stats import equal_up_to_rounding
 
+Ints = NDArray[np.int64]
+Floats = NDArray[np.float64]
 Outcome = Literal["win", "loss", "tie"]
 OUTCOMES: tuple[Outcome, ...] = ("loss", "win", "tie")
 SortOrder = Literal["change", "delta", "query"]
@@ -220,9 +226,10 @@ class RunDiff:
     """Two runs compared query by query on one measure (see the module docstring).
 
     ``queries`` holds every compared query, sorted; ``shown`` those a filter kept
-    (:meth:`select`; all of them at first). ``depth`` is the rows shown per list,
-    ``eval_depth`` the evaluation's ``-M`` (None: whole rankings). ``documents`` holds the
-    texts of the documents shown (for :func:`unjudged_pool`).
+    (:meth:`select`; all of them at first). As :func:`diff_runs` makes them they are
+    :class:`QueryDiffs`: columns, each query built when it is read. ``depth`` is the rows
+    shown per list, ``eval_depth`` the evaluation's ``-M`` (None: whole rankings).
+    ``documents`` holds the texts of the documents shown (for :func:`unjudged_pool`).
     """
 
     measure: str
@@ -231,8 +238,8 @@ class RunDiff:
     rel_level: int
     a: RunSummary
     b: RunSummary
-    queries: tuple[QueryDiff, ...]
-    shown: tuple[QueryDiff, ...]
+    queries: Sequence[QueryDiff]
+    shown: Sequence[QueryDiff]
     unjudged_queries: tuple[str, ...] = ()
     sort: SortOrder = "change"
     filters: tuple[str, ...] = ()
@@ -258,9 +265,13 @@ class RunDiff:
 
     @property
     def categories(self) -> tuple[str, ...]:
+        if isinstance(self.queries, QueryDiffs):
+            return ()  # categories come with the texts (attach_texts)
         return tuple(sorted({q.category for q in self.queries if q.category is not None}))
 
     def query(self, query_id: str) -> QueryDiff:
+        if isinstance(self.queries, QueryDiffs):
+            return self.queries.find(query_id)
         for q in self.queries:
             if q.query_id == query_id:
                 return q
@@ -284,7 +295,11 @@ class RunDiff:
             raise InputError("--min-delta must be a number >= 0", value=min_delta)
         if limit is not None and limit < 1:
             raise InputError("--limit must be at least 1", value=limit)
-        known = {q.query_id for q in self.queries}
+        known = (
+            self.queries.query_ids
+            if isinstance(self.queries, QueryDiffs)
+            else {q.query_id for q in self.queries}
+        )
         unknown = [q for q in query_ids if q not in known]
         if unknown:
             raise InputError(
@@ -307,14 +322,18 @@ class RunDiff:
                 )
         wanted_q = set(query_ids)
         wanted_c = set(categories)
-        kept = [
-            q
-            for q in self.queries
-            if (only is None or q.outcome == only)
-            and (min_delta is None or abs(q.delta) >= min_delta)
-            and (not wanted_c or q.category in wanted_c)
-            and (not wanted_q or q.query_id in wanted_q)
-        ]
+        kept: Sequence[QueryDiff]
+        if isinstance(self.queries, QueryDiffs):  # no categories: see the property
+            kept = self.queries.where(only, min_delta, wanted_q)
+        else:
+            kept = [
+                q
+                for q in self.queries
+                if (only is None or q.outcome == only)
+                and (min_delta is None or abs(q.delta) >= min_delta)
+                and (not wanted_c or q.category in wanted_c)
+                and (not wanted_q or q.query_id in wanted_q)
+            ]
         said = list(self.filters)
         if only is not None:
             said.append({"loss": "losses", "win": "wins", "tie": "ties"}[only])
@@ -327,7 +346,9 @@ class RunDiff:
         if limit is not None and len(kept) > limit:
             said.append(f"first {limit} of {len(kept)}")
             kept = kept[:limit]
-        return dataclasses.replace(self, shown=tuple(kept), filters=tuple(said))
+        if not isinstance(kept, QueryDiffs):
+            kept = tuple(kept)
+        return dataclasses.replace(self, shown=kept, filters=tuple(said))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready value: settings, the summary over every compared query, and the
@@ -352,6 +373,8 @@ class RunDiff:
 
 
 def count(queries: Iterable[QueryDiff]) -> Counts:
+    if isinstance(queries, QueryDiffs):
+        return queries.counts()
     wins = losses = ties = identical = 0
     for q in queries:
         if q.outcome == "win":
@@ -464,51 +487,16 @@ def diff_runs(
         average_over_qrels=True,
     )
     level = max(m.rel if m.rel is not None else rel_level, 0)
-    grades = _grades(the_qrels)
     side_a, side_b = (_Ranked.of(run, eval_depth, results, m, judged_m) for run in (first, second))
-    built: list[QueryDiff] = []
-    for qid in results.query_ids(first.name):
-        judged = grades.get(qid, {})
-        ranks_a, ranks_b = side_a.ranks(qid), side_b.ranks(qid)
-        a_side = side_a.side(qid, shown, judged, ranks_b, "a")
-        b_side = side_b.side(qid, shown, judged, ranks_a, "b")
-        delta = b_side.value - a_side.value
-        top_a = {r.doc_id for r in a_side.rows}
-        top_b = {r.doc_id for r in b_side.rows}
-        relevant = sorted(
-            ((d, g) for d, g in judged.items() if g >= level), key=lambda dg: (-dg[1], dg[0])
-        )
-        missed = tuple(
-            MissedDoc(d, g, ranks_a.get(d), ranks_b.get(d))
-            for d, g in relevant
-            if d not in top_a and d not in top_b
-        )
-        built.append(
-            QueryDiff(
-                query_id=qid,
-                a=a_side,
-                b=b_side,
-                delta=delta,
-                outcome=(
-                    "tie"
-                    if equal_up_to_rounding(b_side.value, a_side.value)
-                    else "win"
-                    if delta > 0
-                    else "loss"
-                ),
-                same_top=[r.doc_id for r in a_side.rows] == [r.doc_id for r in b_side.rows],
-                num_relevant=len(relevant),
-                missed=missed,
-            )
-        )
+    table = _Table.of(the_qrels, results.query_ids(first.name), side_a, side_b, shown, level)
     unjudged_q = sorted((set(first.query_ids) | set(second.query_ids)) - judged_qids, key=_natural)
     notes = []
     for run, side in ((first, side_a), (second, side_b)):
         lacking = side.missing
         if lacking:
             notes.append(
-                f"{run.name} lacks {len(lacking)} of the {len(built)} judged queries (they "
-                f"score as an empty ranking does, as trec_eval -c scores them): "
+                f"{run.name} lacks {len(lacking)} of the {len(table.query_ids)} judged queries "
+                f"(they score as an empty ranking does, as trec_eval -c scores them): "
                 f"{', '.join(sorted(lacking, key=_natural)[:5])}"
                 + (", ..." if len(lacking) > 5 else "")
             )
@@ -518,14 +506,14 @@ def diff_runs(
             + ", ".join(unjudged_q[:5])
             + (", ..." if len(unjudged_q) > 5 else "")
         )
-    ordered = tuple(sort_queries(built, sort))
+    ordered = QueryDiffs(table, table.order(sort))
     diff = RunDiff(
         measure=str(m),
         depth=shown,
         eval_depth=eval_depth,
         rel_level=rel_level,
-        a=side_a.summary(results, m, judged_m, built, "a"),
-        b=side_b.summary(results, m, judged_m, built, "b"),
+        a=side_a.summary(results, m, judged_m, int(table.unjudged_a.sum())),
+        b=side_b.summary(results, m, judged_m, int(table.unjudged_b.sum())),
         queries=ordered,
         shown=ordered,
         unjudged_queries=tuple(unjudged_q),
@@ -560,18 +548,6 @@ def _read_run(source: Any) -> Any:
     return read_run(source)
 
 
-def _grades(qrels: Any) -> dict[str, dict[str, int]]:
-    docs = qrels.doc_ids.to_pylist()
-    grades = qrels.grades.tolist()
-    offsets = qrels.offsets.tolist()
-    return {
-        q: dict(
-            zip(docs[offsets[i] : offsets[i + 1]], grades[offsets[i] : offsets[i + 1]], strict=True)
-        )
-        for i, q in enumerate(qrels.query_ids)
-    }
-
-
 @dataclass
 class _Ranked:
     """One run's rankings as evaluate sees them (trec_eval order, cut at ``-M``) and its
@@ -580,35 +556,55 @@ class _Ranked:
     name: str
     source: str | None
     index: dict[str, int]
-    offsets: list[int]
+    offsets: Ints
     docs: Any
     scores: Any
     eval_depth: int | None
-    values: dict[str, float]
-    judged_at: dict[str, float]
+    query_ids: tuple[str, ...]  # the results' order, as ``values`` and ``judged_at``
+    values: Floats
+    judged_at: Floats
     missing: tuple[str, ...]
 
     @classmethod
     def of(cls, run: Any, eval_depth: int | None, results: Any, m: Any, judged_m: Any) -> _Ranked:
-        qids = results.query_ids(run.name)
         return cls(
             name=run.name,
             source=run.source,
             index={q: i for i, q in enumerate(run.query_ids)},
-            offsets=run.offsets.tolist(),
+            offsets=run.offsets,
             docs=run.doc_ids,
             scores=run.scores,
             eval_depth=eval_depth,
-            values=dict(zip(qids, results.values(m, run.name).tolist(), strict=True)),
-            judged_at=dict(zip(qids, results.values(judged_m, run.name).tolist(), strict=True)),
+            query_ids=results.query_ids(run.name),
+            values=results.values(m, run.name),
+            judged_at=results.values(judged_m, run.name),
             missing=tuple(results.run(run.name).missing_query_ids),
         )
+
+    def column(self, values: Floats, query_ids: tuple[str, ...]) -> Floats:
+        """``values`` (in the results' order) aligned with ``query_ids``."""
+        if query_ids == self.query_ids:
+            return values
+        at = {q: i for i, q in enumerate(self.query_ids)}
+        return values[np.fromiter((at[q] for q in query_ids), np.int64, len(query_ids))]
+
+    def bounds(self, query_ids: Sequence[str]) -> tuple[Ints, Ints]:
+        """Per query: the first row and the end of the ranking evaluate sees (0, 0 when the
+        run lacks the query)."""
+        at = np.fromiter((self.index.get(q, -1) for q in query_ids), np.int64, len(query_ids))
+        offsets = self.offsets
+        has = at >= 0
+        lo = np.where(has, offsets[np.maximum(at, 0)], 0)
+        hi = np.where(has, offsets[np.maximum(at, 0) + 1], 0)
+        if self.eval_depth is not None:
+            hi = np.minimum(hi, lo + self.eval_depth)
+        return lo, hi
 
     def _bounds(self, qid: str) -> tuple[int, int]:
         i = self.index.get(qid)
         if i is None:
             return 0, 0
-        lo, hi = self.offsets[i], self.offsets[i + 1]
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
         if self.eval_depth is not None:
             hi = min(hi, lo + self.eval_depth)
         return lo, hi
@@ -621,6 +617,8 @@ class _Ranked:
     def side(
         self,
         qid: str,
+        value: float,
+        judged_at_k: float,
         shown: int,
         judged: Mapping[str, int],
         other: Mapping[str, int],
@@ -642,31 +640,260 @@ class _Ranked:
             for r, (d, s) in enumerate(zip(ids, scores, strict=True), 1)
         )
         return Side(
-            value=self.values[qid],
+            value=value,
             rows=rows,
             retrieved=hi - lo,
-            judged_at_k=self.judged_at[qid],
+            judged_at_k=judged_at_k,
             in_run=qid in self.index,
         )
 
-    def summary(
-        self,
-        results: Any,
-        m: Any,
-        judged_m: Any,
-        built: Sequence[QueryDiff],
-        which: Literal["a", "b"],
-    ) -> RunSummary:
+    def summary(self, results: Any, m: Any, judged_m: Any, unjudged: int) -> RunSummary:
         means = results.mean(self.name)
-        sides = [q.a if which == "a" else q.b for q in built]
         return RunSummary(
             name=self.name,
             mean=means[str(m)],
-            unjudged=sum(s.unjudged for s in sides),
+            unjudged=unjudged,
             judged_at_k=means[str(judged_m)],
             missing_queries=len(self.missing),
             source=self.source,
         )
+
+
+class QueryDiffs(Sequence[QueryDiff]):
+    """Compared queries in one order, held as columns: a query's :class:`QueryDiff` (both
+    lists, the moves, the missed documents) is built when it is read, so that a million
+    queries cost their columns and only the queries shown cost objects. Counting, sorting and
+    the filters of :meth:`RunDiff.select` read the columns."""
+
+    __slots__ = ("_order", "_table")
+
+    def __init__(self, table: _Table, order: Ints) -> None:
+        self._table = table
+        self._order = order
+
+    def __len__(self) -> int:
+        return int(self._order.shape[0])
+
+    @overload
+    def __getitem__(self, i: int) -> QueryDiff: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> QueryDiffs: ...
+
+    def __getitem__(self, i: int | slice) -> QueryDiff | QueryDiffs:
+        if isinstance(i, slice):
+            return QueryDiffs(self._table, self._order[i])
+        return self._table.build(int(self._order[i]))
+
+    def __iter__(self) -> Iterator[QueryDiff]:
+        for i in self._order.tolist():
+            yield self._table.build(i)
+
+    def __repr__(self) -> str:
+        return f"QueryDiffs({len(self)} of {len(self._table.query_ids)} queries)"
+
+    @property
+    def query_ids(self) -> Mapping[str, int]:
+        """Every compared query (not only these) and its row in the columns."""
+        return self._table.position
+
+    def ids(self) -> list[str]:
+        """These queries' ids, in this order."""
+        ids = self._table.query_ids
+        return [ids[i] for i in self._order.tolist()]
+
+    def find(self, query_id: str) -> QueryDiff:
+        i = self._table.position.get(query_id)
+        if i is None:
+            raise KeyError(query_id)
+        return self._table.build(i)
+
+    def where(self, only: Outcome | None, min_delta: float | None, ids: set[str]) -> QueryDiffs:
+        """These queries with outcome ``only``, ``|Δ| >= min_delta`` and an id among ``ids``
+        (each filter when given), in this order."""
+        t, o = self._table, self._order
+        keep = np.ones(o.shape[0], dtype=np.bool_)
+        if only is not None:
+            keep &= t.outcome[o] == OUTCOMES.index(only)
+        if min_delta is not None:
+            keep &= np.abs(t.delta[o]) >= min_delta
+        if ids:
+            keep &= np.isin(o, np.fromiter((t.position[q] for q in ids), np.int64, len(ids)))
+        return QueryDiffs(t, o[keep])
+
+    def counts(self) -> Counts:
+        outcome = self._table.outcome[self._order]
+        ties = outcome == OUTCOMES.index("tie")
+        return Counts(
+            wins=int(np.count_nonzero(outcome == OUTCOMES.index("win"))),
+            losses=int(np.count_nonzero(outcome == OUTCOMES.index("loss"))),
+            ties=int(np.count_nonzero(ties)),
+            identical=int(np.count_nonzero(ties & self._table.same_top[self._order])),
+        )
+
+
+@dataclass
+class _Table:
+    """Every compared query as columns, in the results' order: both values, Δ, the outcome
+    (an index into :data:`OUTCOMES`), whether the lists shown are identical, the unjudged rows
+    shown per side; and what builds one query's :class:`QueryDiff`."""
+
+    query_ids: tuple[str, ...]
+    value_a: Floats
+    value_b: Floats
+    judged_a: Floats  # judged@k, k the rows shown
+    judged_b: Floats
+    delta: Floats
+    outcome: NDArray[np.int8]
+    same_top: NDArray[np.bool_]
+    unjudged_a: Ints
+    unjudged_b: Ints
+    side_a: _Ranked
+    side_b: _Ranked
+    qrels: Any
+    shown: int
+    level: int
+
+    @classmethod
+    def of(
+        cls, qrels: Any, query_ids: tuple[str, ...], a: _Ranked, b: _Ranked, shown: int, level: int
+    ) -> _Table:
+        value_a, value_b = a.column(a.values, query_ids), b.column(b.values, query_ids)
+        delta = value_b - value_a
+        tie = np.fromiter(
+            map(equal_up_to_rounding, value_b.tolist(), value_a.tolist()), np.bool_, len(delta)
+        )
+        outcome = np.where(
+            tie, OUTCOMES.index("tie"), np.where(delta > 0, OUTCOMES.index("win"), 0)
+        ).astype(np.int8)
+        lo_a, hi_a = a.bounds(query_ids)
+        lo_b, hi_b = b.bounds(query_ids)
+        rows_a, rows_b = np.minimum(hi_a - lo_a, shown), np.minimum(hi_b - lo_b, shown)
+        # judged@k (k the rows shown) is the judged share of the rows shown
+        judged_at_a, judged_at_b = (
+            a.column(a.judged_at, query_ids),
+            b.column(b.judged_at, query_ids),
+        )
+        judged_a = np.rint(judged_at_a * rows_a).astype(np.int64)
+        judged_b = np.rint(judged_at_b * rows_b).astype(np.int64)
+        return cls(
+            query_ids=query_ids,
+            value_a=value_a,
+            value_b=value_b,
+            judged_a=judged_at_a,
+            judged_b=judged_at_b,
+            delta=delta,
+            outcome=outcome,
+            same_top=_same_lists(a.docs, lo_a, rows_a, b.docs, lo_b, rows_b),
+            unjudged_a=rows_a - judged_a,
+            unjudged_b=rows_b - judged_b,
+            side_a=a,
+            side_b=b,
+            qrels=qrels,
+            shown=shown,
+            level=level,
+        )
+
+    @cached_property
+    def position(self) -> dict[str, int]:
+        return {q: i for i, q in enumerate(self.query_ids)}
+
+    @cached_property
+    def _qrels_index(self) -> dict[str, int]:
+        return {q: i for i, q in enumerate(self.qrels.query_ids)}
+
+    def order(self, sort: SortOrder) -> Ints:
+        """The rows in ``sort`` order (see :func:`sort_queries`, which orders the same)."""
+        by_id = self._natural_order()
+        if sort == "query":
+            return by_id
+        if sort == "delta":
+            return by_id[np.argsort(self.delta[by_id], kind="stable")]
+        if sort != "change":
+            raise InputError("unknown sort order", value=sort, hint="use change, delta or query")
+        outcome = self.outcome[by_id]
+        keys = (
+            self.same_top[by_id],
+            outcome != OUTCOMES.index("loss"),
+            -np.abs(self.delta[by_id]),
+            outcome == OUTCOMES.index("tie"),
+        )
+        return by_id[np.lexsort(keys)]  # stable: equal keys keep query id order
+
+    def _natural_order(self) -> Ints:
+        """Rows by query id, numbers numerically (:func:`rankscope.judge.pool.natural_key`)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        ids = pa.array(self.query_ids, pa.string())
+        if len(ids) and pc.all(pc.match_substring_regex(ids, r"^[0-9]{1,18}$")).as_py():
+            numbers = np.asarray(pc.cast(ids, pa.int64()).to_numpy(zero_copy_only=False))
+            return np.argsort(numbers, kind="stable").astype(np.int64)
+        return np.array(
+            sorted(range(len(self.query_ids)), key=lambda i: _natural(self.query_ids[i])),
+            dtype=np.int64,
+        )
+
+    def build(self, i: int) -> QueryDiff:
+        qid = self.query_ids[i]
+        judged = self._judged(qid)
+        ranks_a, ranks_b = self.side_a.ranks(qid), self.side_b.ranks(qid)
+        a_side = self.side_a.side(
+            qid, float(self.value_a[i]), float(self.judged_a[i]), self.shown, judged, ranks_b, "a"
+        )
+        b_side = self.side_b.side(
+            qid, float(self.value_b[i]), float(self.judged_b[i]), self.shown, judged, ranks_a, "b"
+        )
+        top_a = {r.doc_id for r in a_side.rows}
+        top_b = {r.doc_id for r in b_side.rows}
+        relevant = sorted(
+            ((d, g) for d, g in judged.items() if g >= self.level), key=lambda dg: (-dg[1], dg[0])
+        )
+        return QueryDiff(
+            query_id=qid,
+            a=a_side,
+            b=b_side,
+            delta=float(self.delta[i]),
+            outcome=OUTCOMES[int(self.outcome[i])],
+            same_top=bool(self.same_top[i]),
+            num_relevant=len(relevant),
+            missed=tuple(
+                MissedDoc(d, g, ranks_a.get(d), ranks_b.get(d))
+                for d, g in relevant
+                if d not in top_a and d not in top_b
+            ),
+        )
+
+    def _judged(self, qid: str) -> dict[str, int]:
+        """``{doc_id: grade}`` of one query's qrels."""
+        i = self._qrels_index.get(qid)
+        if i is None:
+            return {}
+        lo, hi = int(self.qrels.offsets[i]), int(self.qrels.offsets[i + 1])
+        docs = self.qrels.doc_ids.slice(lo, hi - lo).to_pylist()
+        return dict(zip(docs, self.qrels.grades[lo:hi].tolist(), strict=True))
+
+
+def _same_lists(
+    docs_a: Any, lo_a: Ints, rows_a: Ints, docs_b: Any, lo_b: Ints, rows_b: Ints
+) -> NDArray[np.bool_]:
+    """Per query: whether A's ``rows_a`` documents from ``lo_a`` are B's, in the same order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from rankscope.metrics.segments import offsets_from_counts, positions, segment_count
+
+    same = rows_a == rows_b
+    both = np.flatnonzero(same & (rows_a > 0))
+    n = rows_a[both]
+    offsets = offsets_from_counts(n)
+    at = positions(offsets)
+    ids_a = docs_a.take(pa.array(np.repeat(lo_a[both], n) + at))
+    ids_b = docs_b.take(pa.array(np.repeat(lo_b[both], n) + at))
+    equal = np.asarray(pc.equal(ids_a, ids_b).to_numpy(zero_copy_only=False), dtype=np.bool_)
+    same[both] = segment_count(equal, offsets) == n
+    result: NDArray[np.bool_] = same
+    return result
 
 
 # ----------------------------------------------------------------------------- texts
@@ -681,12 +908,13 @@ def attach_texts(
 ) -> list[RunDiff]:
     """``diffs`` with query texts, categories and document titles and snippets filled in;
     the corpus is read once for all of them, keeping only the documents shown."""
+    built = [tuple(diff.queries) for diff in diffs]  # QueryDiffs build each query once here
     documents: Mapping[str, Document] = {}
     if corpus is not None:
         wanted = {
             d
-            for diff in diffs
-            for q in diff.queries
+            for every in built
+            for q in every
             for d in [
                 *(r.doc_id for r in q.a.rows),
                 *(r.doc_id for r in q.b.rows),
@@ -695,14 +923,15 @@ def attach_texts(
         }
         documents = _lookup(corpus, wanted)
     out = []
-    for diff in diffs:
-        filled = tuple(_with_texts(q, queries, categories, documents) for q in diff.queries)
+    for diff, every in zip(diffs, built, strict=True):
+        filled = tuple(_with_texts(q, queries, categories, documents) for q in every)
         by_id = {q.query_id: q for q in filled}
+        shown = filled if diff.shown is diff.queries else tuple(by_id[q] for q in _ids(diff.shown))
         out.append(
             dataclasses.replace(
                 diff,
                 queries=filled,
-                shown=tuple(by_id[q.query_id] for q in diff.shown),
+                shown=shown,
                 documents={
                     d: documents[d]
                     for q in filled
@@ -712,6 +941,13 @@ def attach_texts(
             )
         )
     return out
+
+
+def _ids(queries: Sequence[QueryDiff]) -> list[str]:
+    """The query ids of ``queries``, without building a :class:`QueryDiffs`' queries."""
+    if isinstance(queries, QueryDiffs):
+        return queries.ids()
+    return [q.query_id for q in queries]
 
 
 def corpus_reader(path: str | os.PathLike[str]) -> Callable[[set[str]], dict[str, Document]]:
@@ -797,6 +1033,7 @@ __all__ = [
     "MissedDoc",
     "Outcome",
     "QueryDiff",
+    "QueryDiffs",
     "RunDiff",
     "RunSummary",
     "Side",

@@ -9,6 +9,7 @@ pool, unjudged").  A row is relevant when that code is ``>= rel_level``.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property, cmp_to_key
 from typing import Any
@@ -17,6 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from rankscope.data.numbers import c_atol, is_plain_int
+from rankscope.errors import MeasureError
 from rankscope.metrics.align import Aligned
 from rankscope.metrics.extra import ExtraKernel
 from rankscope.metrics.segments import (
@@ -63,15 +65,38 @@ class Gains:
         return np.where(self.lookup_levels[at] == rel, self.lookup_gains[at], 0.0)
 
 
-def setup_gains(pairs: tuple[tuple[str, float], ...], num_rel_levels: int) -> Gains:
+#: the most relevance levels a query may have (1 + its largest grade) when a measure's gains
+#: are not all whole numbers; with whole-number gains (the default: the grade) any grade works
+MAX_LEVELS_FRACTIONAL_GAINS = 1 << 16
+
+
+def setup_gains(
+    pairs: tuple[tuple[str, float], ...],
+    num_rel_levels: int,
+    present: Ints | None = None,
+) -> Gains:
+    """trec_eval's ``setup_gains``: the gain pairs given, then the default gain (the level
+    itself) of every level in ``range(num_rel_levels)`` the pairs leave out, sorted by gain.
+
+    ``present``: the grades the queries hold. With it, the defaults are listed only for those
+    grades, level 0 (the lowest default gain) and the highest level the pairs leave out (the
+    highest default gain): no measure reads the others, so a grade of 999999999 costs no more
+    than a grade of 3. This is exact when every gain is a whole number: trec_eval's comparison
+    ``(int)(g1 - g2)`` is then a total order, and a stable sort of fewer entries keeps their
+    order. Gains that are not whole numbers compare equal to neighbours 1 apart, which need
+    not be transitive: then every level is listed, and at most
+    :data:`MAX_LEVELS_FRACTIONAL_GAINS` of them.
+    """
     entries: list[tuple[int, float]] = []
     for name, value in pairs:
         if is_plain_int(name):  # trec_eval skips names that are not integers
             entries.append((c_atol(name), float(value)))
-    given = len(entries)
-    for level in range(num_rel_levels):
-        if not any(entries[j][0] == level for j in range(given)):
-            entries.append((level, float(level)))
+    given = {level for level, _ in entries}
+    if present is None:
+        levels: Iterable[int] = range(num_rel_levels)
+    else:
+        levels = _levels_read(num_rel_levels, given, present)
+    entries.extend((level, float(level)) for level in levels if level not in given)
 
     # trec_eval compares gains as (int)(g1 - g2): gains less than 1 apart compare equal.
     def compare(a: tuple[int, float], b: tuple[int, float]) -> int:
@@ -81,8 +106,64 @@ def setup_gains(pairs: tuple[tuple[str, float], ...], num_rel_levels: int) -> Ga
     first: dict[int, float] = {}
     for level, gain in order:
         first.setdefault(level, gain)
-    levels = np.array(sorted(first), dtype=np.int64)
-    return Gains(order, levels, np.array([first[int(x)] for x in levels], dtype=np.float64))
+    levels_arr = np.array(sorted(first), dtype=np.int64)
+    return Gains(order, levels_arr, np.array([first[int(x)] for x in levels_arr], dtype=np.float64))
+
+
+def _levels_read(num_rel_levels: int, given: set[int], present: Ints) -> list[int]:
+    """The default levels a measure can read (see :func:`setup_gains`), ascending."""
+    if num_rel_levels <= 0:
+        return []
+    wanted = {int(g) for g in present.tolist() if 0 <= g < num_rel_levels}
+    wanted.add(0)
+    top = num_rel_levels - 1
+    while top > 0 and top in given:  # the pairs are few: a short walk
+        top -= 1
+    wanted.add(top)
+    return sorted(wanted)
+
+
+def whole_gains(pairs: tuple[tuple[str, float], ...]) -> bool:
+    """Whether every gain given for a level is a whole number (see :func:`setup_gains`)."""
+    return all(float(v).is_integer() for name, v in pairs if is_plain_int(name))
+
+
+def level_groups(
+    ctx: Ctx, pairs: tuple[tuple[str, float], ...]
+) -> Iterator[tuple[Gains, Ints, Ints, Ints]]:
+    """The queries grouped by their number of relevance levels, with the gains of each group:
+    ``(gains, queries, their ranked rows, their qrels rows with a grade >= 0)``. Each group
+    costs its own rows, whatever the grades."""
+    top_grade = ctx.max_grade
+    whole = whole_gains(pairs)
+    if not whole and ctx.nq and int(top_grade.max()) >= MAX_LEVELS_FRACTIONAL_GAINS:
+        worst = int(np.argmax(top_grade))
+        given = ",".join(f"{name}={v:g}" for name, v in pairs if is_plain_int(name))
+        raise MeasureError(
+            f"gains that are not whole numbers ({given}) take every relevance level one by "
+            f"one, and query {ctx.aligned.query_ids[worst]!r} has a grade of "
+            f"{int(top_grade[worst])} (at most {MAX_LEVELS_FRACTIONAL_GAINS - 1} with "
+            "such gains); give whole-number gains (ndcg(1=2,2=5)), or smaller grades"
+        )
+    by_levels = np.argsort(top_grade, kind="stable")
+    cuts = np.flatnonzero(np.diff(top_grade[by_levels])) + 1
+    qg = ctx.aligned.qrels_grades
+    for qs in np.split(by_levels, cuts):
+        if qs.shape[0] == 0:
+            continue
+        rows = _rows_of(ctx.offsets, qs)
+        qrows = _rows_of(ctx.aligned.qrels_offsets, qs)
+        qrows = qrows[qg[qrows] >= 0]
+        n_levels = int(top_grade[qs[0]]) + 1  # a Python int: LONG_MAX + 1 fits
+        present = np.unique(qg[qrows]) if whole else None
+        yield setup_gains(pairs, n_levels, present), qs, rows, qrows
+
+
+def _rows_of(offsets: Ints, qs: Ints) -> Ints:
+    """The rows of queries ``qs`` (each query's rows ``offsets[q]:offsets[q + 1]``)."""
+    starts = offsets[qs]
+    counts = offsets[qs + 1] - starts
+    return positions(offsets_from_counts(counts)) + np.repeat(starts, counts)
 
 
 @dataclass
@@ -219,12 +300,13 @@ class Ctx:
         return segment_ids(self.aligned.qrels_offsets)
 
     @cached_property
-    def num_rel_levels(self) -> Ints:
-        """1 + the largest non-negative grade in the query's qrels (0 when none)."""
+    def max_grade(self) -> Ints:
+        """The largest non-negative grade in the query's qrels (-1 when none): trec_eval's
+        ``num_rel_levels`` is one more, which int64 cannot hold for the grade ``LONG_MAX``."""
         g = self.aligned.qrels_grades
-        out = np.zeros(self.nq, dtype=np.int64)
+        out = np.full(self.nq, -1, dtype=np.int64)
         has = g >= 0
-        np.maximum.at(out, self.qrels_qidx[has], g[has] + 1)
+        np.maximum.at(out, self.qrels_qidx[has], g[has])
         return out
 
     @cached_property
@@ -299,7 +381,6 @@ class Ideal:
 def _gains_and_ideal(ctx: Ctx, pairs: tuple[tuple[str, float], ...]) -> tuple[Floats, Ideal]:
     """Per row result gains and per query ideal sequence for setup_gains-based measures."""
     nq = ctx.nq
-    levels_per_q = ctx.num_rel_levels
     row_gain = np.zeros(ctx.rel.shape[0], dtype=np.float64)
     top_gain = np.zeros(nq, dtype=np.float64)
     stop_gain = np.zeros(nq, dtype=np.float64)
@@ -307,14 +388,10 @@ def _gains_and_ideal(ctx: Ctx, pairs: tuple[tuple[str, float], ...]) -> tuple[Fl
     q_rank = np.full(qg.shape[0], -1, dtype=np.int64)  # rank in level order, -1: not in ideal
     q_gain = np.zeros(qg.shape[0], dtype=np.float64)
     qq = ctx.qrels_qidx
-    row_q = ctx.qidx
-    for n_levels in np.unique(levels_per_q).tolist():
-        gains = setup_gains(pairs, int(n_levels))
-        in_group = levels_per_q == n_levels
-        rows = in_group[row_q]
+    for gains, qs, rows, qrows in level_groups(ctx, pairs):
         row_gain[rows] = gains.gain_of(ctx.rel[rows])
         order = gains.order
-        top_gain[in_group] = order[-1][1] if order else 0.0
+        top_gain[qs] = order[-1][1] if order else 0.0
         # Walk levels from the top: those before the first non-positive gain form the ideal.
         active: dict[int, int] = {}
         stop = 0.0
@@ -324,8 +401,7 @@ def _gains_and_ideal(ctx: Ctx, pairs: tuple[tuple[str, float], ...]) -> tuple[Fl
                 stop = gain
                 break
             active.setdefault(level, rank)
-        stop_gain[in_group] = stop
-        qrows = np.flatnonzero(in_group[qq] & (qg >= 0))
+        stop_gain[qs] = stop
         if qrows.shape[0] and active:
             lv = np.array(sorted(active), dtype=np.int64)
             rk = np.array([active[int(x)] for x in lv], dtype=np.int64)
@@ -760,10 +836,7 @@ def _rbp_p(pairs: tuple[tuple[str, float], ...]) -> float:
 def m_rbp(ctx: Ctx, pairs: tuple[tuple[str, float], ...]) -> Floats:
     p = _rbp_p(pairs)
     gain = np.zeros(ctx.rel.shape[0], dtype=np.float64)
-    levels = ctx.num_rel_levels
-    for n_levels in np.unique(levels).tolist():
-        gains = setup_gains(pairs, int(n_levels))
-        rows = np.flatnonzero((levels == n_levels)[ctx.qidx])
+    for gains, _, rows, _ in level_groups(ctx, pairs):
         rel = ctx.rel[rows]
         g = gains.gain_of(rel)
         # trec_eval rescales gains to [0, 1] when some fall outside; its min/max start at 0.
