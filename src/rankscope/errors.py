@@ -98,8 +98,14 @@ class ServiceError(RankscopeError):
     """The online collection service or its store rejected a request."""
 
 
+class DataWarning(UserWarning):
+    """Something a lenient (trec_eval-compatible) reader accepted but that looks wrong (the
+    command line shows each as one line on standard error)."""
+
+
 __all__ = [
     "ConfigError",
+    "DataWarning",
     "DuplicateError",
     "EngineError",
     "FormatError",

@@ -28,7 +28,9 @@ from rankscope.util.markup import one_line as line
 from rankscope.util.markup import printable as plain
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "diff"))
-from diff_data import CRANFIELD, HAVE_CRANFIELD, cranfield_bench, shared_data
+from diff_data import CRANFIELD, HAVE_CRANFIELD, cranfield_bench
+
+from prerequisites import shared_data
 
 HOSTILE = shared_data() / "hostile" / "strings.jsonl"
 

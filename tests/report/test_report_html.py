@@ -75,7 +75,8 @@ def test_the_figures_drew(page: Any, report: tuple[BenchmarkResult, Path], tmp_p
     others = len(result.successful) - 1
     shot = tmp_path / "report.png"
     page.screenshot(path=str(shot), full_page=True)
-    assert Image.open(shot).size[1] > 1500  # the whole report, not a blank first screen
+    with Image.open(shot) as image:
+        assert image.size[1] > 1500  # the whole report, not a blank first screen
     for name in FIGURES:
         figure = page.locator(f'svg[data-figure="{name}"]')
         assert figure.count() == 1, name

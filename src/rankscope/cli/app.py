@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rankscope.errors import RankscopeError
+from rankscope.errors import DataWarning, RankscopeError
 
 if TYPE_CHECKING:
     import typer
@@ -120,13 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; a RankscopeError prints its message (no traceback) and exits non-zero; a
     reader's warning (a byte-order mark skipped...) is one line on standard error."""
     with warnings.catch_warnings():
+        # shown, whatever the filters say (a test run's "error" included): they are the message
+        warnings.simplefilter("always", DataWarning)
         warnings.showwarning = _show_warning(warnings.showwarning)
         return _run(argv)
 
 
 def _show_warning(shown: Callable[..., None]) -> Callable[..., None]:
     def show(message: Warning | str, category: type[Warning], *args: Any, **kw: Any) -> None:
-        if category.__name__ == "DataWarning":  # rankscope.data's: not imported at start-up
+        if issubclass(category, DataWarning):
             print(f"rankscope: warning: {message}", file=sys.stderr)
         else:
             shown(message, category, *args, **kw)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rankscope.errors import FormatError, InputError
+from rankscope.errors import DataWarning, FormatError, InputError
 
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
@@ -22,10 +22,6 @@ PARQUET_MAGIC = b"PAR1"
 UTF8_BOM = b"\xef\xbb\xbf"
 
 Buffer = bytes | mmap.mmap
-
-
-class DataWarning(UserWarning):
-    """Something a lenient (trec_eval-compatible) reader accepted but that looks wrong."""
 
 
 @dataclass(frozen=True, slots=True)
