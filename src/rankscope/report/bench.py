@@ -41,6 +41,12 @@ RECOMMENDATION_TITLES = {
 
 CACHE_HEADER = "emb. cache"
 
+#: what --by-category prints when there is nothing to break down
+NO_CATEGORIES = (
+    "--by-category: no query has a category (give queries a `category:` in the suite), so "
+    "there is no table per category"
+)
+
 
 @dataclass(frozen=True)
 class Column:
@@ -372,6 +378,7 @@ def notes(
     if has_gain_label(table_measures(result)):
         out.append(Note(GAIN_NOTE, "dim"))
     out += vector_notes(result, chosen)
+    out += search_notes(result)
     repeats = result.settings.repeats
     out.append(
         Note(
@@ -416,8 +423,7 @@ def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
     if exact:
         out.append(
             Note(
-                f"exact search whatever the index settings (Qdrant local mode, Milvus Lite): "
-                f"{', '.join(exact)}",
+                f"exact search whatever the index settings (Qdrant local mode): {', '.join(exact)}",
                 "yellow",
             )
         )
@@ -427,6 +433,66 @@ def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
         out.append(Note(f"{FRONT_MARK} Pareto front: {p.rule}", "dim"))
         out += [Note(f"Pareto front: {n}", "yellow") for n in p.notes]
     return out
+
+
+def search_notes(result: BenchmarkResult) -> list[Note]:
+    """What the engines really did: parameters they searched with other than given, queries
+    that got fewer hits than asked for, configurations that repeat another, and what the
+    engines' libraries said while indexing (once per message)."""
+    ok = result.successful
+    out: list[Note] = []
+    changed = [
+        f"{c.name} {', '.join(differences)}" for c in ok if (differences := changed_params(c))
+    ]
+    if changed:
+        k = max((c.fetch_k or 0) for c in ok)
+        out.append(Note(f"searched {k} deep with other values than given: {'; '.join(changed)}"))
+    short = [f"{c.name} on {len(c.short_queries)} of {_answered(c)}" for c in ok if c.short_queries]
+    if short:
+        out.append(
+            Note(
+                f"fewer hits than asked for (the index reached fewer vectors): {'; '.join(short)}",
+                "yellow",
+            )
+        )
+    same = [
+        f"{c.name} = {c.duplicate_of.of}"
+        + (" (same rankings)" if c.duplicate_of.reason == "same_rankings" else "")
+        for c in ok
+        if c.duplicate_of is not None
+    ]
+    if same:
+        out.append(Note(f"duplicates, identical searches: {'; '.join(same)}", "yellow"))
+    said: dict[str, list[str]] = {}
+    for c in ok:
+        for text in c.engine_notes:
+            said.setdefault(text, []).append(c.name)
+    for text, names in said.items():
+        out.append(Note(f"{_names(names)}: {text}", "dim"))
+    return out
+
+
+def changed_params(config: ConfigResult) -> list[str]:
+    """``name value (given X)`` for each option the engine searched with another value of."""
+    options = config.config.options
+    return [
+        f"{key} {value} (given {options[key]})"
+        for key, value in config.effective_params.items()
+        if key in options and options[key] != value
+    ]
+
+
+def _answered(config: ConfigResult) -> str:
+    ran = ("answered", "as_text")
+    n = sum(1 for s in config.per_query.status if s in ran) if config.per_query else 0
+    return f"{n} {query_word(n)}"
+
+
+def _names(names: Sequence[str], shown: int = 3) -> str:
+    """Configuration names, the first few then how many more."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
 
 
 def _skipped_note(config: ConfigResult, view: ViewName) -> str:
