@@ -136,16 +136,26 @@ def test_bench_preset_runs_its_configurations(
 def test_demo_lexical_only_when_embeddings_are_missing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import importlib.util
+
     import rankscope.suite
 
+    # the core install: no embedding backend, no tantivy
     monkeypatch.setattr(rankscope.suite, "embeddings_available", lambda: False)
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "tantivy" else find_spec(name, *a),
+    )
     args = ["demo", "--out", str(tmp_path / "demo"), "--quiet", "-f", "json"]
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "lexical engines only" in captured.err
+    assert "tantivy is not installed: tantivy-whole left out" in captured.err
     data = json.loads(captured.out)
     names = [c["name"] for c in data["configurations"]]
-    assert len(names) >= 3
+    assert names == ["sqlite-whole", "sqlite-chunk32"]  # exit 0 all the same
     assert all(c["status"] == "ok" for c in data["configurations"])
     assert not any(c["config"]["engine"] in {"vector", "hybrid"} for c in data["configurations"])
     chunkings = {json.dumps(c["config"]["chunking"]) for c in data["configurations"]}
@@ -156,6 +166,21 @@ def test_demo_lexical_only_when_embeddings_are_missing(
     assert main(args) == 0
     again = json.loads(capsys.readouterr().out)["configurations"]
     assert [c["name"] for c in again] == names and all(c["resumed"] for c in again)
+
+
+def test_by_category_says_when_no_query_has_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    suite.write_text(
+        suite.read_text().replace(", category: food", "").replace(", category: cars", "")
+    )
+    out = tmp_path / "out"
+    assert main(["bench", str(suite), "--out", str(out), "--quiet", "--by-category"]) == 0
+    assert "--by-category: no query has a category" in capsys.readouterr().out
+    args = ["bench", str(suite), "--out", str(out), "--quiet", "--by-category", "-f", "markdown"]
+    assert main(args) == 0
+    assert "--by-category: no query has a category" in capsys.readouterr().out
 
 
 def test_bench_exits_3_when_a_configuration_failed(

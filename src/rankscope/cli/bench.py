@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -186,6 +187,16 @@ def demo(
         )
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
+    # the core install has no tantivy: leave its configuration out, as dense search above
+    missing = [c.name for c in suite.configs if c.engine == "tantivy"]
+    if missing and importlib.util.find_spec("tantivy") is None:
+        suite = suite.select([c.name for c in suite.configs if c.name not in missing])
+        err.print(
+            f"tantivy is not installed: {', '.join(missing)} left out (pip install "
+            "'rankscope[tantivy]' to compare it).",
+            style="yellow",
+            markup=False,
+        )
     started = time.perf_counter()
     again = "run the command again without --fresh" if fresh else "run the same command again"
     hint = f"Finished configurations are saved in {out}; {again} to resume from there."

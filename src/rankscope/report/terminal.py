@@ -158,6 +158,8 @@ def _print_benchmark(
                     style="dim",
                 )
             )
+    if by_category and ok and not result.suite.categories:
+        console.print(Text(bench.NO_CATEGORIES, style="yellow"))
     if by_category and ok:
         for category in result.suite.categories:
             scores = ok[0].view(chosen).per_category.get(category)
