@@ -34,6 +34,7 @@ def render_table(
     *,
     plan: bool = False,
     delta: float | None = None,
+    fit: bool = False,
 ) -> None: ...
 @overload
 def render_table(
@@ -53,32 +54,60 @@ def render_table(
     by_category: bool = False,
     view: ViewName | None = None,
     folder: str | None = None,
+    fit: bool = False,
 ) -> None:
     """Print ``value`` to ``console`` (default: standard output): a comparison with its
-    planning figures (``plan``, for ``delta``), or a benchmark's table over a ``view`` (with a
-    table per category, ``by_category``; ``folder``: where its results are, for the commands
-    the notes give)."""
+    planning figures (``plan``, for ``delta``; ``fit``: within the console's width), or a
+    benchmark's table over a ``view`` (with a table per category, ``by_category``;
+    ``folder``: where its results are, for the commands the notes give)."""
     if isinstance(value, BenchmarkResult):
         target = console or Console()
         _print_benchmark(value, target, by_category=by_category, view=view, folder=folder)
     else:
-        _print_comparison(value, console, plan=plan, delta=delta)
+        _print_comparison(value, console, plan=plan, delta=delta, fit=fit)
 
 
 # ----------------------------------------------------------------------------- a comparison
+#: the columns of a measure's table left out, in this order, when it is wider than the
+#: terminal (by index in compare.columns): ES, the mean's interval, W/T/L, the Δ's interval
+COMPARISON_DROP_ORDER = (5, 2, 7, 4)
+
+
 def _comparison(
-    comparison: Comparison, *, plan: bool = False, delta: float | None = None
+    comparison: Comparison,
+    *,
+    plan: bool = False,
+    delta: float | None = None,
+    hidden: Sequence[int] = (),
+    compact: bool = False,
+    header: bool = True,
 ) -> RenderableType:
-    """A rich renderable: the header, then one table per measure (and its pairs and plan)."""
+    """A rich renderable: the header, then one table per measure (and its pairs and plan);
+    ``hidden``: columns of the measures' tables left out; ``compact``: one space between
+    columns."""
     c = comparison
-    parts: list[RenderableType] = [Text(line, style="dim") for line in compare.header_lines(c)]
+    lines = compare.header_lines(c) if header else []
+    parts: list[RenderableType] = [Text(line, style="dim") for line in lines]
+    shown = [i for i in range(len(compare.columns(c))) if i not in hidden]
     for m in c.measures:
-        table = Table(title=m.measure, title_justify="left", show_edge=False)
-        for i, name in enumerate(compare.columns(c)):
-            table.add_column(name, justify="left" if i == 0 else "right")
+        table = Table(
+            title=m.measure,
+            title_justify="left",
+            show_edge=False,
+            box=box.SIMPLE_HEAD if compact else box.HEAVY_HEAD,
+            pad_edge=not compact,
+            padding=(0, 1, 0, 0) if compact else (0, 1),
+        )
+        names = compare.columns(c)
+        if compact:  # the header lines name the baseline; its row says it is
+            names[3] = "Δ"
+        for i in shown:
+            table.add_column(names[i], justify="left" if i == 0 else "right", no_wrap=i == 0)
         for texts, direction in compare.cells(c, m):
             style = "green" if direction == "better" else "red" if direction == "worse" else None
-            table.add_row(*texts, style=style)
+            if compact and texts[0].endswith(" (baseline)"):
+                texts = [texts[0].removesuffix(" (baseline)"), *texts[1:3], "baseline", *texts[4:]]
+            table.add_row(*(texts[i] for i in shown), style=style)
         parts.extend([Text(""), table])
         if len(c.systems) > 2:
             parts.append(Text(compare.anova_line(m), style="dim"))
@@ -108,14 +137,49 @@ def _width(renderable: RenderableType) -> int:
 
 
 def _print_comparison(
-    comparison: Comparison, console: Console | None, *, plan: bool, delta: float | None
+    comparison: Comparison,
+    console: Console | None,
+    *,
+    plan: bool,
+    delta: float | None,
+    fit: bool = False,
 ) -> None:
-    """Print the comparison, widening the console so that no cell wraps."""
+    """Print the comparison. ``fit``: within the console's width, compact and leaving out
+    secondary columns (and saying which) when needed; otherwise widening the console so that
+    no cell wraps."""
     renderable = _comparison(comparison, plan=plan, delta=delta)
     console = console or Console(highlight=False, soft_wrap=False)
     needed = _width(renderable)
-    if console.width < needed:
-        console.width = needed
+    if needed <= console.width:
+        console.print(renderable)
+        return
+    if fit:
+        names = compare.columns(comparison)
+        hidden: list[int] = []
+
+        def tables_width() -> int:  # the header's lines wrap on their own
+            return _width(
+                _comparison(
+                    comparison, plan=plan, delta=delta, hidden=hidden, compact=True, header=False
+                )
+            )
+
+        for column in COMPARISON_DROP_ORDER:
+            if tables_width() <= console.width:
+                break
+            hidden.append(column)
+        console.print(_comparison(comparison, plan=plan, delta=delta, hidden=hidden, compact=True))
+        if hidden:
+            console.print(
+                Text(
+                    f"left out at {console.width} columns: "
+                    f"{', '.join(names[i] for i in hidden)} (a wider terminal, COLUMNS=200 or "
+                    "--format markdown shows every column)",
+                    style="dim",
+                )
+            )
+        return
+    console.width = needed
     console.print(renderable)
 
 
