@@ -39,6 +39,9 @@ _FORMAT = typer.Option(
     "csv (one row per configuration, the table's columns at full precision) for scripts.",
 )
 _BY_CATEGORY = typer.Option(False, "--by-category", help="Also show measures per query category.")
+_WIDE = typer.Option(
+    False, "--wide", help="Print every column of the table, however wide the terminal."
+)
 _VIEW = typer.Option(
     View.answered,
     "--view",
@@ -99,6 +102,7 @@ def bench(
     fresh: bool = _FRESH,
     quiet: bool = _QUIET,
     output_format: BenchFormat = _FORMAT,
+    wide: bool = _WIDE,
     ray: bool = typer.Option(
         False,
         "--ray",
@@ -142,7 +146,9 @@ def bench(
     target = out or Path("rankscope-out") / _slug(suite.name)
     again = "run the command again without --fresh" if fresh else "run the same command again"
     hint = f"Finished configurations are saved in {target}; {again} to resume from there."
-    _run_and_print(suite, target, fresh, quiet, output_format, by_category, view, hint, on_ray)
+    _run_and_print(
+        suite, target, fresh, quiet, output_format, by_category, view, hint, on_ray, wide=wide
+    )
 
 
 @aliases(*_OLD)
@@ -155,6 +161,7 @@ def demo(
     by_category: bool = _BY_CATEGORY,
     view: View = _VIEW,
     fresh: bool = _FRESH,
+    wide: bool = _WIDE,
 ) -> None:
     """Run the shipped demo: Python standard-library docs search, fully offline.
 
@@ -200,7 +207,7 @@ def demo(
     started = time.perf_counter()
     again = "run the command again without --fresh" if fresh else "run the same command again"
     hint = f"Finished configurations are saved in {out}; {again} to resume from there."
-    _run_and_print(suite, out, fresh, quiet, output_format, by_category, view, hint)
+    _run_and_print(suite, out, fresh, quiet, output_format, by_category, view, hint, wide=wide)
     err.print(f"Demo finished in {time.perf_counter() - started:.1f} s.", markup=False)
 
 
@@ -214,6 +221,8 @@ def _run_and_print(
     view: View = View.answered,
     resume_hint: str = "",
     ray: RayOptions | None = None,
+    *,
+    wide: bool = False,
 ) -> None:
     from rich.console import Console
 
@@ -248,7 +257,7 @@ def _run_and_print(
         # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns, unless
         # COLUMNS asks for a width
         fixed = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
-        console = Console(width=None if fixed else 250)
+        console = Console(width=1000 if wide else None if fixed else 250)
         render_table(result, console, by_category=by_category, view=chosen, folder=str(out))
     # --quiet only hides the progress: where the results are is never left out
     err.print(

@@ -146,6 +146,9 @@ def compare_command(
     output_format: Format = typer.Option(
         Format.table, "--format", "-f", help="table, json, csv, markdown or latex."
     ),
+    wide: bool = typer.Option(
+        False, "--wide", help="Print every column of the tables, however wide the terminal."
+    ),
 ) -> None:
     """Is a difference between runs real? Intervals, paired tests, corrected p-values.
 
@@ -198,7 +201,7 @@ def compare_command(
 
         # a terminal, or COLUMNS naming a width: fit the tables to it; a pipe or a file gets
         # every column unwrapped
-        fit = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+        fit = not wide and (sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit())
         console = Console(highlight=False, soft_wrap=False)
         render_table(comparison, console, plan=queries_needed, delta=delta, fit=fit)
     for note in comparison.warnings:

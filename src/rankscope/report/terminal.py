@@ -10,6 +10,7 @@ is the comparison as plain text.
 from __future__ import annotations
 
 import io
+import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, overload
 
@@ -19,6 +20,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from rankscope.bench.evaluation import measure_label
 from rankscope.bench.results import BenchmarkResult, ConfigResult, ViewName
 from rankscope.report import bench, compare
 from rankscope.report.numbers import WORSE
@@ -173,7 +175,7 @@ def _print_comparison(
             console.print(
                 Text(
                     f"left out at {console.width} columns: "
-                    f"{', '.join(names[i] for i in hidden)} (a wider terminal, COLUMNS=200 or "
+                    f"{', '.join(names[i] for i in hidden)} (--wide, a wider terminal or "
                     "--format markdown shows every column)",
                     style="dim",
                 )
@@ -203,22 +205,31 @@ def _print_benchmark(
     """Print the comparison table, notes and recommendations to ``console``."""
     chosen = view or result.default_view
     ok = result.successful
+    shown: list[bench.Column] = []
+    left_out: list[bench.Column] = []
     if ok:
         heading = bench.title(result, chosen)
 
-        def measure(cols: Sequence[bench.Column]) -> int:
+        def measure(cols: Sequence[bench.Column], compact: bool = False) -> int:
             # the width the table takes unsqueezed (the title wraps on its own)
             wide = console.options.update_width(100_000)
-            return Measurement.get(console, wide, _rich_table("", ok, cols)).maximum
+            table = _rich_table("", ok, cols, compact=compact)
+            return Measurement.get(console, wide, table).maximum
 
-        shown, left_out = bench.fit_columns(bench.columns(result, chosen), console.width, measure)
-        console.print(_rich_table(heading, ok, shown, compact=measure(shown) > console.width))
+        every = bench.columns(result, chosen)
+        # boxed when every column fits; else compact (no edges, one space between columns),
+        # which keeps more of them
+        compact = measure(every) > console.width
+        shown, left_out = bench.fit_columns(
+            every, console.width, lambda cols: measure(cols, compact)
+        )
+        console.print(_rich_table(heading, ok, shown, compact=compact))
         if left_out:
             console.print(
                 Text(
                     f"left out at {console.width} columns: "
-                    f"{', '.join(c.header for c in left_out)} (a wider terminal, COLUMNS=250 "
-                    "or --format markdown shows every column)",
+                    f"{', '.join(c.header for c in left_out)} (--wide, a wider terminal or "
+                    "--format markdown shows every column)",
                     style="dim",
                 )
             )
@@ -230,15 +241,22 @@ def _print_benchmark(
             n = 0 if scores is None else scores.num_queries
             cols = bench.category_columns(result, category, chosen)
             console.print(_rich_table(f"category {category} ({n} {bench.query_word(n)})", ok, cols))
-    for note in bench.notes(result, chosen, folder):
+    headers = None if not left_out else {c.header for c in shown}
+    for note in bench.notes(result, chosen, folder, shown=headers):
         console.print(Text(note.text, style=note.style))
+    label = measure_label(result.headline)
     for key, rec in result.recommended(chosen).items():
         console.print(
             Text.assemble(
                 (f"{bench.RECOMMENDATION_TITLES.get(key, key)}: ", "bold"),
                 (rec.config, "bold cyan"),
-                f"  ({rec.reason})",
+                f" ({bench.recommendation_line(key, rec, label)})",
             )
+        )
+    if result.recommended(chosen).items():
+        where = shlex.quote(folder) if folder else "<output folder>"
+        console.print(
+            Text(f"why, and which are within noise: rankscope report {where}", style="dim")
         )
 
 
@@ -247,13 +265,20 @@ def _rich_table(
 ) -> Table:
     # compact: what must stay does not fit; no outer edge and one space between columns
     table = (
-        Table(title=Text(title), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+        Table(
+            title=Text(title),
+            title_justify="left",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+            show_edge=False,
+            padding=(0, 1, 0, 0),
+        )
         if compact
         else Table(title=Text(title), title_justify="left")
     )
     table.add_column("configuration", no_wrap=True)
-    for col in cols:
-        table.add_column(col.header, justify="right")
+    for col in cols:  # a cell never wraps (an interval on two lines): the column goes instead
+        table.add_column(col.header, justify="right", no_wrap=True)
     bests = [bench.best(col, rows) for col in cols]
     for row in rows:
         row_cells: list[Text | str] = [row.name]
