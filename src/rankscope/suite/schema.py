@@ -230,6 +230,11 @@ class SuiteSettings(_Strict):
     #: seed of the comparison statistics' random draws (randomised Tukey HSD), so the p-values
     #: in the table and results.json are the same on every run
     seed: Annotated[int, Field(ge=0)] = 0
+    #: the smallest latency difference the tables mark as significantly slower or faster: at
+    #: least this many milliseconds and this share of the fastest configuration's p50, besides
+    #: the test's p (a 2 µs gap can be significant and still not matter)
+    latency_min_effect_ms: Annotated[float, Field(ge=0)] = 0.05
+    latency_min_effect_ratio: Annotated[float, Field(ge=0)] = 0.05
 
     @field_validator("k", mode="before")
     @classmethod
