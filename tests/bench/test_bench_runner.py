@@ -328,7 +328,10 @@ def test_progress_bar_reports_every_configuration(tmp_path: Path) -> None:
         run_benchmark(suite, tmp_path / "out", reporter=reporter)
     tasks = {t.description: t for t in reporter.progress.tasks}
     assert tasks["first"].completed == tasks["first"].total == 1 + 3 * 5
+    assert tasks["first"].fields["stage"] == "done"
     assert any("broken (failed)" in d for d in tasks)
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "16/16 steps" in shown
     with RichReporter(console) as reporter:
         run_benchmark(suite, tmp_path / "out", reporter=reporter)
     assert "first (checkpoint)" in {t.description for t in reporter.progress.tasks}

@@ -218,3 +218,32 @@ def test_latency_over_the_queries_every_configuration_timed_says_so(out: Path) -
         matrix.query_set
         == f"the {n} queries of the all view whose latency every configuration measured"
     )
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_compare_fits_the_terminal_and_says_what_it_left_out(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: int,
+) -> None:
+    # long names, as a sweep gives them
+    engines = [
+        ("lancedb-ivf_hnsw_sq-nlist1-ef_search10", "reporttest-all"),
+        ("faiss-ivf_pq-nlist32-pq_m48-nprobe16", "reporttest-most"),
+        ("hnswlib-m16-ef_search40", "reporttest-half"),
+    ]
+    found = bench(tmp_path, engines)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, text, err = run_cli(capsys, str(found))
+    assert code == 0, err
+    rows = [line for line in text.splitlines() if line.startswith("faiss-ivf_pq")]
+    assert rows and all(len(line) <= columns for line in text.splitlines())
+    # every row on one line: the Δ, p and W/T/L (or what was left out) beside the name
+    assert all("0." in line for line in rows)
+    kept = text.split("left out at", 1)
+    assert len(kept) == 2 and f" {columns} columns: " in kept[1]
+    # a pipe without COLUMNS gets every column
+    monkeypatch.delenv("COLUMNS")
+    code, wide, _ = run_cli(capsys, str(found))
+    assert "left out at" not in wide and "ES" in wide and "W/T/L" in wide

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from diff_data import CRANFIELD, HAVE_CRANFIELD, cranfield_bench
 
-from rankscope.bench import BenchmarkResult
+from rankscope.bench import BenchmarkResult, run_benchmark
 from rankscope.diff import diff_benchmark
 from rankscope.errors import InputError
+from rankscope.suite import load_suite
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "report"))
 from report_suites import run_report_bench
@@ -96,3 +97,31 @@ def test_cranfield_benchmark(tmp_path: Path) -> None:
         "184",
         "scale models for thermo-aeroelastic research .",
     )
+
+
+def test_queries_a_configuration_skipped_are_not_called_unjudged(tmp_path: Path) -> None:
+    pytest.importorskip("faiss")
+    (tmp_path / "docs.jsonl").write_text(
+        "".join(f'{{"_id": "d{i}", "text": "w{i} words here"}}\n' for i in range(6))
+    )
+    (tmp_path / "suite.yaml").write_text(
+        "name: skips\n"
+        "corpus: {type: jsonl, path: docs.jsonl}\n"
+        "settings: {k: [1], max_k: 3, warmup: 0, repeats: 1, unsupported_queries: skip}\n"
+        "queries:\n"
+        "  - {id: q1, text: w1, judgments: {d1: 1}}\n"
+        "  - {id: q2, text: w2 words, kind: phrase, judgments: {d2: 1}}\n"
+        "  - {id: q3, text: w3, judgments: {d3: 1}}\n"
+        "  - {id: q4, text: w4}\n"
+        "engines:\n"
+        "  - {name: lite, engine: sqlite}\n"
+        "  - {name: dense, engine: faiss, options: {model: 'hashing:16', index: flat}}\n"
+    )
+    out = tmp_path / "out"
+    run_benchmark(load_suite(tmp_path / "suite.yaml"), out)
+    notes = diff_benchmark(out, "lite", "dense").notes
+    assert "1 run queries are left out of the comparison (skipped by dense): q2" in notes
+    assert "1 run queries have no judgments and are not compared: q4" in notes
+    # over every judged query nothing is left out: q2 is compared (dense scores it 0)
+    every = diff_benchmark(out, "lite", "dense", view="all").notes
+    assert not any("left out of the comparison" in n for n in every)

@@ -57,6 +57,8 @@ _APPROXIMATE = [
     ("lancedb", {"index": "ivf_pq", "nlist": 4, "pq_m": 8, "nprobe": 1}, "lancedb"),
     ("lancedb", {"index": "ivf_hnsw_sq", "nlist": 1, "m": 4, "ef_search": 2}, "lancedb"),
     ("chroma", {"m": 4, "ef_search": 4}, "chromadb"),
+    # flushed, Milvus Lite searches its index (an unflushed collection is scanned exactly)
+    ("milvus", {"index": "hnsw", "m": 4, "ef_construction": 8, "ef_search": 2}, "milvus_lite"),
 ]
 
 
@@ -97,15 +99,13 @@ def test_approximate_indexes_search_and_know_their_exact_neighbours(
     assert found_any_miss
 
 
-@pytest.mark.parametrize(
-    ("name", "module"), [("qdrant", "qdrant_client"), ("milvus", "milvus_lite")]
-)
-def test_stores_that_search_exactly_say_so(engines: list[Engine], name: str, module: str) -> None:
-    pytest.importorskip(module)
+def test_stores_that_search_exactly_say_so(engines: list[Engine]) -> None:
+    pytest.importorskip("qdrant_client")
     docs = _docs(200)
-    engine = _make(engines, name, m=4, ef_search=1)
+    engine = _make(engines, "qdrant", m=4, ef_search=1)
     engine.index(docs)
     assert engine.index_stats()["exact_search"] == 1
+    assert engine.effective_params(5) == {"search": "exact"}
     for i in range(10):
         query = Query(f"q{i}", f"w{i} w{i + 40}")
         exact = {h.doc_id for h in engine.exact_neighbours(query, 5)}  # type: ignore[attr-defined]
@@ -252,3 +252,64 @@ _FOLDER_STORES = [
     ("milvus", "milvus_lite"),
 ]
 SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+# (engine, options with ef_search below k): hnswlib and USearch widen the search to
+# max(ef_search, k); faiss's HNSW does not. (Chroma's HNSW is hnswlib's code, but two Chroma
+# builds of the same vectors differ, so its rankings cannot show it.)
+_EF_BELOW_K = [
+    ("hnswlib", {"m": 4}, "hnswlib", True),
+    ("usearch", {"m": 4}, "usearch", True),
+    ("faiss", {"index": "hnsw", "m": 4}, "faiss", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "module", "widened"), _EF_BELOW_K, ids=[c[0] for c in _EF_BELOW_K]
+)
+def test_effective_params_say_what_an_ef_below_k_searched_with(
+    engines: list[Engine], name: str, options: dict[str, object], module: str, widened: bool
+) -> None:
+    pytest.importorskip(module)
+    docs = _docs()
+    low = _make(engines, name, ef_search=2, **options)
+    at_k = _make(engines, name, ef_search=10, **options)
+    low.index(docs)
+    at_k.index(docs)
+    assert low.effective_params(10)["ef_search"] == (10 if widened else 2)
+    assert at_k.effective_params(10)["ef_search"] == 10
+    assert (low.effective_params(10) == at_k.effective_params(10)) is widened
+    queries = [Query(f"q{i}", f"w{i} w{i + 30} w{i + 60}") for i in range(20)]
+    rankings = [[[h.doc_id for h in e.search(q, 10)] for q in queries] for e in (low, at_k)]
+    if widened:  # the same parameters: the very same searches
+        assert rankings[0] == rankings[1]
+
+
+def test_faiss_ivf_reports_its_cells_and_probes(engines: list[Engine]) -> None:
+    pytest.importorskip("faiss")
+    engine = _make(engines, "faiss", index="ivf_flat", nlist=16, nprobe=40)
+    engine.index(_docs())
+    assert engine.effective_params(10) == {"index": "ivf_flat", "nlist": 16, "nprobe": 16}
+
+
+def test_faiss_training_warnings_go_to_the_notes_once(
+    engines: list[Engine], capfd: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("faiss")
+    engine = _make(engines, "faiss", index="ivf_pq", nlist=8, pq_m=8, pq_bits=8)
+    engine.index(_docs(300))
+    # faiss would print one line per sub-quantizer (8 here) straight to stderr
+    assert "WARNING clustering" not in capfd.readouterr().err
+    assert engine.notes() == [
+        "faiss IVF k-means: 8 centroids trained on 300 vectors; faiss asks for at least 312 "
+        "training points",
+        "faiss PQ codebooks: 256 centroids trained on 300 vectors; faiss asks for at least "
+        "9,984 training points",
+    ]
+    engine.index(_docs(300, seed=4))  # indexed again: the notes are the new index's
+    assert len(engine.notes()) == 2
+
+
+def test_milvus_lite_refuses_the_ivf_pq_it_does_not_build() -> None:
+    with pytest.raises(ConfigError, match="Milvus Lite does not build an ivf_pq index"):
+        create_engine("milvus", model=MODEL, index="ivf_pq")

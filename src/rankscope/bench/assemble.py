@@ -11,6 +11,7 @@ Every comparison is made on one query set, evaluated with :func:`rankscope.evalu
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -35,6 +36,7 @@ from rankscope.bench.results import (
     BenchmarkResult,
     CategoryScores,
     ConfigResult,
+    Duplicate,
     EvaluationInfo,
     Failure,
     ParetoFront,
@@ -112,8 +114,11 @@ def assemble_results(
     views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}
     judged = [q in set(qrels.query_ids) for q in query_ids]
     empty = {q.id for q in suite.queries if is_empty_query(q)}
+    duplicates = duplicate_configurations(ok)
     configurations = [
-        _config_result(r, views, sets, measures, query_ids, judged, settings.k, empty)
+        _config_result(r, views, sets, measures, query_ids, judged, settings.k, empty).model_copy(
+            update={"duplicate_of": duplicates.get(r.name)}
+        )
         for r in records
     ]
     from rankscope import __version__
@@ -286,6 +291,9 @@ def _config_result(
         index_cache=record.index_cache,
         index_stats=dict(record.index_stats),
         search_stats=dict(record.search_stats),
+        effective_params=dict(record.effective_params),
+        engine_notes=list(record.engine_notes),
+        short_queries=list(record.short_queries),
         num_documents=record.num_documents,
         num_units=record.num_units,
         fetch_k=record.fetch_k,
@@ -316,6 +324,28 @@ def _config_result(
         ann_units_file=record.ann_units_file,
         ann_recall_tolerance=ANN_TOLERANCE if ann else None,
     )
+
+
+def duplicate_configurations(records: Sequence[ConfigRecord]) -> dict[str, Duplicate]:
+    """``{name: Duplicate}`` for each configuration that repeats an earlier one (suite order):
+    the same searches (equal ``search_key``: engine, options and the parameters it really
+    searched with), or, of the same engine, the same document rankings for every query."""
+    out: dict[str, Duplicate] = {}
+    by_key: dict[str, str] = {}
+    by_run: dict[tuple[str, str], str] = {}
+    for record in records:
+        run = json.dumps(
+            {q: [doc for doc, _ in hits] for q, hits in sorted(record.rankings.items())}
+        )
+        same_run = by_run.setdefault((record.config.engine, run), record.name)
+        if record.search_key is not None:
+            same = by_key.setdefault(record.search_key, record.name)
+            if same != record.name:
+                out[record.name] = Duplicate(of=same, reason="same_search")
+                continue
+        if same_run != record.name:
+            out[record.name] = Duplicate(of=same_run, reason="same_rankings")
+    return out
 
 
 def _ann_means(

@@ -105,6 +105,18 @@ class ConfigRecord(_Model):
     index_stats: dict[str, float] = Field(default_factory=dict)
     #: what the engine reported about its searches (``search_stats()``), after the last pass
     search_stats: dict[str, float] = Field(default_factory=dict)
+    #: the index and search parameters the engine really searched with, where they can differ
+    #: from its options (``Engine.effective_params``: hnswlib's ``ef_search`` is
+    #: ``max(ef_search, k)``); empty for engines that search with their options as given
+    effective_params: dict[str, int | float | str | bool] = Field(default_factory=dict)
+    #: what identifies the searches run: the engine, its options (the store's own replaced by
+    #: ``effective_params``), chunking, model and reranker; equal keys ran identical searches
+    search_key: str | None = None
+    #: what the engine's library said while indexing (``Engine.notes``), once each
+    engine_notes: list[str] = Field(default_factory=list)
+    #: vector searches: the queries with a vector that got fewer hits than ``fetch_k`` (or
+    #: than the units indexed, when fewer)
+    short_queries: list[str] = Field(default_factory=list)
     skipped_queries: dict[str, str] = Field(default_factory=dict)
     as_text_queries: dict[str, str] = Field(default_factory=dict)
     failed_queries: dict[str, str] = Field(default_factory=dict)

@@ -121,6 +121,14 @@ class QueryArrays(_Model):
     ann_recall: dict[str, list[float | None]] = Field(default_factory=dict)
 
 
+class Duplicate(_Model):
+    """An earlier configuration this one repeats: the same searches (engine, options and the
+    parameters it really searched with), or the same engine's same rankings."""
+
+    of: str
+    reason: Literal["same_search", "same_rankings"]
+
+
 class ConfigResult(_Model):
     """One configuration in results.json; the measured fields are ``None`` when it failed."""
 
@@ -139,6 +147,15 @@ class ConfigResult(_Model):
     index_cache: IndexCache | None = None
     index_stats: dict[str, float] = Field(default_factory=dict)
     search_stats: dict[str, float] = Field(default_factory=dict)
+    #: the index and search parameters the engine really searched with (``fetch_k`` deep), where
+    #: they can differ from its options; empty for engines that use their options as given
+    effective_params: dict[str, int | float | str | bool] = Field(default_factory=dict)
+    #: what the engine's library said while indexing, once each (faiss's k-means warnings)
+    engine_notes: list[str] = Field(default_factory=list)
+    #: vector searches: queries with a vector that got fewer than ``fetch_k`` hits
+    short_queries: list[str] = Field(default_factory=list)
+    #: set when this configuration repeats an earlier one
+    duplicate_of: Duplicate | None = None
     num_documents: int | None = None
     num_units: int | None = None
     fetch_k: int | None = None

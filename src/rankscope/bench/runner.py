@@ -39,6 +39,7 @@ import ctypes
 import ctypes.util
 import gc
 import importlib
+import json
 import socket
 import sys
 import time
@@ -425,6 +426,9 @@ def run_config(
             engine.index(units)
             record.index_time_s = time.perf_counter() - started
             record.index_stats, record.index_cache = read_index_stats(engine)
+            record.effective_params = read_effective_params(engine, fetch_k)
+            record.search_key = search_key(record.config, engine, record.effective_params)
+            record.engine_notes = read_engine_notes(engine)
             record.num_documents, record.num_units = _counts(source, units, tally)
             report.advance(1)
 
@@ -461,6 +465,9 @@ def run_config(
                 record.exact_rankings = exact_rankings(engine, queries, depth)
                 if record.exact_rankings is not None:
                     record.ann_units = engine_units(first, depth)
+                    record.short_queries = short_queries(
+                        first, record.exact_rankings, fetch_k, record.index_stats
+                    )
         assert first is not None  # repeats >= 1 is enforced by the schema
         record.failed_queries = {qid: str(error) for qid, error in failed.items()}
         for qid in failed:  # what a query that failed in a later pass measured before
@@ -528,6 +535,62 @@ def read_index_stats(engine: Engine) -> tuple[dict[str, float], IndexCache | Non
     if hits is None or misses is None:
         return stats, None
     return stats, IndexCache(hits=int(hits), misses=int(misses))
+
+
+def read_effective_params(engine: Engine, k: int) -> dict[str, int | float | str | bool]:
+    """The parameters the engine searches ``k`` deep with (``engine.effective_params(k)``);
+    nothing for an engine without it, or one whose report fails."""
+    hook = getattr(engine, "effective_params", None)
+    try:
+        found = hook(k) if callable(hook) else None
+    except Exception:  # a report, not the benchmark: never fail a configuration over it
+        return {}
+    if not isinstance(found, Mapping):
+        return {}
+    return {str(key): v for key, v in found.items() if isinstance(v, int | float | str | bool)}
+
+
+def read_engine_notes(engine: Engine) -> list[str]:
+    """What the engine's library said while indexing (``engine.notes()``), each once."""
+    hook = getattr(engine, "notes", None)
+    try:
+        found = hook() if callable(hook) else None
+    except Exception:
+        return []
+    if not isinstance(found, list | tuple):
+        return []
+    return list(dict.fromkeys(str(n) for n in found))
+
+
+def search_key(
+    spec: ConfigSpec, engine: Engine, effective: Mapping[str, int | float | str | bool]
+) -> str:
+    """What identifies the searches a configuration ran: its spec without its name, the
+    store's own options replaced by the parameters it really searched with. Two
+    configurations with equal keys are duplicates (hnswlib with ``ef_search`` 10 and 50 at
+    ``k`` = 100 both search with ef = 100)."""
+    options = dict(spec.options)
+    if effective:
+        own = getattr(type(engine), "store_options", None)
+        for name in own() if callable(own) else ():
+            options.pop(name, None)
+        options["searched with"] = dict(effective)
+    data = spec.model_dump(exclude={"name"}) | {"options": options}
+    return json.dumps(data, sort_keys=True, default=repr)
+
+
+def short_queries(
+    first: Mapping[str, list[Hit]],
+    exact: Mapping[str, list[tuple[str, float]]],
+    fetch_k: int,
+    index_stats: Mapping[str, float],
+) -> list[str]:
+    """The queries with a vector (an exact neighbour) that got fewer than ``fetch_k`` hits, or
+    fewer than the units indexed when there are fewer: an approximate index that stopped short
+    (faiss's HNSW with ``ef_search`` below k, IVF cells holding fewer than k vectors)."""
+    units = int(index_stats.get("vectors", fetch_k))
+    wanted = min(fetch_k, units)
+    return [qid for qid, hits in first.items() if exact.get(qid) and len(hits) < wanted]
 
 
 def read_search_stats(engine: Engine) -> dict[str, float]:

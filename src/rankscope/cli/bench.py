@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import time
@@ -36,6 +37,9 @@ _FORMAT = typer.Option(
     "csv (one row per configuration, the table's columns at full precision) for scripts.",
 )
 _BY_CATEGORY = typer.Option(False, "--by-category", help="Also show measures per query category.")
+_WIDE = typer.Option(
+    False, "--wide", help="Print every column of the table, however wide the terminal."
+)
 _VIEW = typer.Option(
     View.answered,
     "--view",
@@ -102,6 +106,7 @@ def bench(
         help="Do not import python engines' functions nor send http engines a probe query "
         "while loading the suite (their options are still checked).",
     ),
+    wide: bool = _WIDE,
     ray: bool = typer.Option(
         False,
         "--ray",
@@ -147,7 +152,9 @@ def bench(
     target = out or Path("rankscope-out") / _slug(suite.name)
     again = "run the command again without --fresh" if fresh else "run the same command again"
     hint = f"Finished configurations are saved in {target}; {again} to resume from there."
-    _run_and_print(suite, target, fresh, quiet, output_format, by_category, view, hint, on_ray)
+    _run_and_print(
+        suite, target, fresh, quiet, output_format, by_category, view, hint, on_ray, wide=wide
+    )
 
 
 @aliases(*_OLD)
@@ -160,6 +167,7 @@ def demo(
     by_category: bool = _BY_CATEGORY,
     view: View = _VIEW,
     fresh: bool = _FRESH,
+    wide: bool = _WIDE,
 ) -> None:
     """Run the shipped demo: Python standard-library docs search, fully offline.
 
@@ -192,10 +200,20 @@ def demo(
         )
     else:
         err.print("Comparing lexical, dense and hybrid search (all offline).")
+    # the core install has no tantivy: leave its configuration out, as dense search above
+    missing = [c.name for c in suite.configs if c.engine == "tantivy"]
+    if missing and importlib.util.find_spec("tantivy") is None:
+        suite = suite.select([c.name for c in suite.configs if c.name not in missing])
+        err.print(
+            f"tantivy is not installed: {', '.join(missing)} left out (pip install "
+            "'rankscope[tantivy]' to compare it).",
+            style="yellow",
+            markup=False,
+        )
     started = time.perf_counter()
     again = "run the command again without --fresh" if fresh else "run the same command again"
     hint = f"Finished configurations are saved in {out}; {again} to resume from there."
-    _run_and_print(suite, out, fresh, quiet, output_format, by_category, view, hint)
+    _run_and_print(suite, out, fresh, quiet, output_format, by_category, view, hint, wide=wide)
     err.print(f"Demo finished in {time.perf_counter() - started:.1f} s.", markup=False)
 
 
@@ -209,6 +227,8 @@ def _run_and_print(
     view: View = View.answered,
     resume_hint: str = "",
     ray: RayOptions | None = None,
+    *,
+    wide: bool = False,
 ) -> None:
     from rich.console import Console
 
@@ -243,7 +263,7 @@ def _run_and_print(
         # Not a terminal (a pipe, a file): do not squeeze the table to 80 columns, unless
         # COLUMNS asks for a width
         fixed = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
-        console = Console(width=None if fixed else 250)
+        console = Console(width=1000 if wide else None if fixed else 250)
         render_table(result, console, by_category=by_category, view=chosen, folder=str(out))
     # --quiet only hides the progress: where the results are is never left out
     err.print(

@@ -12,6 +12,7 @@ many queries) go to stderr.
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from enum import StrEnum
@@ -145,6 +146,9 @@ def compare_command(
     output_format: Format = typer.Option(
         Format.table, "--format", "-f", help="table, json, csv, markdown or latex."
     ),
+    wide: bool = typer.Option(
+        False, "--wide", help="Print every column of the tables, however wide the terminal."
+    ),
 ) -> None:
     """Is a difference between runs real? Intervals, paired tests, corrected p-values.
 
@@ -193,7 +197,13 @@ def compare_command(
     elif output_format is Format.latex:
         sys.stdout.write(to_latex(comparison))
     else:
-        render_table(comparison, plan=queries_needed, delta=delta)
+        from rich.console import Console
+
+        # a terminal, or COLUMNS naming a width: fit the tables to it; a pipe or a file gets
+        # every column unwrapped
+        fit = not wide and (sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit())
+        console = Console(highlight=False, soft_wrap=False)
+        render_table(comparison, console, plan=queries_needed, delta=delta, fit=fit)
     for note in comparison.warnings:
         print(f"rankscope: warning: {note}", file=sys.stderr)
 

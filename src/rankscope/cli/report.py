@@ -4,6 +4,7 @@ wrote."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -58,15 +59,25 @@ def report_command(
     quality against latency with the Pareto front, per-category results (one HTML file, no
     network needed to view it).
     """
+    from rich.console import Console
+
     from rankscope.report.write import write_report
 
-    written = write_report(
-        source,
-        html=html,
-        markdown=markdown,
-        latex=latex,
-        view=None if view is None else view.value,  # type: ignore[arg-type]
-    )
+    # the statistics and figures take a while (tens of seconds for dozens of configurations):
+    # say so on a terminal rather than sit silent
+    err = Console(stderr=True)
+    with (
+        err.status("Building the report: statistics and figures...")
+        if err.is_terminal
+        else (contextlib.nullcontext())
+    ):
+        written = write_report(
+            source,
+            html=html,
+            markdown=markdown,
+            latex=latex,
+            view=None if view is None else view.value,  # type: ignore[arg-type]
+        )
     for kind in ("markdown", "latex", "html"):
         if kind in written.text:
             sys.stdout.write(written.text[kind])

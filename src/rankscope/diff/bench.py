@@ -92,6 +92,7 @@ def diff_configurations(
             rel_level=evaluation.rel_level,
             sort=sort,
             names=(baseline, other),
+            left_out=bench.left_out(chosen),
         )
         for other in others
     ]
@@ -168,6 +169,20 @@ class BenchFolder:
         found = read_run(self._file(config.run_file))
         self._runs[name] = found
         return found
+
+    def left_out(self, view: ViewName) -> dict[str, str]:
+        """``{query_id: why}`` for the judged queries the view leaves out: those some
+        configuration skipped or failed (the ``answered`` view compares only the others)."""
+        result = self.result
+        kept = set(result.query_sets[view].query_ids)
+        judged = {q for q, j in zip(result.query_ids, result.judged, strict=True) if j}
+        out: dict[str, list[str]] = {}
+        for config in result.successful:
+            for qid in config.skipped_queries:
+                out.setdefault(qid, []).append(f"skipped by {config.name}")
+            for qid in config.failed_queries:
+                out.setdefault(qid, []).append(f"failed in {config.name}")
+        return {q: ", ".join(why) for q, why in out.items() if q in judged and q not in kept}
 
     def categories(self) -> dict[str, str | None]:
         return dict(zip(self.result.query_ids, self.result.query_categories, strict=True))

@@ -434,6 +434,7 @@ def diff_runs(
     corpus: DocumentSource | str | os.PathLike[str] | None = None,
     sort: SortOrder = "change",
     names: tuple[str, str] | None = None,
+    left_out: Mapping[str, str] | None = None,
 ) -> RunDiff:
     """Compare ``run_b`` with ``run_a`` query by query on ``measure``.
 
@@ -446,6 +447,9 @@ def diff_runs(
       (``{doc_id: Document}``, a function of the ids wanted, or a BEIR ``corpus.jsonl``
       path): texts to show; optional.
     - ``names``: the runs' names (default: their own, told apart by file when equal).
+    - ``left_out``: ``{query_id: why}`` for queries judged elsewhere but left out of
+      ``qrels`` (a benchmark view without the queries some configuration skipped): said so
+      instead of "no judgments".
     """
     from rankscope.data import Qrels, Run, unique_run_names
     from rankscope.metrics.evaluate import evaluate, no_shared_query
@@ -500,11 +504,21 @@ def diff_runs(
                 f"{', '.join(sorted(lacking, key=_natural)[:5])}"
                 + (", ..." if len(lacking) > 5 else "")
             )
-    if unjudged_q:
+    reasons = left_out or {}
+    outside = [q for q in unjudged_q if q in reasons]
+    if outside:
+        why = sorted(set(reasons[q] for q in outside))
         notes.append(
-            f"{len(unjudged_q)} run queries have no judgments and are not compared: "
-            + ", ".join(unjudged_q[:5])
-            + (", ..." if len(unjudged_q) > 5 else "")
+            f"{len(outside)} run queries are left out of the comparison ({'; '.join(why)}): "
+            + ", ".join(outside[:5])
+            + (", ..." if len(outside) > 5 else "")
+        )
+    unjudged = [q for q in unjudged_q if q not in reasons]
+    if unjudged:
+        notes.append(
+            f"{len(unjudged)} run queries have no judgments and are not compared: "
+            + ", ".join(unjudged[:5])
+            + (", ..." if len(unjudged) > 5 else "")
         )
     ordered = QueryDiffs(table, table.order(sort))
     diff = RunDiff(

@@ -246,6 +246,21 @@ class Engine(ABC):
         50}``. Empty for engines with nothing to report."""
         return {}
 
+    def effective_params(self, k: int) -> Mapping[str, int | float | str | bool]:
+        """The index and search parameters a search for ``k`` hits really runs with, where they
+        can differ from the options given: hnswlib searches with ``ef = max(ef_search, k)``,
+        faiss scans ``min(nprobe, nlist)`` cells, Qdrant local mode and Milvus Lite search
+        exactly whatever their index options. The benchmark stores them in results.json and
+        flags two configurations of one engine that searched with the same ones as duplicates.
+        Empty (the default): the options as given are what the engine searched with."""
+        return {}
+
+    def notes(self) -> list[str]:
+        """What the engine's library said about the last :meth:`index` (e.g. faiss's k-means
+        asking for more training points), once each, for the benchmark's notes instead of the
+        terminal."""
+        return []
+
     def search_stats(self) -> Mapping[str, int | float]:
         """Counts about the searches since the last :meth:`index`, for results.json: e.g.
         pgvector's ``{"approximate_searches": 300, "exact_searches": 0}`` (whether rankings

@@ -15,6 +15,7 @@ the matching documents: filtered search, as a RAG application with access rules 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -127,6 +128,18 @@ class ChromaEngine(VectorStoreEngine):
                 )
         except Exception as exc:  # chromadb raises its own error types and ValueError
             raise wrap_store_error("chroma", "building the collection", exc) from exc
+
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        params: dict[str, int | float | str | bool] = {
+            "space": self.space,
+            "m": self.m,
+            "ef_construction": self.ef_construction,
+            # Chroma's HNSW (hnswlib) explores max(ef, k) candidates
+            "ef_search": max(self.ef_search, k),
+        }
+        if self.where is not None:
+            params["where"] = json.dumps(self.where, sort_keys=True, default=repr)
+        return params
 
     def _knn(self, vector: Matrix, k: int) -> list[tuple[int, float]]:
         if self._collection is None:

@@ -87,6 +87,8 @@ class FaissEngine(VectorStoreEngine):
         super().__init__(model, **embedding)
         self._index: Any = None
         self._quantizer: Any = None
+        self._nlist_built: int | None = None
+        self._pq_m_built: int | None = None
 
     def _build(self, vectors: Matrix, docs: Sequence[Document]) -> None:
         faiss = _import_faiss()
@@ -105,14 +107,14 @@ class FaissEngine(VectorStoreEngine):
                 index = faiss.IndexHNSWFlat(dim, self.m, metric)
                 index.hnsw.efConstruction = self.ef_construction
             else:
-                nlist = self._nlist(n)
+                nlist = self._nlist_built = self._nlist(n)
                 quantizer = faiss.IndexFlatIP(dim)
                 if self.kind == "ivf_flat":
                     index = faiss.IndexIVFFlat(quantizer, dim, nlist, metric)
                 else:
-                    pq_m = self._pq_m(dim, n)
+                    pq_m = self._pq_m_built = self._pq_m(dim, n)
                     index = faiss.IndexIVFPQ(quantizer, dim, nlist, pq_m, self.pq_bits, metric)
-                index.train(vectors)
+                self._train(index, vectors, nlist)
                 index.nprobe = min(self.nprobe, nlist)
                 # faiss keeps a reference to the quantizer only on the C++ side
                 self._quantizer = quantizer
@@ -122,6 +124,48 @@ class FaissEngine(VectorStoreEngine):
         if self.kind == "hnsw":
             index.hnsw.efSearch = self.ef_search
         self._index = index
+
+    def _train(self, index: Any, vectors: Matrix, nlist: int) -> None:
+        """Train the IVF cells (and PQ codebooks). faiss's k-means prints "please provide at
+        least N training points" to stderr, once per training and into any progress bar,
+        whenever it gets fewer than 39 points per centroid; the same finding goes into the
+        configuration's notes instead (the threshold only decides the message, never the
+        result)."""
+        n = int(vectors.shape[0])
+        wanted = [("IVF k-means", nlist, index.cp)]
+        if self.kind == "ivf_pq":
+            wanted.append(("PQ codebooks", 2**self.pq_bits, index.pq.cp))
+        for what, centroids, params in wanted:
+            least = centroids * int(params.min_points_per_centroid)
+            if n < least:
+                self._notes.append(
+                    f"faiss {what}: {centroids:,} centroids trained on {n:,} vectors; faiss "
+                    f"asks for at least {least:,} training points"
+                )
+            params.min_points_per_centroid = 0
+        index.train(vectors)
+
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        if self.kind == "flat":
+            return {"index": "flat", "search": "exact"}
+        if self.kind == "hnsw":
+            # faiss searches with efSearch as set, also below k: a search may return fewer
+            # than k hits
+            return {
+                "index": "hnsw",
+                "m": self.m,
+                "ef_construction": self.ef_construction,
+                "ef_search": self.ef_search,
+            }
+        params: dict[str, int | float | str | bool] = {"index": self.kind}
+        if self._nlist_built is not None:
+            params["nlist"] = self._nlist_built
+            params["nprobe"] = min(self.nprobe, self._nlist_built)
+        if self.kind == "ivf_pq":
+            if self._pq_m_built is not None:
+                params["pq_m"] = self._pq_m_built
+            params["pq_bits"] = self.pq_bits
+        return params
 
     def _nlist(self, n: int) -> int:
         nlist = self.nlist if self.nlist is not None else max(1, min(n, round(4 * math.sqrt(n))))

@@ -4,8 +4,8 @@ The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) 
 ``hnswlib.Index`` in the ``ip`` space (inner product, the cosine on unit vectors; hnswlib
 reports ``1 - ip`` as the distance, turned back into the cosine here). The graph is built with
 ``m`` links per node and ``ef_construction``, searched with ``ef_search`` (hnswlib uses
-``max(ef_search, k)``). With ``threads: 1`` (the default) and a fixed ``seed`` the graph, and so
-every result, is the same on every run.
+``max(ef_search, k)``, which :meth:`~HnswlibEngine.effective_params` reports). With ``threads:
+1`` (the default) and a fixed ``seed`` the graph, and so every result, is the same on every run.
 """
 
 from __future__ import annotations
@@ -83,6 +83,16 @@ class HnswlibEngine(VectorStoreEngine):
         except (RuntimeError, ValueError) as exc:
             raise wrap_store_error("hnswlib", "building the index", exc) from exc
         self._index = index
+
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        # hnswlib's searchKnn explores max(ef, k) candidates: below k, ef_search does nothing
+        return {
+            "m": self.m,
+            "ef_construction": self.ef_construction,
+            "ef_search": max(self.ef_search, k),
+            "seed": self.seed,
+            "threads": self.threads,
+        }
 
     def _knn(self, vector: Matrix, k: int) -> list[tuple[int, float]]:
         if self._index is None:

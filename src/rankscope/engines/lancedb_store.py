@@ -215,11 +215,37 @@ class LanceDbEngine(VectorStoreEngine):
         if self.nprobe is not None:
             builder = builder.nprobes(self.nprobe)
         if self.ef_search is not None:
-            # LanceDB refuses ef < k; hnswlib and faiss search with max(ef, k) themselves
+            # LanceDB refuses ef < k (hnswlib searches with max(ef, k) itself; faiss does not)
             builder = builder.ef(max(self.ef_search, k))
         if self.refine_factor is not None:
             builder = builder.refine_factor(self.refine_factor)
         return builder
+
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        """The vector search's settings (unset ones are LanceDB's defaults, recorded as
+        ``"default"``); the full-text side has its own options."""
+        params: dict[str, int | float | str | bool] = {"mode": self.mode}
+        if self.mode != "vector":
+            params.update(stem=self.stem, remove_stop_words=self.remove_stop_words)
+        if self.mode == "hybrid":
+            params["rrf_k"] = self.rrf_k
+        if self.mode == "fts":
+            return params
+        if self.kind == "none":
+            params["search"] = "exact"
+            return params
+        params["index"] = self.kind
+        params["nlist"] = "default" if self.nlist is None else self.nlist
+        if "pq" in self.kind:
+            params["pq_m"] = "default" if self.pq_m is None else self.pq_m
+            params["pq_bits"] = self.pq_bits
+        if "hnsw" in self.kind:
+            params.update(m=self.m, ef_construction=self.ef_construction)
+            params["ef_search"] = "default" if self.ef_search is None else max(self.ef_search, k)
+        params["nprobe"] = "default" if self.nprobe is None else self.nprobe
+        if self.refine_factor is not None:
+            params["refine_factor"] = self.refine_factor
+        return params
 
     def _search(self, query: Query, k: int) -> list[Hit]:
         if self.mode == "vector":

@@ -2,14 +2,16 @@
 
 ``pymilvus.MilvusClient`` given a local ``.db`` path starts Milvus Lite, offline: since
 milvus-lite 3, a pure-Python Milvus (its gRPC API served from a thread of this process on a
-loopback port, its data in that folder). Milvus Lite accepts every index type and its
-parameters (``index``: ``flat``, ``hnsw``, ``ivf_flat``, ``ivf_pq``; ``m``, ``ef_construction``,
-``ef_search``, ``nlist``, ``nprobe``, ``pq_m``, ``pq_bits``) and reports them back from
-``describe_index``, but it searches **exactly** whatever they are: measured here, IVF-PQ with
-``nprobe: 1`` and HNSW with ``m: 4, ef_search: 10`` both returned the exact top 10 of 5,000
-random vectors for 50 of 50 queries (Milvus Lite's documentation: it "only supports FLAT index
-type"). ``index_stats()`` reports ``exact_search: 1``: numbers from it are a Milvus server's
-quality at perfect recall, not its speed or its index's recall.
+loopback port, its data in that folder). The rows are inserted, then **flushed**: Milvus Lite
+seals them into a segment and builds the index on it (with faiss). Unflushed rows stay in a
+growing segment that every search scans exhaustively, after rebuilding an in-memory snapshot
+of it: exact, whatever the index, and slow (measured on 1,000 hashing-embedder vectors, 50
+queries: see bench/VECTOR_STORES.md). Flushed, ``index`` (``flat``, ``hnsw``, ``ivf_flat``) is
+what it searches with: ``flat`` exactly; ``hnsw`` (faiss's, with ``m``, ``ef_construction``,
+``ef_search`` as set, also below k) and ``ivf_flat`` (``nlist`` cells, at most one per vector;
+``nprobe`` scanned) approximately. Milvus Lite (3.2) builds no ``ivf_pq`` index: refused.
+pymilvus sends build parameters as separate keys, which Milvus Lite drops (it builds with its
+defaults: M 16, efConstruction 200, nlist 128); they are sent under ``params``, which it reads.
 
 The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) are stored under the
 ``COSINE`` metric; a hit's score is Milvus's cosine similarity.
@@ -40,6 +42,8 @@ from rankscope.util.extras import import_extra
 # milvus extra).
 
 INDEX_KINDS = ("flat", "hnsw", "ivf_flat", "ivf_pq")
+#: the index kinds Milvus Lite builds (3.2: IVF_PQ fails in its background build)
+LITE_KINDS = ("flat", "hnsw", "ivf_flat")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 #: rows per insert call
 _BATCH = 1000
@@ -53,13 +57,13 @@ def _import_pymilvus() -> Any:
 
 @register_engine("milvus")
 class MilvusEngine(VectorStoreEngine):
-    """Milvus Lite (exact search, whatever the index) over rankscope's embeddings.
+    """Milvus Lite over rankscope's embeddings.
 
     Options: ``path`` (a folder for Milvus Lite's ``milvus.db``; default a temporary one,
-    removed on close), ``collection`` (default ``rankscope``), ``index`` (default ``hnsw``),
-    ``m`` (16), ``ef_construction`` (200), ``ef_search`` (64), ``nlist`` (128), ``nprobe`` (8),
-    ``pq_m`` (default dimension / 8), ``pq_bits`` (8) (recorded and passed to Milvus; Milvus
-    Lite searches exactly), and the embedding options of
+    removed on close), ``collection`` (default ``rankscope``), ``index`` (``flat``, ``hnsw``
+    default, ``ivf_flat``; ``ivf_pq`` is refused: Milvus Lite does not build it), ``m`` (16),
+    ``ef_construction`` (200), ``ef_search`` (64), ``nlist`` (128), ``nprobe`` (8), ``pq_m``
+    (default dimension / 8), ``pq_bits`` (8), and the embedding options of
     :class:`~rankscope.engines.vectorstore.VectorStoreEngine`.
     """
 
@@ -83,6 +87,12 @@ class MilvusEngine(VectorStoreEngine):
         **embedding: Any,
     ) -> None:
         self.kind = check_choice("milvus", "index", index, INDEX_KINDS)
+        if self.kind not in LITE_KINDS:
+            raise ConfigError(
+                f"milvus engine: Milvus Lite does not build an {self.kind} index",
+                value=index,
+                hint=f"use index: {', '.join(LITE_KINDS)}",
+            )
         self.m = check_int("milvus", "m", m, 2)
         self.ef_construction = check_int("milvus", "ef_construction", ef_construction, 1)
         self.ef_search = check_int("milvus", "ef_search", ef_search, 1)
@@ -101,7 +111,8 @@ class MilvusEngine(VectorStoreEngine):
         self._folder = StoreFolder.of(path, "milvus")
         self._client: Any = None
         self._filled = False
-        self._search_params: dict[str, int] = {}
+        self._search_params_sent: dict[str, int] = {}
+        self._nlist_built: int | None = None
 
     def _connect(self) -> Any:
         if self._client is None:
@@ -140,13 +151,16 @@ class MilvusEngine(VectorStoreEngine):
             if n == 0:
                 return
             dim = int(vectors.shape[1])
-            kind, build, self._search_params = self._index_params(dim)
+            kind, build, self._search_params_sent = self._index_params(dim)
+            self._nlist_built = min(self.nlist, n)  # Milvus Lite: at most one cell per vector
             schema = client.create_schema(auto_id=False)
             schema.add_field("row", pymilvus.DataType.INT64, is_primary=True)
             schema.add_field("vector", pymilvus.DataType.FLOAT_VECTOR, dim=dim)
             params = client.prepare_index_params()
+            # under "params": pymilvus would otherwise send each as a key of its own, which
+            # Milvus Lite ignores (it reads the JSON of "params")
             params.add_index(
-                field_name="vector", index_type=kind, metric_type="COSINE", params=build
+                field_name="vector", index_type=kind, metric_type="COSINE", params={"params": build}
             )
             client.create_collection(self.collection, schema=schema, index_params=params)
             for lo in range(0, n, _BATCH):
@@ -154,12 +168,29 @@ class MilvusEngine(VectorStoreEngine):
                 client.insert(
                     self.collection, [{"row": i, "vector": vectors[i].tolist()} for i in rows]
                 )
+            # sealed segments: without a flush, Milvus Lite searches the growing (unsealed)
+            # rows by rebuilding an in-memory snapshot of them at every search
+            client.flush(self.collection)
             client.load_collection(self.collection)
         except EngineError:
             raise
         except Exception as exc:  # pymilvus raises MilvusException and others
             raise wrap_store_error("milvus", "building the collection", exc) from exc
         self._filled = True
+
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        if self.kind == "flat":
+            return {"index": "flat", "search": "exact"}
+        if self.kind == "hnsw":
+            # Milvus Lite's HNSW is faiss's: ef as set, not raised to k
+            return {
+                "index": "hnsw",
+                "m": self.m,
+                "ef_construction": self.ef_construction,
+                "ef_search": self.ef_search,
+            }
+        nlist = self._nlist_built if self._nlist_built is not None else self.nlist
+        return {"index": "ivf_flat", "nlist": nlist, "nprobe": min(self.nprobe, nlist)}
 
     def _knn(self, vector: Matrix, k: int) -> list[tuple[int, float]]:
         if not self._filled:
@@ -169,7 +200,7 @@ class MilvusEngine(VectorStoreEngine):
                 self.collection,
                 data=[vector.tolist()],
                 limit=k,
-                search_params={"metric_type": "COSINE", "params": self._search_params},
+                search_params={"metric_type": "COSINE", "params": self._search_params_sent},
                 output_fields=["row"],
             )
         except Exception as exc:
@@ -178,9 +209,6 @@ class MilvusEngine(VectorStoreEngine):
 
     def _store_bytes(self) -> int | None:
         return folder_bytes(self._folder.path)
-
-    def _store_stats(self) -> dict[str, int | float]:
-        return {"exact_search": 1}
 
     def _close_store(self) -> None:
         client, self._client = self._client, None

@@ -10,12 +10,20 @@ speed.
 
 The unit vectors of rankscope's embedder (:mod:`rankscope.engines.vectorstore`) are stored under the
 cosine distance; a hit's score is Qdrant's cosine similarity.
+
+Local mode cannot batch its writes: whatever the batch size of ``upload_collection``, it stores
+each point in its SQLite file in a transaction of its own, and each commit waits for the disk
+(measured: 1,308 points of 384 dimensions took 45.5 s). While it builds, the engine turns
+SQLite's ``synchronous`` off on that connection (the commits reach the file, without a wait
+for the disk each; 2.6 s for the same points), and back to ``FULL`` after.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +46,22 @@ def _import_qdrant() -> Any:
     return import_extra(
         "qdrant_client", "engine 'qdrant'", "the qdrant-client package", "qdrant", EngineError
     )
+
+
+@contextlib.contextmanager
+def _unsynced(client: Any, collection: str) -> Iterator[None]:
+    """Local mode's SQLite connection of ``collection`` with ``synchronous=OFF`` meanwhile
+    (nothing when the client is not local mode or keeps its points elsewhere)."""
+    storage = getattr(getattr(client, "_client", None), "collections", {}).get(collection)
+    connection = getattr(getattr(storage, "storage", None), "storage", None)
+    if not isinstance(connection, sqlite3.Connection):
+        yield
+        return
+    connection.execute("PRAGMA synchronous=OFF")
+    try:
+        yield
+    finally:
+        connection.execute("PRAGMA synchronous=FULL")
 
 
 @register_engine("qdrant")
@@ -101,10 +125,14 @@ class QdrantEngine(VectorStoreEngine):
                 ),
                 hnsw_config=models.HnswConfigDiff(m=self.m, ef_construct=self.ef_construction),
             )
-            client.upload_collection(self.collection, vectors=vectors, ids=list(range(n)))
+            with _unsynced(client, self.collection):
+                client.upload_collection(self.collection, vectors=vectors, ids=list(range(n)))
         except Exception as exc:  # qdrant-client raises its own error types and ValueError
             raise wrap_store_error("qdrant", "building the collection", exc) from exc
         self._filled = True
+
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        return {"search": "exact"}  # local mode ignores the HNSW settings
 
     def _knn(self, vector: Matrix, k: int) -> list[tuple[int, float]]:
         if not self._filled:

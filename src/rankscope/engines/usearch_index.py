@@ -94,6 +94,18 @@ class UsearchEngine(VectorStoreEngine):
             raise wrap_store_error("usearch", "building the index", exc) from exc
         self._index = index
 
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        if self.exact:
+            return {"dtype": self.dtype, "search": "exact"}
+        return {
+            "dtype": self.dtype,
+            "m": self.m,
+            "ef_construction": self.ef_construction,
+            # USearch widens its search to max(expansion_search, k)
+            "ef_search": max(self.ef_search, k),
+            "threads": self.threads,
+        }
+
     def _knn(self, vector: Matrix, k: int) -> list[tuple[int, float]]:
         if self._index is None:
             return []

@@ -182,6 +182,7 @@ class VectorStoreEngine(Engine):
         self._embedded_docs = 0
         self._build_seconds: float | None = None
         self._index_bytes: int | None = None
+        self._notes: list[str] = []
 
     # -- options ----------------------------------------------------------------------------
     @classmethod
@@ -192,6 +193,12 @@ class VectorStoreEngine(Engine):
             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
         ]
         return [*own, *EMBEDDING_OPTIONS]
+
+    @classmethod
+    def store_options(cls) -> list[str]:
+        """The store's own options (its index and search settings, where it keeps its files):
+        what :meth:`effective_params` stands for when configurations are compared."""
+        return [name for name in cls.accepted_options() if name not in EMBEDDING_OPTIONS][1:]
 
     @property
     def embedder(self) -> Embedder:
@@ -223,6 +230,17 @@ class VectorStoreEngine(Engine):
         """The store's ``k`` nearest rows to ``vector`` (``1 <= k <=`` rows indexed), as
         ``(row, cosine similarity as the store reports it)``, best first."""
 
+    @abstractmethod
+    def _search_params(self, k: int) -> dict[str, int | float | str | bool]:
+        """The index and search parameters a search for ``k`` hits runs with, as the store
+        applies them (see :meth:`Engine.effective_params`)."""
+
+    def effective_params(self, k: int) -> dict[str, int | float | str | bool]:
+        return self._search_params(k)
+
+    def notes(self) -> list[str]:
+        return list(self._notes)
+
     def _store_bytes(self) -> int | None:
         """Bytes the store's index takes on disk (its files, or its serialised form)."""
         return None
@@ -241,6 +259,7 @@ class VectorStoreEngine(Engine):
 
     def index(self, docs: Iterable[Document]) -> None:
         self._query_vectors = {}
+        self._notes = []
         kept_docs, vectors = self._embed_corpus(docs)
         self._ids = [d.id for d in kept_docs]
         self._matrix = vectors

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -25,6 +25,7 @@ from rankscope.bench.results import (
     BenchmarkResult,
     ConfigResult,
     ConfigurationComparison,
+    Recommendation,
     ViewName,
     ViewStatistics,
 )
@@ -40,6 +41,12 @@ RECOMMENDATION_TITLES = {
 
 
 CACHE_HEADER = "emb. cache"
+
+#: what --by-category prints when there is nothing to break down
+NO_CATEGORIES = (
+    "--by-category: no query has a category (give queries a `category:` in the suite), so "
+    "there is no table per category"
+)
 
 
 @dataclass(frozen=True)
@@ -93,18 +100,21 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
     """The table's columns: measures, latency percentiles, index time."""
     chosen = view or result.default_view
     measures = table_measures(result)
-    # secondary measures go last to first when the table must be narrower; the headline stays
+    # when the table must be narrower, secondary measures go first (last to first), then the
+    # latency and index extras, the interval and p (compare prints them); the vector columns and
+    # the front mark last; the headline, Δ best and p50 stay
+    top = len(measures) + 10
     cols = [
-        Column(measure_label(m), _summary(chosen, m), "max", 4, drop_rank=i)
+        Column(measure_label(m), _summary(chosen, m), "max", 4, drop_rank=top + i)
         for i, m in enumerate(measures)
     ]
+    cols[0] = Column(cols[0].header, cols[0].value, "max", 4)
     cols[1:1] = statistics_columns(result, chosen)
-    top = len(measures)
     cols += [
         Column("p50 ms", _latency(chosen, "p50_ms"), "min", 3),
-        Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3, drop_rank=top + 3),
-        Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3, drop_rank=top + 1),
-        Column("index s", lambda c: c.index_time_s, "min", 2, drop_rank=top + 2),
+        Column("p50 IQR", _latency(chosen, "p50_iqr_ms"), "none", 3, drop_rank=10),
+        Column("p95 ms", _latency(chosen, "p95_ms"), "min", 3, drop_rank=8),
+        Column("index s", lambda c: c.index_time_s, "min", 2, drop_rank=9),
     ]
     if any(c.index_cache is not None for c in result.successful):
         cols.append(
@@ -114,10 +124,10 @@ def columns(result: BenchmarkResult, view: ViewName | None = None) -> list[Colum
                 "none",
                 0,
                 show=lambda v: f"{v:.0%}",
-                drop_rank=top + 4,
+                drop_rank=7,
             )
         )
-    cols += vector_columns(result, chosen, top + 5)
+    cols += vector_columns(result, chosen, 2)
     return cols
 
 
@@ -147,7 +157,7 @@ def vector_columns(result: BenchmarkResult, view: ViewName, rank: int) -> list[C
                 lambda c: c.view(view).ann_recall.get(key),
                 "max",
                 4,
-                drop_rank=rank,
+                drop_rank=rank + 1,
             )
         )
     if any("build_seconds" in c.index_stats for c in ok):
@@ -157,7 +167,7 @@ def vector_columns(result: BenchmarkResult, view: ViewName, rank: int) -> list[C
                 lambda c: c.index_stats.get("build_seconds"),
                 "min",
                 3,
-                drop_rank=rank + 1,
+                drop_rank=rank + 3,
             )
         )
     if any("index_bytes" in c.index_stats for c in ok):
@@ -195,7 +205,7 @@ def fit_columns(
 ) -> tuple[list[Column], list[Column]]:
     """The columns that fit ``width`` terminal cells (``measure`` gives a table's width), and
     those left out: secondary columns go first (highest ``drop_rank``), never the headline,
-    its interval, Δ best, p or p50."""
+    Δ best or p50."""
     kept = list(cols)
     dropped: list[Column] = []
     for col in sorted((c for c in cols if c.drop_rank), key=lambda c: -c.drop_rank):
@@ -249,7 +259,7 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
         return value
 
     parts = (("95% CI low", end(0)), ("95% CI high", end(1)))
-    cols = [Column("95% CI", lambda c: None, "none", 4, cell=interval, parts=parts)]
+    cols = [Column("95% CI", lambda c: None, "none", 4, cell=interval, parts=parts, drop_rank=6)]
     if not stats.compared:
         return cols
 
@@ -272,7 +282,7 @@ def statistics_columns(result: BenchmarkResult, view: ViewName) -> list[Column]:
             return "-"
 
     cols.append(Column("Δ best", number("delta"), "none", 4, cell=delta))
-    cols.append(Column("p", number("p_adjusted"), "none", 4, cell=p_value))
+    cols.append(Column("p", number("p_adjusted"), "none", 4, cell=p_value, drop_rank=5))
     return cols
 
 
@@ -337,12 +347,20 @@ def title(result: BenchmarkResult, view: ViewName | None = None) -> str:
 
 
 def notes(
-    result: BenchmarkResult, view: ViewName | None = None, folder: str | None = None
+    result: BenchmarkResult,
+    view: ViewName | None = None,
+    folder: str | None = None,
+    shown: Collection[str] | None = None,
 ) -> list[Note]:
     """Everything printed under the table, in order (``folder``: where the results are, for
-    the commands the notes give)."""
+    the commands the notes give; ``shown``: the headers of the columns the table shows, when
+    it leaves some out: the notes about the others are left out too)."""
     chosen = view or result.default_view
     ok = result.successful
+
+    def showing(header: str) -> bool:
+        return shown is None or header in shown
+
     out = [Note(f"warning: {w}", "bold yellow") for w in result.warnings]
     out += statistics_notes(result, chosen, folder)
     for c in ok:
@@ -360,7 +378,7 @@ def notes(
         out.append(Note(f"reused from checkpoint (--fresh to redo): {', '.join(resumed)}", "dim"))
     for failure in result.failures:
         out.append(Note(f"FAILED {failure.name}: {failure.error}", "bold red"))
-    if any(c.index_cache is not None for c in ok):
+    if any(c.index_cache is not None for c in ok) and showing(CACHE_HEADER):
         out.append(
             Note(
                 f"{CACHE_HEADER}: share of the document embeddings read from the embedding "
@@ -371,7 +389,8 @@ def notes(
         )
     if has_gain_label(table_measures(result)):
         out.append(Note(GAIN_NOTE, "dim"))
-    out += vector_notes(result, chosen)
+    out += vector_notes(result, chosen, showing)
+    out += search_notes(result)
     repeats = result.settings.repeats
     out.append(
         Note(
@@ -390,12 +409,17 @@ def notes(
     return out
 
 
-def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
-    """What the vector-search columns and the front mark mean."""
+def vector_notes(
+    result: BenchmarkResult,
+    view: ViewName,
+    showing: Callable[[str], bool] = lambda header: True,
+) -> list[Note]:
+    """What the vector-search columns and the front mark mean (those ``showing`` says the
+    table shows)."""
     ok = result.successful
     out: list[Note] = []
-    if any(c.view(view).ann_recall for c in ok):
-        k = ann_cutoff(result)
+    k = ann_cutoff(result)
+    if any(c.view(view).ann_recall for c in ok) and showing(ANN_HEADER.format(k=k)):
         out.append(
             Note(
                 f"ann R@{k}: ann_recall@{k}, the share of the exact {k} nearest neighbours of the "
@@ -404,7 +428,9 @@ def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
                 "dim",
             )
         )
-    if any("build_seconds" in c.index_stats for c in ok):
+    if any("build_seconds" in c.index_stats for c in ok) and (
+        showing("build s") or showing("index MB")
+    ):
         out.append(
             Note(
                 "build s: the store building its index from the vectors (embedding excluded); "
@@ -416,17 +442,90 @@ def vector_notes(result: BenchmarkResult, view: ViewName) -> list[Note]:
     if exact:
         out.append(
             Note(
-                f"exact search whatever the index settings (Qdrant local mode, Milvus Lite): "
-                f"{', '.join(exact)}",
+                f"exact search whatever the index settings (Qdrant local mode): {', '.join(exact)}",
                 "yellow",
             )
         )
     stats = result.statistics.get(view)
-    if stats is not None and stats.pareto is not None and len(ok) > 1:
+    if stats is not None and stats.pareto is not None and len(ok) > 1 and showing(FRONT_HEADER):
         p = stats.pareto
         out.append(Note(f"{FRONT_MARK} Pareto front: {p.rule}", "dim"))
         out += [Note(f"Pareto front: {n}", "yellow") for n in p.notes]
     return out
+
+
+def search_notes(result: BenchmarkResult) -> list[Note]:
+    """What the engines really did: parameters they searched with other than given, queries
+    that got fewer hits than asked for, configurations that repeat another, and what the
+    engines' libraries said while indexing (once per message)."""
+    ok = result.successful
+    out: list[Note] = []
+    changed = [
+        f"{c.name} {', '.join(differences)}" for c in ok if (differences := changed_params(c))
+    ]
+    if changed:
+        k = max((c.fetch_k or 0) for c in ok)
+        out.append(Note(f"searched {k} deep with other values than given: {'; '.join(changed)}"))
+    short = [f"{c.name} on {len(c.short_queries)} of {_answered(c)}" for c in ok if c.short_queries]
+    if short:
+        out.append(
+            Note(
+                f"fewer hits than asked for (the index reached fewer vectors): {'; '.join(short)}",
+                "yellow",
+            )
+        )
+    same = [
+        f"{c.name} = {c.duplicate_of.of}"
+        + (" (same rankings)" if c.duplicate_of.reason == "same_rankings" else "")
+        for c in ok
+        if c.duplicate_of is not None
+    ]
+    if same:
+        out.append(Note(f"duplicates, identical searches: {'; '.join(same)}", "yellow"))
+    said: dict[str, list[str]] = {}
+    for c in ok:
+        for text in c.engine_notes:
+            said.setdefault(text, []).append(c.name)
+    for text, names in said.items():
+        out.append(Note(f"{_names(names)}: {text}", "dim"))
+    return out
+
+
+def changed_params(config: ConfigResult) -> list[str]:
+    """``name value (given X)`` for each option the engine searched with another value of."""
+    options = config.config.options
+    return [
+        f"{key} {value} (given {options[key]})"
+        for key, value in config.effective_params.items()
+        if key in options and options[key] != value
+    ]
+
+
+def _answered(config: ConfigResult) -> str:
+    ran = ("answered", "as_text")
+    n = sum(1 for s in config.per_query.status if s in ran) if config.per_query else 0
+    return f"{n} {query_word(n)}"
+
+
+def _names(names: Sequence[str], shown: int = 3) -> str:
+    """Configuration names, the first few then how many more."""
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])} and {len(names) - shown} more"
+
+
+def recommendation_line(key: str, rec: Recommendation, label: str) -> str:
+    """A pick in a few words (the full reason is in results.json and the report): the value
+    it was picked by and how many others are within noise of it (``label``: the headline's)."""
+    n = len(rec.within_noise)
+    others = f"{n} other{'s' if n != 1 else ''}"
+    if key == "best_quality":
+        return f"{label} {rec.value:.4f}, {others} within noise"
+    if key == "fastest":
+        return f"p50 {rec.value:.3f} ms, {others} within noise on per-query latency"
+    if key == "best_balance":
+        return f"balance {rec.value:.3f}"
+    return rec.reason
 
 
 def _skipped_note(config: ConfigResult, view: ViewName) -> str:
@@ -509,6 +608,7 @@ __all__ = [
     "notes",
     "quality_statistics",
     "query_word",
+    "recommendation_line",
     "statistics_columns",
     "table_measures",
     "title",

@@ -95,6 +95,8 @@ def _benchmark(
     parts.append(f"{bench.title(result, chosen)}.\n")
     if ok:
         parts.append(_columns_table(ok, bench.columns(result, chosen)))
+    if by_category and ok and not suite.categories:
+        parts.append(f"\n{bench.NO_CATEGORIES}.\n")
     if by_category and ok:
         for category in suite.categories:
             parts.append(f"\n### Category `{category}`\n")

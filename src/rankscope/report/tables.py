@@ -64,12 +64,22 @@ def _interval(interval: Interval | None, key: str, digits: int = 4, signed: bool
     return Cell(text, None, key)
 
 
-def _delta(row: SystemRow | None, baseline: str, word: str, key: str, ms: bool) -> Cell:
+def _delta(
+    row: SystemRow | None,
+    baseline: str,
+    word: str,
+    key: str,
+    ms: bool,
+    min_effect: float = 0.0,
+) -> Cell:
+    """The difference from the baseline, marked when significant and at least ``min_effect``
+    (in absolute value: a practical threshold)."""
     if row is None:
         return Cell("—")
     if row.system == baseline:
         return Cell(word, mark="best")
-    mark = row.direction if row.significant else None
+    large = row.delta is not None and abs(row.delta) >= min_effect
+    mark = row.direction if row.significant and large else None
     symbol = {"worse": f" {WORSE}", "better": f" {BETTER}"}.get(mark or "", "")
     text = fmt_ms(row.delta, signed=True) if ms else fmt_value(row.delta, signed=True)
     return Cell(text + symbol, row.delta, key, mark)
@@ -80,6 +90,17 @@ def _p(row: SystemRow | None, baseline: str, key: str) -> Cell:
     if row is None or row.system == baseline:
         return Cell("")
     return Cell(fmt_p(row.p_adjusted), row.p_adjusted, key)
+
+
+def latency_min_effect(content: ReportContent) -> float:
+    """The smallest latency difference (ms) marked significant: the suite's practical threshold
+    (the Pareto front's), ``min_latency_ms``, or its ``min_latency_ratio`` of the fastest
+    configuration's p50 when larger."""
+    settings = content.result.settings
+    fastest = None if content.latency is None else content.latency.baseline
+    p50 = next((r.p50_ms for r in content.rows if r.name == fastest), None)
+    relative = settings.min_latency_ratio * p50 if p50 is not None else 0.0
+    return max(settings.min_latency_ms, relative)
 
 
 def comparison_table(content: ReportContent) -> Table:
@@ -103,6 +124,7 @@ def comparison_table(content: ReportContent) -> Table:
         "Pareto",
     ]
     rows = []
+    threshold = latency_min_effect(content)
     for r in content.rows:
         q, t = r.quality, r.latency
         cells = [
@@ -114,7 +136,7 @@ def comparison_table(content: ReportContent) -> Table:
             ),
             _p(q, best, "p_value"),
             _number(r.p50_ms, "p50_ms", 3),
-            _delta(t, fastest, "fastest", "latency.delta", ms=True),
+            _delta(t, fastest, "fastest", "latency.delta", ms=True, min_effect=threshold),
             _p(t, fastest, "latency.p_value"),
             _number(r.index_s, "index_s", 2),
             Cell(FRONT_MARK if r.on_front else "", key="pareto"),
