@@ -230,3 +230,20 @@ def test_columns_sets_the_table_width_even_in_a_pipe(
     monkeypatch.delenv("COLUMNS")
     assert main(["bench", str(suite), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     assert "left out at" not in capsys.readouterr().out  # a pipe gets every column
+
+
+def test_the_full_text_benchmarks_spellings_output_k_and_max_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = Path(__file__).resolve().parents[2] / "examples" / "fts-quality" / "fts_quality_v1.yaml"
+    out = tmp_path / "out"
+    args = ["bench", str(suite), "--output", str(out), "--k", "3", "--k", "5", "--max-k", "10",
+            "--configuration", "sqlite", "--quiet"]  # fmt: skip
+    assert main(args) == 0
+    settings = json.loads((out / "results.json").read_text())["settings"]
+    assert settings["k"] == [3, 5] and settings["max_k"] == 10
+    assert "max_k: 10" in (out / "suite.resolved.yaml").read_text()
+    capsys.readouterr()
+    assert main(["bench", str(suite), "-o", str(tmp_path / "x"), "--k", "30", "--max-k", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "max_k (10) is smaller than the largest cut-off k (30)" in err and "Traceback" not in err

@@ -74,10 +74,25 @@ def bench(
     out: Path | None = typer.Option(
         None,
         "--out",
+        "--output",
         "-o",
         metavar="DIR",
         help="Output folder.",
         show_default="rankscope-out/<suite name>",
+    ),
+    k: list[int] = typer.Option(
+        [],
+        "--k",
+        metavar="N",
+        help="Cut-off k for the measures, instead of the suite's settings.k (repeatable).",
+        show_default=False,
+    ),
+    max_k: int | None = typer.Option(
+        None,
+        "--max-k",
+        metavar="N",
+        help="Retrieval depth, instead of the suite's settings.max_k.",
+        show_default=False,
     ),
     configuration: list[str] = typer.Option(
         [],
@@ -135,7 +150,7 @@ def bench(
     if ray or ray_address is not None or ray_cpus is not None:
         on_ray = RayOptions(address=ray_address, cpus_per_config=ray_cpus)
         on_ray.check_installed()
-    suite = load_suite(suite_file)
+    suite = load_suite(suite_file).with_cutoffs(k, max_k)
     if configuration or preset:
         suite = suite.select(configuration, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)
