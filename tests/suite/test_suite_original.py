@@ -3,6 +3,8 @@ boolean query string, and the errors for what it cannot express."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -93,3 +95,27 @@ def test_errors_name_the_file_and_line(tmp_path: Path, query: str, message: str)
         load_suite_text(_suite(query), base_dir=tmp_path, source="suite.yaml")
     text = str(info.value)
     assert message in text and "suite.yaml" in text
+
+
+def test_the_original_suite_runs_on_sqlite_tantivy_and_postgres(
+    tmp_path: Path, postgres_dsn: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rankscope.cli.app import main
+
+    pytest.importorskip("tantivy")
+    pytest.importorskip("psycopg")
+    text = EXAMPLE.read_text().replace(
+        "engines:\n",
+        "engines:\n  - {name: postgres, engine: postgres, options: {dsn: '"
+        + postgres_dsn
+        + "'}}\n",
+    )
+    suite = tmp_path / "fts_quality_v1.yaml"
+    suite.write_text(text)
+    shutil.copy(EXAMPLE.parent / "corpus.jsonl", tmp_path / "corpus.jsonl")
+    code = main(["bench", str(suite), "--output", str(tmp_path / "out"), "--quiet"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert sorted(c["name"] for c in results["configurations"]) == ["postgres", "sqlite", "tantivy"]
+    assert results["failures"] == []
