@@ -238,8 +238,16 @@ def test_the_full_text_benchmarks_spellings_output_k_and_max_k(
     suite = Path(__file__).resolve().parents[2] / "examples" / "fts-quality" / "fts_quality_v1.yaml"
     out = tmp_path / "out"
     args = ["bench", str(suite), "--output", str(out), "--k", "3", "--k", "5", "--max-k", "10",
-            "--configuration", "sqlite", "--quiet"]  # fmt: skip
+            "--configuration", "sqlite", "--configuration", "tantivy", "--quiet",
+            "--format", "fts"]  # fmt: skip
     assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        "=== FTS Quality Benchmark ===",
+        "suite: fts_quality_v1 (5 judged queries, 7 documents)",
+        "measure      sqlite  tantivy",
+    ]
+    assert "nDCG@10 lin  0.9755   0.9755" in lines and "R@3          1.0000   1.0000" in lines
     settings = json.loads((out / "results.json").read_text())["settings"]
     assert settings["k"] == [3, 5] and settings["max_k"] == 10
     assert "max_k: 10" in (out / "suite.resolved.yaml").read_text()

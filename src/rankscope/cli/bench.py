@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
 
 #: what ``bench --format`` and ``demo --format`` write
-BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown]
+BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown, Format.fts]
 
 DEMO_SUITE = "stdlib-docs.yaml"
 #: exit status when the benchmark ran but one or more configurations failed (results written);
@@ -35,7 +35,8 @@ _FORMAT = typer.Option(
     "--format",
     "-f",
     help="How to print the comparison: table or markdown for people; json (results.json) or "
-    "csv (one row per configuration, the table's columns at full precision) for scripts.",
+    "csv (one row per configuration, the table's columns at full precision) for scripts; fts: "
+    "the full-text benchmark's layout (engines as columns).",
 )
 _BY_CATEGORY = typer.Option(False, "--by-category", help="Also show measures per query category.")
 _VIEW = typer.Option(
@@ -244,6 +245,10 @@ def _run_and_print(
         typer.echo(to_json(result), nl=False)
     elif output_format is Format.csv:
         typer.echo(to_csv(result, view=chosen), nl=False)
+    elif output_format is Format.fts:
+        from rankscope.report.fts import to_fts_table
+
+        typer.echo(to_fts_table(result, view=chosen), nl=False)
     elif output_format is Format.markdown:
         typer.echo(
             to_markdown(result, by_category=by_category, view=chosen, folder=str(out)), nl=False
