@@ -324,3 +324,28 @@ def test_a_vector_store_table_fits_and_notes_only_what_it_shows(
     for promised in ("95% CI", "MAP", "ann R@10", "build s", "index MB", "Pareto"):
         assert promised in head
     assert "left out at" not in wide
+
+
+def test_the_full_text_benchmarks_spellings_output_k_and_max_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = Path(__file__).resolve().parents[2] / "examples" / "fts-quality" / "fts_quality_v1.yaml"
+    out = tmp_path / "out"
+    args = ["bench", str(suite), "--output", str(out), "--k", "3", "--k", "5", "--max-k", "10",
+            "--configuration", "sqlite", "--configuration", "tantivy", "--quiet",
+            "--format", "fts"]  # fmt: skip
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [
+        "=== FTS Quality Benchmark ===",
+        "suite: fts_quality_v1 (5 judged queries, 7 documents)",
+        "measure      sqlite  tantivy",
+    ]
+    assert "nDCG@10 lin  0.9755   0.9755" in lines and "R@3          1.0000   1.0000" in lines
+    settings = json.loads((out / "results.json").read_text())["settings"]
+    assert settings["k"] == [3, 5] and settings["max_k"] == 10
+    assert "max_k: 10" in (out / "suite.resolved.yaml").read_text()
+    capsys.readouterr()
+    assert main(["bench", str(suite), "-o", str(tmp_path / "x"), "--k", "30", "--max-k", "10"]) == 2
+    err = capsys.readouterr().err
+    assert "max_k (10) is smaller than the largest cut-off k (30)" in err and "Traceback" not in err

@@ -250,8 +250,8 @@ def test_old_spellings_work_end_to_end_with_the_same_exit_status(
     [
         (["eval"], ["table", "json", "csv", "markdown"]),
         (["compare"], ["table", "json", "csv", "markdown", "latex"]),
-        (["bench"], ["table", "json", "csv", "markdown"]),
-        (["demo"], ["table", "json", "csv", "markdown"]),
+        (["bench"], ["table", "json", "csv", "markdown", "fts"]),
+        (["demo"], ["table", "json", "csv", "markdown", "fts"]),
         (["agree"], ["table", "json"]),
     ],
 )

@@ -344,6 +344,31 @@ def test_files_corpus_and_code_search_expectations(tmp_path: Path) -> None:
     assert suite.qrels().to_dict() == {"f": {"src/pkg/parser.py": 1}, "s": {"src/pkg/render.py": 1}}
 
 
+def test_expected_symbols_match_case_insensitively_in_a_cpp_file(tmp_path: Path) -> None:
+    # The code-search design's own example: DetectCollision defined in a .cpp file.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "physics.cpp").write_text(
+        "#include <vector>\n\nbool World::DetectCollision(const Body& a, const Body& b) {\n"
+        "  return overlap(a, b);\n}\n"
+    )
+    (repo / "render.cpp").write_text("void draw(int x) {\n  paint(x);\n}\n")
+    path = write_suite(
+        tmp_path,
+        """
+        name: code
+        corpus: {type: files, path: repo}
+        queries:
+          - {id: s, text: collision, expected_symbols: [detectcollision]}
+        engines: [{name: x, engine: sqlite}]
+        """,
+    )
+    suite = load_suite(path)
+    physics = suite.documents()[0]
+    assert physics.fields["symbols"].split() == ["World::DetectCollision", "DetectCollision"]
+    assert suite.qrels().to_dict() == {"s": {"physics.cpp": 1}}
+
+
 def test_queries_from_a_jsonl_file_with_line_errors(tmp_path: Path) -> None:
     (tmp_path / "q.jsonl").write_text('{"id": "a", "text": "json", "category": "c"}\n{"id": "b"}\n')
     path = write_suite(

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 # (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
 
 #: what ``bench --format`` and ``demo --format`` write
-BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown]
+BenchFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown, Format.fts]
 
 #: exit status when the benchmark ran but one or more configurations failed (results written);
 #: 2 is bad input (nothing run), 130 an interruption
@@ -34,7 +34,8 @@ _FORMAT = typer.Option(
     "--format",
     "-f",
     help="How to print the comparison: table or markdown for people; json (results.json) or "
-    "csv (one row per configuration, the table's columns at full precision) for scripts.",
+    "csv (one row per configuration, the table's columns at full precision) for scripts; fts: "
+    "the full-text benchmark's layout (engines as columns).",
 )
 _BY_CATEGORY = typer.Option(False, "--by-category", help="Also show measures per query category.")
 _WIDE = typer.Option(
@@ -76,10 +77,25 @@ def bench(
     out: Path | None = typer.Option(
         None,
         "--out",
+        "--output",
         "-o",
         metavar="DIR",
         help="Output folder.",
         show_default="rankscope-out/<suite name>",
+    ),
+    k: list[int] = typer.Option(
+        [],
+        "--k",
+        metavar="N",
+        help="Cut-off k for the measures, instead of the suite's settings.k (repeatable).",
+        show_default=False,
+    ),
+    max_k: int | None = typer.Option(
+        None,
+        "--max-k",
+        metavar="N",
+        help="Retrieval depth, instead of the suite's settings.max_k.",
+        show_default=False,
     ),
     configuration: list[str] = typer.Option(
         [],
@@ -146,7 +162,7 @@ def bench(
         on_ray.check_installed()
     # the configurations that will run are probed (a preset runs built-in engines only)
     probe = False if no_probe or preset else (set(configuration) or True)
-    suite = load_suite(suite_file, probe=probe)
+    suite = load_suite(suite_file, probe=probe).with_cutoffs(k, max_k)
     if configuration or preset:
         suite = suite.select(configuration, preset=preset)
     target = out or Path("rankscope-out") / _slug(suite.name)
@@ -255,6 +271,10 @@ def _run_and_print(
         typer.echo(to_json(result), nl=False)
     elif output_format is Format.csv:
         typer.echo(to_csv(result, view=chosen), nl=False)
+    elif output_format is Format.fts:
+        from rankscope.report.fts import to_fts_table
+
+        typer.echo(to_fts_table(result, view=chosen), nl=False)
     elif output_format is Format.markdown:
         typer.echo(
             to_markdown(result, by_category=by_category, view=chosen, folder=str(out)), nl=False

@@ -17,7 +17,7 @@ import sys
 import warnings
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import typer
 
@@ -26,6 +26,8 @@ from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.stats import Comparison
+
+CompareFormat = Literal[Format.table, Format.json, Format.csv, Format.markdown, Format.latex]
 
 # What a command runs on is imported inside it: every command module loads at start-up
 # (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
@@ -143,7 +145,7 @@ def compare_command(
     depth: DepthOption = None,
     rel_level: RelLevelOption = 1,
     judged_only: JudgedOnlyOption = False,
-    output_format: Format = typer.Option(
+    output_format: CompareFormat = typer.Option(
         Format.table, "--format", "-f", help="table, json, csv, markdown or latex."
     ),
     wide: bool = typer.Option(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import typer
@@ -22,6 +23,9 @@ from rankscope.cli.options import (
     setup_logging,
 )
 from rankscope.errors import InputError
+
+#: questions asked by --quick (the grading design's smoke test)
+QUICK_QUESTIONS = 5
 
 # What a command runs on is imported inside it: every command module loads at start-up
 # (cli/app.py), and numpy, pyarrow, pydantic and the rest only with the command that runs.
@@ -82,17 +86,32 @@ def needle_command(
         help="The cache file for --cache (SQLite; implies --cache).",
         show_default="$RANKSCOPE_CACHE_DIR/judgments.sqlite",
     ),
+    quick: bool = typer.Option(False, "--quick", help="Only the first 5 questions (a smoke test)."),
+    percent: bool = typer.Option(
+        False, "--percent", help="Rates as percentages (80.0) instead of fractions (0.8)."
+    ),
+    template: Path | None = typer.Option(
+        None,
+        "--template",
+        metavar="FILE",
+        help="Grading prompt template with {question}, {expected_answer} and {chunks}.",
+    ),
+    no_retries: bool = typer.Option(
+        False, "--no-retries", help="Ask the provider once per question (a failure is recorded)."
+    ),
     verbose: VerboseOption = 0,
 ) -> None:
     """RAG needle benchmark: retrieve top-k chunks, locate the needle, grade with an LLM."""
     from rankscope.judge.cache import JudgmentCache, default_cache_path
     from rankscope.judge.config import load_settings
     from rankscope.judge.needle import (
+        GRADER_PROMPT,
         WEIGHT_PRESETS,
         EngineRetrieval,
         NeedleOutput,
         RetrievalGrader,
         RetrievalSource,
+        load_template,
         pipeline_retrieval,
         plan_needle,
         progress_line,
@@ -102,11 +121,16 @@ def needle_command(
     from rankscope.judge.providers import make_provider
 
     setup_logging(verbose)
+    if verbose <= 0:  # the `metric name=value` lines are part of the command's output
+        logging.getLogger("rankscope.judge.needle.metrics").setLevel(logging.INFO)
     if weights not in WEIGHT_PRESETS:
         raise InputError(
             "unknown --weights preset", value=weights, hint="use " + ", ".join(WEIGHT_PRESETS)
         )
     qs = read_questions(questions)
+    if quick:
+        qs = qs[:QUICK_QUESTIONS]
+    prompt = load_template(template) if template is not None else GRADER_PROMPT
     source: RetrievalSource
     if pipeline:
         if corpus is not None or chunk_size is not None:
@@ -125,6 +149,8 @@ def needle_command(
             engine, corpus, parse_engine_options(engine_option), chunk_size, chunk_overlap
         )
     settings = load_settings(config)
+    if no_retries:
+        settings = settings.model_copy(update={"max_retries": 0})
     prov = make_provider(
         provider, model, settings, base_url=base_url, api_key_env=api_key_env, dry_run=dry_run
     )
@@ -132,7 +158,7 @@ def needle_command(
     output = NeedleOutput.at(out) if out is not None else None
     store = JudgmentCache(cache_path or default_cache_path()) if cache or cache_path else None
     try:
-        grader = RetrievalGrader(prov, cache=store)
+        grader = RetrievalGrader(prov, template=prompt, cache=store)
         if dry_run:
             plan = plan_needle(
                 qs, source, grader, settings, k=k, weights=WEIGHT_PRESETS[weights],
@@ -157,6 +183,7 @@ def needle_command(
             weights=WEIGHT_PRESETS[weights],
             output=output,
             fresh=fresh,
+            percent=percent,
             on_result=lambda i, n, r: echo_err(progress_line(i, n, r)),
             on_resume=lambda kept: echo_err(
                 f"resuming the interrupted run in {out}: {kept} question(s) already graded "

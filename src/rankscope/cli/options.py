@@ -35,6 +35,7 @@ class Format(StrEnum):
     csv = "csv"
     markdown = "markdown"
     latex = "latex"
+    fts = "fts"  # the full-text benchmark's table (bench)
 
 
 class View(StrEnum):

@@ -15,7 +15,6 @@ import fnmatch
 import gzip
 import importlib
 import json
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,18 +22,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from rankscope.engines.base import Document, Query, surrogate_problem
 from rankscope.errors import ConfigError, FormatError, InputError
+from rankscope.suite.symbols import symbols_in
 
 if TYPE_CHECKING:  # the judge reads its files here without numpy, pyarrow or the suite schema
     from rankscope.data.qrels import Qrels
     from rankscope.suite.schema import BeirCorpus, CorpusSpec, FilesCorpus
-
-# Definitions in most languages: def/class (Python), function (JS), func (Go), fn/struct (Rust)...
-_SYMBOL_RE = re.compile(
-    r"^\s*(?:export\s+|pub(?:\([^)]*\))?\s+|async\s+|public\s+|private\s+|static\s+)*"
-    r"(?:def|class|function|func|fn|struct|interface|trait|enum|type|module)\s+"
-    r"(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)",
-    re.MULTILINE,
-)
 
 
 def iter_documents(spec: CorpusSpec, base_dir: Path) -> Iterator[Document]:
@@ -285,7 +277,8 @@ def _file_documents(spec: FilesCorpus, root: Path) -> Iterator[Document]:
 
     Hidden files and folders (``.git``, ``.venv``...) are skipped, as are binary files and files
     over ``max_bytes``. ``fields["path"]`` holds the path and ``fields["symbols"]`` the names the
-    file defines (def/class/function...), used by ``expected_symbols`` judgments.
+    file defines (:func:`~rankscope.suite.symbols.symbols_in`), used by ``expected_symbols``
+    judgments.
     """
     seen: set[Path] = set()
     found = 0
@@ -304,7 +297,7 @@ def _file_documents(spec: FilesCorpus, root: Path) -> Iterator[Document]:
             if len(raw) > spec.max_bytes or b"\0" in raw[:8192]:
                 continue
             text = raw.decode("utf-8", errors="replace")
-            symbols = " ".join(dict.fromkeys(_SYMBOL_RE.findall(text)))
+            symbols = " ".join(symbols_in(text, file.suffix))
             found += 1
             yield Document(id=rel, text=text, title=rel, fields={"path": rel, "symbols": symbols})
     if not found:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from rankscope.data.qrels import Qrels
 from rankscope.engines.base import Document, Query
@@ -84,6 +85,28 @@ class Suite:
                 )
             configs = [by_name[n] for n in names]
         return replace(self, configs=configs)
+
+    def with_cutoffs(self, k: Sequence[int] = (), max_k: int | None = None) -> Suite:
+        """A copy with the cut-offs ``k`` and/or ``max_k`` replaced (``rankscope bench --k``,
+        ``--max-k``), checked as the suite file's ``settings`` are."""
+        update: dict[str, Any] = {}
+        if k:
+            update["k"] = list(k)
+        if max_k is not None:
+            update["max_k"] = max_k
+        if not update:
+            return self
+        try:
+            settings = SuiteSettings.model_validate(self.settings.model_dump() | update)
+        except ValidationError as error:
+            problem = error.errors()[0]
+            raise ConfigError(
+                f"--k/--max-k: {problem['msg'].removeprefix('Value error, ')}",
+                value=update,
+                hint="every k is positive and at most max_k",
+            ) from None
+        spec = self.spec.model_copy(update={"settings": settings})
+        return replace(self, spec=spec, settings=settings)
 
     def resolved(self) -> dict[str, Any]:
         """The suite as it will run: absolute paths, sweep expanded into ``engines``."""

@@ -9,9 +9,9 @@ measures apply whatever the suite was written with:
 - ``needle_doc_id`` is the document that holds ``expected_answer``: grade 3 unless judged inline;
 - ``expected_files`` / ``expected_symbols`` are matched as substrings against every corpus
   document's path (``fields["path"]`` or the id) / symbol names (``fields["symbols"]``, the
-  title and the id), and each match becomes relevant for that query. Matching against the whole
-  corpus (not only against what an engine returned) keeps recall's denominator the same for
-  every configuration.
+  title and the id; case-insensitively), and each match becomes relevant for that query.
+  Matching against the whole corpus (not only against what an engine returned) keeps recall's
+  denominator the same for every configuration.
 """
 
 from __future__ import annotations
@@ -43,8 +43,9 @@ class CodeExpectation:
             return True
         if not self.symbols:
             return False
-        names = [doc.id, doc.title, *doc.fields.get("symbols", "").split()]
-        return any(want in name for want in self.symbols for name in names if name)
+        # Case-insensitive, as the code-search design documents it (`detectcollision`).
+        names = [n.casefold() for n in (doc.id, doc.title, *doc.fields.get("symbols", "").split())]
+        return any(want.casefold() in name for want in self.symbols for name in names if name)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from pydantic import (
 
 from rankscope.engines.base import QueryKind, surrogate_problem
 from rankscope.errors import MeasureError
+from rankscope.suite.original import from_original
 
 ChunkUnit = Literal["tokens", "chars"]
 PresetName = Literal["quick", "chunk_comparison", "embedding_comparison", "comprehensive"]
@@ -94,6 +95,7 @@ class QuerySpec(_Strict):
 
     id: str
     text: str
+    description: str | None = None  # the original suite's note on the query; not searched
     category: str | None = None
     kind: QueryKind = "query_string"
     field: str | None = None
@@ -109,6 +111,12 @@ class QuerySpec(_Strict):
     expected_answer: str | None = None
 
     _as_str_id = field_validator("id", "needle_doc_id", "category", mode="before")(_as_str)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _original_shape(cls, data: Any) -> Any:
+        # The full-text benchmark's spec objects (match: {field, query}...) and judgment list.
+        return from_original(data) if isinstance(data, dict) else data
 
     @field_validator("judgments", mode="before")
     @classmethod

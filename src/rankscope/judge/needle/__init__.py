@@ -17,7 +17,7 @@ from rankscope.judge.needle.grading import GradeResult, RetrievalGrader
 from rankscope.judge.needle.output import NeedleOutput
 from rankscope.judge.needle.parsing import ParsedGrade, parse_grade
 from rankscope.judge.needle.progress import progress_line
-from rankscope.judge.needle.prompt import GRADER_PROMPT, render_prompt
+from rankscope.judge.needle.prompt import GRADER_PROMPT, load_template, render_prompt
 from rankscope.judge.needle.questions import NeedleQuestion, read_questions
 from rankscope.judge.needle.retrieval import (
     EngineRetrieval,
@@ -28,7 +28,7 @@ from rankscope.judge.needle.retrieval import (
     needle_rank,
     pipeline_retrieval,
 )
-from rankscope.judge.needle.run import NeedlePlan, plan_needle, run_needle
+from rankscope.judge.needle.run import NeedlePlan, log_metrics, plan_needle, run_needle
 from rankscope.judge.needle.scoring import (
     NeedleSummary,
     QuestionResult,
@@ -54,6 +54,8 @@ __all__ = [
     "RetrievalSource",
     "Retrieved",
     "Retriever",
+    "load_template",
+    "log_metrics",
     "needle_rank",
     "parse_grade",
     "pipeline_retrieval",

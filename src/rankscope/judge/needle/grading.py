@@ -35,7 +35,7 @@ class GradeResult:
     ``error`` is set when the provider could not answer (nothing was paid)."""
 
     grade: int | None
-    reasoning: str
+    reasoning: str | None  # None when the provider failed (``error`` says why)
     latency_ms: float
     raw_answer: str = ""
     raw_grade: float | None = None
@@ -118,9 +118,7 @@ class RetrievalGrader:
             except Exception as e:  # the benchmark goes on without this grade
                 ms = (time.perf_counter() - started) * 1000.0
                 log.warning("grading failed for %r: %s", question, e)
-                return GradeResult(
-                    None, f"grading failed: {e}", ms, error=str(e), chunks_cut=prompt.chunks_cut
-                )
+                return GradeResult(None, None, ms, error=str(e), chunks_cut=prompt.chunks_cut)
             parsed = parse_grade(done.text)
             log.debug("grading answer for %r: %r -> %s", question, done.text, parsed.grade)
             reason = None if parsed.grade is not None else parsed.reasoning

@@ -5,6 +5,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from rankscope.errors import InputError
 
 #: the prompt that asks the grader to grade an answer against the expected one
 GRADER_PROMPT = """\
@@ -46,6 +49,24 @@ def template_hash(template: str) -> str:
     return hashlib.sha256(("needle-1-10\x00" + template).encode("utf-8")).hexdigest()[:16]
 
 
+def load_template(path: Path) -> str:
+    """A grading template from a UTF-8 file (``rankscope needle --template``): it must hold
+    ``{question}`` and ``{chunks}``; ``{expected_answer}`` is optional, ``{{``/``}}`` are literal
+    braces."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"cannot read the grading template: {error}", path=path) from None
+    missing = [name for name in ("{question}", "{chunks}") if name not in text]
+    if missing:
+        raise InputError(
+            f"the grading template has no {' or '.join(missing)} placeholder",
+            path=path,
+            hint="the question and the retrieved chunks are filled in at {question} and {chunks}",
+        )
+    return text
+
+
 def render_prompt(
     template: str,
     question: str,
@@ -68,4 +89,11 @@ def render_prompt(
     return GradingPrompt(text, body, sum(1 for c in chunks if len(c) > max_chunk_chars))
 
 
-__all__ = ["GRADER_PROMPT", "MAX_CHUNK_CHARS", "GradingPrompt", "render_prompt", "template_hash"]
+__all__ = [
+    "GRADER_PROMPT",
+    "MAX_CHUNK_CHARS",
+    "GradingPrompt",
+    "load_template",
+    "render_prompt",
+    "template_hash",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,8 @@ import yaml
 
 from rankscope.errors import FormatError
 from rankscope.suite.corpus import iter_jsonl, read_text
+
+log = logging.getLogger("rankscope.judge.needle")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +58,11 @@ def read_questions(path: str | Path) -> list[NeedleQuestion]:
             raise FormatError(f"question {i} is not a mapping", path=p, line=line, value=rec)
         q = str(rec.get("question") or "").strip()
         ans = str(rec.get("expected_answer") or rec.get("answer") or "").strip()
-        if not q or not ans:
-            raise FormatError(
-                f"question {i} needs 'question' and 'expected_answer'", path=p, line=line, value=rec
-            )
+        if not q:
+            raise FormatError(f"question {i} needs 'question'", path=p, line=line, value=rec)
+        if not ans:  # the grading design's default: graded without a reference answer
+            where = f"{p}:{line}" if line is not None else str(p)
+            log.warning("%s: question %s has no 'expected_answer'; grading against ''", where, i)
         ids = rec.get("needle_ids") or ([rec["needle_id"]] if rec.get("needle_id") else [])
         if isinstance(ids, str):
             ids = [ids]

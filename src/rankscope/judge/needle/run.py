@@ -9,6 +9,7 @@ so an interruption loses no paid grade; a rerun resumes (see
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -34,6 +35,18 @@ from rankscope.judge.needle.scoring import (
 from rankscope.judge.needle.weights import PositionWeights
 
 OnResult = Callable[[int, int, QuestionResult], None]
+
+log = logging.getLogger("rankscope.judge.needle")
+#: one ``metric name=value`` line per aggregate of summary.json, at INFO (``rankscope needle``
+#: shows them by default: the grading design's acceptance check greps the log for them)
+metrics_log = logging.getLogger("rankscope.judge.needle.metrics")
+
+
+def log_metrics(summary: NeedleSummary) -> None:
+    """Log each aggregate of ``summary`` as ``metric name=value`` (the summary.json names)."""
+    for name, value in summary.to_json().items():
+        if (isinstance(value, int | float) and not isinstance(value, bool)) or value is None:
+            metrics_log.info("metric %s=%s", name, "null" if value is None else value)
 
 
 def _source(retrieve: Retriever | RetrievalSource) -> RetrievalSource:
@@ -69,7 +82,14 @@ def _result(
     weights: PositionWeights,
 ) -> QuestionResult:
     rank = needle_rank(got.hits, q.needle_ids, q.needle_text, got.parents)
+    log.debug("question %s: retrieved %d chunks", q.id, len(got.hits))
+    log.debug("question %s: needle rank %s", q.id, rank if rank is not None else "not found")
     graded = grader.grade(q.question, q.expected_answer, [h.text or "" for h in got.hits])
+    total = weights.total_score(graded.grade, rank)
+    log.debug(
+        "question %s: weight %s applied to grade %s: total score %s",
+        q.id, weights.weight(rank), graded.grade, total,
+    )  # fmt: skip
     return QuestionResult(
         question_id=q.id,
         question=q.question,
@@ -80,7 +100,7 @@ def _result(
         hit_at_5=measures["hit@5"] > 0,
         llm_grade=graded.grade,
         llm_reasoning=graded.reasoning,
-        total_score=weights.total_score(graded.grade, rank),
+        total_score=total,
         latency_ms=got.latency_ms,
         grading_latency_ms=round(graded.latency_ms, 3),
         retrieved_ids=tuple(h.doc_id for h in got.hits),
@@ -107,12 +127,14 @@ def run_needle(
     output: NeedleOutput | None = None,
     fresh: bool = False,
     on_resume: Callable[[int], None] | None = None,
+    percent: bool = False,
 ) -> tuple[list[QuestionResult], NeedleSummary]:
     """Retrieve, locate the needle and grade each question; a failed grade is None, not fatal.
 
     With ``output``, results are appended as they come and an interrupted run into the same
     output is resumed (``on_resume`` hears how many questions were kept); ``fresh`` starts
-    over. Returns the results in question order and the summary over all of them.
+    over. Returns the results in question order and the summary over all of them (its rates
+    as percentages with ``percent``); each aggregate is logged (:func:`log_metrics`).
     """
     weights = weights or PositionWeights()
     source = _source(retrieve)
@@ -149,9 +171,12 @@ def run_needle(
             on_result(i, len(qs), r)
     results = [done[q.id] for q in qs]
     summary = summarize(results, k)
+    if percent:
+        summary = summary.as_percent()
     if output is not None:
         summary = replace(summary, runs=output.runs())
         output.finish(summary)
+    log_metrics(summary)
     return results, summary
 
 
@@ -207,4 +232,4 @@ def plan_needle(
     )
 
 
-__all__ = ["NeedlePlan", "plan_needle", "run_needle", "run_settings"]
+__all__ = ["NeedlePlan", "log_metrics", "plan_needle", "run_needle", "run_settings"]

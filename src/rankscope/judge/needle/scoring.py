@@ -9,7 +9,7 @@ recomputed from ``results.jsonl`` alone. Grades, totals and pass rates are plain
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from rankscope.errors import InputError
@@ -31,7 +31,7 @@ class QuestionResult:
     hit_at_1: bool
     hit_at_5: bool
     llm_grade: int | None
-    llm_reasoning: str
+    llm_reasoning: str | None  # None when the grading failed (the error is in grading_error)
     total_score: float | None
     latency_ms: float  # retrieval
     grading_latency_ms: float
@@ -90,9 +90,29 @@ class NeedleSummary:
     output_tokens: int = 0
     cost_usd: float | None = 0.0  # total over every run into this output; None: unpriced
     runs: int = 1  # runs that wrote these results (an interrupted run and its resumptions)
+    percent: bool = False  # the rates (RATE_FIELDS) are percentages, not fractions
 
     def to_json(self) -> dict[str, Any]:
         return {k: round(v, 6) if isinstance(v, float) else v for k, v in asdict(self).items()}
+
+    def as_percent(self) -> NeedleSummary:
+        """The same summary with its rates as percentages (``hit_at_1_rate`` 80.0, not 0.8),
+        as the grading design wrote them (``rankscope needle --percent``)."""
+        if self.percent:
+            return self
+        rates = {name: round(getattr(self, name) * 100.0, 4) for name in RATE_FIELDS}
+        return replace(self, percent=True, **rates)
+
+
+#: the summary's rates: fractions by default, percentages with ``percent``
+RATE_FIELDS = (
+    "accuracy",
+    "hit_at_1_rate",
+    "hit_at_5_rate",
+    "pass_rate_8",
+    "pass_rate_7",
+    "pass_rate_6_5",
+)
 
 
 def retrieval_measures(
