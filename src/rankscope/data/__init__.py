@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 from rankscope.lazy import lazy_exports
 
 if TYPE_CHECKING:  # pragma: no cover
-    from rankscope.data._source import DataWarning
     from rankscope.data.order import byte_key
     from rankscope.data.qrels import Qrels
     from rankscope.data.readers import read_qrels, read_run
     from rankscope.data.run import Run, unique_run_names
     from rankscope.data.writers import write_qrels, write_run
+    from rankscope.errors import DataWarning
 
 __all__ = [
     "DataWarning",

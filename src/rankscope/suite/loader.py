@@ -226,8 +226,8 @@ def _resolve(
                     hint=_did_you_mean(name, names) or f"choose from: {', '.join(names)}",
                 )
     if probe:
-        names = None if isinstance(probe, bool) else set(probe)
-        probed = [c for c in configs if names is None or c.name in names]
+        chosen = None if isinstance(probe, bool) else set(probe)
+        probed = [c for c in configs if chosen is None or c.name in chosen]
         _preflight(probed, options_at, base_dir, queries[0], lines, source)
     return Suite(
         name=spec.name,
