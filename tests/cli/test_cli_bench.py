@@ -349,3 +349,21 @@ def test_the_full_text_benchmarks_spellings_output_k_and_max_k(
     assert main(["bench", str(suite), "-o", str(tmp_path / "x"), "--k", "30", "--max-k", "10"]) == 2
     err = capsys.readouterr().err
     assert "max_k (10) is smaller than the largest cut-off k (30)" in err and "Traceback" not in err
+
+
+def test_suite_option_is_the_positional_suite_exactly_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    suite = tiny_suite(tmp_path)
+    out = tmp_path / "out"
+    args = ["bench", "--suite", str(suite), "--output", str(out), "--quiet", "--format", "json"]
+    assert main([*args, "--configuration", "lite"]) == 0
+    assert json.loads(capsys.readouterr().out)["suite"]["name"] == "tiny"
+    assert (out / "runs" / "lite.trec").is_file()
+    # both spellings, or neither: a usage error (2) naming both, no traceback
+    assert main(["bench", str(suite), "--suite", str(suite), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "give the suite once" in err and "--suite" in err and "Traceback" not in err
+    assert main(["bench", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "missing the suite file" in err and "Traceback" not in err

@@ -60,6 +60,22 @@ _OLD = (
 )
 
 
+def _one_suite(positional: Path | None, option: Path | None) -> Path:
+    """The suite file, given as SUITE or as --suite FILE: exactly one of them."""
+    if positional is not None and option is not None:
+        raise typer.BadParameter(
+            f"give the suite once: SUITE ({positional}) or --suite ({option}), not both",
+            param_hint="SUITE / --suite",
+        )
+    chosen = positional if positional is not None else option
+    if chosen is None:
+        raise typer.BadParameter(
+            "missing the suite file: rankscope bench SUITE, or rankscope bench --suite FILE",
+            param_hint="SUITE / --suite",
+        )
+    return chosen
+
+
 def register(app: typer.Typer) -> None:
     app.command("bench")(bench)
     app.command("demo")(demo)
@@ -71,8 +87,15 @@ def register(app: typer.Typer) -> None:
     Alias("--config", "configuration", "--configuration"),
 )
 def bench(
-    suite_file: Path = typer.Argument(
-        ..., metavar="SUITE", help="The suite YAML file.", show_default=False
+    suite_file: Path | None = typer.Argument(
+        None, metavar="SUITE", help="The suite YAML file.", show_default=False
+    ),
+    suite_option: Path | None = typer.Option(
+        None,
+        "--suite",
+        metavar="FILE",
+        help="The suite YAML file, instead of SUITE (the original design's spelling).",
+        show_default=False,
     ),
     out: Path | None = typer.Option(
         None,
@@ -156,6 +179,7 @@ def bench(
     from rankscope.bench.ray_runner import RayOptions
     from rankscope.suite import load_suite
 
+    suite_file = _one_suite(suite_file, suite_option)
     on_ray = None
     if ray or ray_address is not None or ray_cpus is not None:
         on_ray = RayOptions(address=ray_address, cpus_per_config=ray_cpus)
