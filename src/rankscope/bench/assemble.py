@@ -97,9 +97,11 @@ def assemble_results(
     *,
     num_documents: int,
 ) -> BenchmarkResult:
-    """Evaluate the records' rankings against ``qrels`` (the suite's judgments, as
-    :func:`result_qrels` gives them); ``qrels_files`` name where each view's judgments were
-    written (see :func:`comparison_sets`); ``num_documents`` is the corpus size."""
+    """Evaluate the records' rankings against ``qrels`` (the suite's
+    :meth:`~rankscope.suite.model.Suite.scored_qrels`, as :func:`result_qrels` gives them; with
+    ``relevance: pattern`` the rankings are credited to pattern units first); ``qrels_files``
+    name where each view's judgments were written (see :func:`comparison_sets`);
+    ``num_documents`` is the corpus size."""
     settings = suite.settings
     measures, headline = suite_measures(settings)
     qrels = result_qrels(suite, qrels)  # already so when called by the runner
@@ -109,6 +111,9 @@ def assemble_results(
     has_categories = any(q.category for q in suite.queries)
     ok = [r for r in records if r.ok]
     runs = {r.name: ranking_run(r.rankings, r.name) for r in ok}
+    credit = suite.pattern_credit()
+    if credit is not None:  # relevance: pattern: code-search rankings as pattern units
+        runs = {name: credit.credit(run) for name, run in runs.items()}
 
     evaluator = _Evaluator(qrels, runs, measures, settings.max_k, settings.relevance_threshold)
     views = {view: evaluator.view(sets[view], categories, has_categories) for view in VIEW_NAMES}

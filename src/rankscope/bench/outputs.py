@@ -20,6 +20,8 @@ from rankscope.bench.checkpoint import safe_name
 from rankscope.bench.config_record import ConfigRecord
 from rankscope.bench.evaluation import ranking_run
 from rankscope.data import Qrels, write_qrels, write_run
+from rankscope.data.run import Run
+from rankscope.suite.relevance import PatternCredit
 from rankscope.util.files import atomic_write, atomic_write_text
 
 #: TREC unless an id holds whitespace (TREC separates fields by whitespace): then JSONL
@@ -68,6 +70,31 @@ def write_run_files(out: Path, record: ConfigRecord, fmt: FileFormat) -> None:
         units = _write_ranking(out / "ann" / f"{base}.units{_SUFFIX[fmt]}", record.ann_units, fmt)
         record.exact_run_file, record.exact_run_sha256 = exact
         record.ann_units_file, record.ann_units_sha256 = units
+
+
+def write_pattern_runs(
+    out: Path, records: Iterable[ConfigRecord], credit: PatternCredit | None, fmt: FileFormat
+) -> None:
+    """With ``relevance: pattern``, each successful configuration's run rewritten into pattern
+    units (:meth:`PatternCredit.credit`) as ``patterns/<name>``: what the measures are computed
+    from, for ``rankscope eval`` with a view's qrels file. Files of an earlier benchmark in the
+    folder are removed first, so what is there always matches results.json."""
+    for stale in (*out.glob("patterns/*.trec"), *out.glob("patterns/*.jsonl")):
+        stale.unlink(missing_ok=True)
+    if credit is None:
+        return
+    for record in records:
+        if record.ok:
+            base = safe_name(record.name)
+            _write_run(
+                out / "patterns" / f"{base}{_SUFFIX[fmt]}",
+                credit.credit(ranking_run(record.rankings, base)),
+                fmt,
+            )
+
+
+def _write_run(path: Path, run: Run, fmt: FileFormat) -> None:
+    atomic_write(path, lambda tmp: write_run(run, tmp, format=fmt))
 
 
 def _write_ranking(

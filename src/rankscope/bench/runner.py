@@ -73,6 +73,7 @@ from rankscope.bench.outputs import (
     remove_results,
     remove_run_files,
     run_files_intact,
+    write_pattern_runs,
     write_qrels_file,
     write_run_files,
 )
@@ -236,14 +237,18 @@ def _run_locked(
             how_they_ran = ran.warnings
     records = [f for f in found if isinstance(f, ConfigRecord)]
 
+    # relevance: pattern scores code-search queries by pattern units; the checks above and the
+    # retrieval warning look at the documents the patterns match
+    scored = result_qrels(suite, suite.scored_qrels()) if suite.by_pattern() else judgments
+    write_pattern_runs(out, records, suite.pattern_credit(), fmt)
     qrels_files = {
-        view: write_qrels_file(out, restrict(judgments, set(ids)), QRELS_STEMS[view], fmt)
-        for view, ids in comparison_sets(suite, judgments, records).items()
+        view: write_qrels_file(out, restrict(scored, set(ids)), QRELS_STEMS[view], fmt)
+        for view, ids in comparison_sets(suite, scored, records).items()
     }
     warnings += retrieval_warnings(records, judgments, threshold)
     warnings += host_warnings(records) + how_they_ran
     result = assemble_results(
-        suite, records, judgments, qrels_files, warnings, num_documents=scan.count
+        suite, records, scored, qrels_files, warnings, num_documents=scan.count
     )
     atomic_write_text(out / "results.json", result.to_json())
     return result

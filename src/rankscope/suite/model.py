@@ -17,7 +17,7 @@ from rankscope.engines.base import Document, Query
 from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import iter_documents
-from rankscope.suite.relevance import JudgmentSet
+from rankscope.suite.relevance import JudgmentSet, PatternCredit
 from rankscope.suite.schema import SuiteSettings, SuiteSpec
 from rankscope.suite.sweep import BenchConfig, check_embedding_extra, preset_configs
 
@@ -38,6 +38,7 @@ class Suite:
     path: Path | None = None
     extra_qrels: Qrels | None = None
     _qrels: Qrels | None = field(default=None, repr=False)
+    _credit: PatternCredit | None = field(default=None, repr=False)
 
     def corpus(self) -> DocumentStream:
         """The documents, read from the corpus source on each iteration (nothing is kept)."""
@@ -58,6 +59,33 @@ class Suite:
                 docs, match_grade=max(1, self.settings.relevance_threshold)
             )
         return self._qrels
+
+    def by_pattern(self) -> bool:
+        """Whether code-search queries are judged by pattern (``settings.relevance: pattern``)."""
+        return self.settings.relevance == "pattern" and bool(self.judgments.code)
+
+    def scored_qrels(self) -> Qrels:
+        """The judgments measures are computed from: :meth:`qrels`, except that with
+        ``relevance: pattern`` code-search queries are judged by pattern units."""
+        if not self.by_pattern():
+            return self.qrels()
+        grade = max(1, self.settings.relevance_threshold)
+        try:
+            return self.judgments.resolve((), match_grade=grade, by_pattern=True)
+        except ConfigError as error:
+            raise ConfigError(
+                error.problem, path=self.path, value=error.value, hint=error.hint
+            ) from None
+
+    def pattern_credit(self) -> PatternCredit | None:
+        """With ``relevance: pattern``, the code-search queries' matches over the corpus (one
+        pass), for :meth:`PatternCredit.credit`; else None."""
+        if not self.by_pattern():
+            return None
+        if self._credit is None:
+            grade = max(1, self.settings.relevance_threshold)
+            self._credit = PatternCredit.of(self.judgments.code, self.corpus(), grade)
+        return self._credit
 
     @property
     def answers(self) -> dict[str, str]:

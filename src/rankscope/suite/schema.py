@@ -232,6 +232,11 @@ class SuiteSettings(_Strict):
     #: configuration; the all-queries view scores it 0); or ``as_text``: send the query's text
     #: as a plain ``query_string`` query (dense engines embed it), reported as such
     unsupported_queries: Literal["fail", "skip", "as_text"] = "fail"
+    #: how expected_files / expected_symbols judge a code-search query: ``document``, every
+    #: document a pattern matches is relevant; ``pattern``, each expected pattern counts once,
+    #: for the first retrieved document that matches it (the original code-search benchmark's
+    #: recall and nDCG; see rankscope.suite.relevance.PatternCredit)
+    relevance: Literal["document", "pattern"] = "document"
     #: the measures reported (any name rankscope knows, e.g. ndcg_exp@10); default: nDCG@10,
     #: MAP, MRR, and nDCG/P/recall/hit at each k, recall at max_k
     measures: Annotated[list[MeasureName], Field(min_length=1)] | None = None
