@@ -41,6 +41,7 @@ from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.writer import MetricsStore
+from rankscope.service.schemas.records import FeedbackCreate
 from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
@@ -168,7 +169,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
     )
     components = schema.setdefault("components", {}).setdefault("schemas", {})
     # bodies the collect routes parse themselves (metrics.parse_body)
-    for model in (MetricCreate, BatchCreate, EventsCreate):
+    for model in (MetricCreate, BatchCreate, EventsCreate, FeedbackCreate):
         body = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
         components.update(body.pop("$defs", {}))
         components[model.__name__] = body
