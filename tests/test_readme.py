@@ -176,7 +176,8 @@ def plan(steps: list[Step], out: Path, port: int) -> Plan:
             )
             # a simple command, not a { group }: $! is then the server itself, which the trap
             # stops (a group's subshell died alone, and the server ran on, adopted by init)
-            lines += [f"{text} {io} &", "SERVE_PID=$!"]
+            # (the command alone: the README's comment after it would swallow the "&")
+            lines += [f"rankscope serve {io} &", "SERVE_PID=$!"]
             lines += [f'"$PYTHON" -c "{ready}"', f'echo $? >"{out}/{n}.rc"']
         else:
             lines += ["{", text, f"}} {io}", f'echo $? >"{out}/{n}.rc"']
