@@ -58,9 +58,18 @@ def _marked(pid: int, mark: str) -> bool:
     return f"{MARK}={mark}".encode() in environ.split(b"\0")
 
 
+#: helpers Python's multiprocessing starts for this process (a library's process pool does):
+#: they exit with it, so they are not left over
+_OWN_HELPERS = (
+    "from multiprocessing.resource_tracker import main",
+    "from multiprocessing.forkserver import main",
+)
+
+
 def leftovers(mark: str, *, parent: int | None = None) -> list[Process]:
     """Running processes (not zombies) that carry ``mark`` or are children of ``parent``,
-    other than ``parent`` itself and this process."""
+    other than ``parent`` itself, this process and the multiprocessing helpers of this process
+    (:data:`_OWN_HELPERS`)."""
     if not PROC.is_dir():  # pragma: no cover - not Linux
         return []
     me = os.getpid()
@@ -70,6 +79,8 @@ def leftovers(mark: str, *, parent: int | None = None) -> list[Process]:
             continue
         process = _read(int(entry.name))
         if process is None or process.state in ("Z", "X"):
+            continue
+        if process.ppid == me and any(h in process.command for h in _OWN_HELPERS):
             continue
         if process.ppid == parent or _marked(process.pid, mark):
             found.append(process)

@@ -69,3 +69,14 @@ def test_a_process_group_is_stopped_when_the_test_fails_half_way() -> None:
         pass
     assert time.monotonic() - started < 15
     assert leftovers(mark) == []
+
+
+def test_multiprocessing_s_own_tracker_is_not_left_over() -> None:
+    """The resource tracker a process pool starts exits with this process: not a leftover."""
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    tracker = resource_tracker._resource_tracker._pid
+    assert tracker is not None
+    mark = os.environ.get(processes.MARK, "unmarked")
+    assert tracker not in [p.pid for p in leftovers(mark, parent=os.getpid())]
