@@ -19,6 +19,7 @@ from rankscope.bench.results import ParetoFront, Practical
 from rankscope.report import render_table
 from rankscope.stats import pairwise
 from rankscope.suite import load_suite
+from rankscope.suite.schema import SuiteSettings
 
 N = 40
 
@@ -218,6 +219,18 @@ def test_a_gap_below_the_practical_thresholds_is_a_tie() -> None:
     at = Practical(min_effect=0.02)
     found = pareto_front(["a", "b"], np.stack([base + 0.02, base]), latency, practical=at)
     assert found.configs == ["a"]
+
+
+def test_the_latency_threshold_is_a_share_of_the_slower_p50() -> None:
+    """10 against 10.52 ms: 0.52 ms is 5% of the faster p50 (0.5) but not of the slower
+    (0.526): a tie. 10 against 10.6: 0.6 counts. Under 0.05 ms never does."""
+    practical = Practical.of(SuiteSettings())
+    assert practical.latency_threshold_ms(10.52) == pytest.approx(0.526)
+    assert not practical.latency_gap_counts(10.0, 10.52)
+    assert practical.latency_gap_counts(10.0, 10.6)
+    assert practical.latency_threshold_ms(0.5) == 0.05
+    assert not practical.latency_gap_counts(0.46, 0.5)
+    assert practical.latency_gap_counts(0.44, 0.5)
 
 
 # ------------------------------------------------------------------ properties (a) to (d)

@@ -185,7 +185,7 @@ def with_statistics(result: BenchmarkResult, *, fresh: bool = False) -> Benchmar
             # written before the front was stored, or by its earlier definition
             front = view_pareto(result, view_candidates(result, view))
             statistics[view] = statistics[view].model_copy(
-                update={"pareto": front, "practical": practical(result)}
+                update={"pareto": front, "practical": Practical.of(result.settings)}
             )
     return result.model_copy(update={"statistics": statistics, "recommendations": recommendations})
 
@@ -423,7 +423,10 @@ def _recommendations(
         query_set=described,
     )
     statistics = statistics.model_copy(
-        update={"pareto": view_pareto(result, candidates), "practical": practical(result)}
+        update={
+            "pareto": view_pareto(result, candidates),
+            "practical": Practical.of(result.settings),
+        }
     )
     picks = recommend(
         candidates,
@@ -437,16 +440,6 @@ def _recommendations(
     return statistics, picks
 
 
-def practical(result: BenchmarkResult) -> Practical:
-    """The practical thresholds of the suite's settings (smaller differences are ties)."""
-    settings = result.settings
-    return Practical(
-        min_effect=settings.min_effect,
-        min_latency_ratio=settings.min_latency_ratio,
-        min_latency_ms=settings.min_latency_ms,
-    )
-
-
 def view_pareto(result: BenchmarkResult, candidates: Sequence[Candidate]) -> ParetoFront:
     """The Pareto front (mean headline and p50 latency, within noise and the practical
     thresholds) of a view's candidates."""
@@ -456,7 +449,7 @@ def view_pareto(result: BenchmarkResult, candidates: Sequence[Candidate]) -> Par
         np.stack([c.latencies_ms for c in candidates]) if candidates else np.zeros((0, 0)),
         p50_ms=[c.p50_ms for c in candidates],
         label=measure_label(result.headline),
-        practical=practical(result),
+        practical=Practical.of(result.settings),
         seed=result.settings.seed,
     )
 

@@ -383,15 +383,31 @@ class Practical(_Frozen):
     min_latency_ratio: float = MIN_LATENCY_RATIO
     min_latency_ms: float = MIN_LATENCY_MS
 
+    @classmethod
+    def of(cls, settings: SuiteSettings) -> Practical:
+        """The practical thresholds a suite's ``settings`` set."""
+        return cls(
+            min_effect=settings.min_effect,
+            min_latency_ratio=settings.min_latency_ratio,
+            min_latency_ms=settings.min_latency_ms,
+        )
+
     def quality_gap_counts(self, better: float, worse: float) -> bool:
         """Whether ``better`` is ahead of ``worse`` by at least ``min_effect`` (and at all)."""
         gap = better - worse
         return gap > 0 and gap >= self.min_effect
 
+    def latency_threshold_ms(self, slower_ms: float) -> float:
+        """The smallest latency gap (ms) that matters beside a p50 of ``slower_ms``, the slower
+        of the two: ``min_latency_ms``, or ``min_latency_ratio`` of ``slower_ms`` when larger.
+        The slower side is the reference, so that the rule is the same whichever side of the
+        pair is named first (the front and the report's table both use it)."""
+        return max(self.min_latency_ms, self.min_latency_ratio * slower_ms)
+
     def latency_gap_counts(self, faster_ms: float, slower_ms: float) -> bool:
         """Whether ``faster_ms`` is below ``slower_ms`` by a gap that matters in practice."""
         gap = slower_ms - faster_ms
-        return gap > 0 and gap >= self.min_latency_ms and gap >= self.min_latency_ratio * slower_ms
+        return gap > 0 and gap >= self.latency_threshold_ms(slower_ms)
 
     def describe(self, label: str) -> str:
         return (

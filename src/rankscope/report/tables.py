@@ -13,6 +13,7 @@ from typing import Literal
 
 from rankscope.bench.evaluation import measure_label
 from rankscope.bench.latency import fmt_ms
+from rankscope.bench.results import Practical
 from rankscope.report.content import ReportContent
 from rankscope.report.numbers import BETTER, FRONT_MARK, WORSE, fmt_p, fmt_value
 from rankscope.stats.comparison import SystemRow
@@ -92,15 +93,14 @@ def _p(row: SystemRow | None, baseline: str, key: str) -> Cell:
     return Cell(fmt_p(row.p_adjusted), row.p_adjusted, key)
 
 
-def latency_min_effect(content: ReportContent) -> float:
-    """The smallest latency difference (ms) marked significant: the suite's practical threshold
-    (the Pareto front's), ``min_latency_ms``, or its ``min_latency_ratio`` of the fastest
-    configuration's p50 when larger."""
-    settings = content.result.settings
+def latency_min_effect(content: ReportContent, name: str) -> float:
+    """The smallest latency difference (ms) from the fastest configuration marked for the
+    configuration ``name``: the suite's practical threshold, the Pareto front's own rule
+    (:meth:`~rankscope.bench.results.Practical.latency_threshold_ms` of the slower p50)."""
     fastest = None if content.latency is None else content.latency.baseline
-    p50 = next((r.p50_ms for r in content.rows if r.name == fastest), None)
-    relative = settings.min_latency_ratio * p50 if p50 is not None else 0.0
-    return max(settings.min_latency_ms, relative)
+    p50 = {r.name: r.p50_ms for r in content.rows if r.p50_ms is not None}
+    slower = max((p50[n] for n in (name, fastest) if n in p50), default=0.0)
+    return Practical.of(content.result.settings).latency_threshold_ms(slower)
 
 
 def comparison_table(content: ReportContent) -> Table:
@@ -124,7 +124,6 @@ def comparison_table(content: ReportContent) -> Table:
         "Pareto",
     ]
     rows = []
-    threshold = latency_min_effect(content)
     for r in content.rows:
         q, t = r.quality, r.latency
         cells = [
@@ -136,7 +135,14 @@ def comparison_table(content: ReportContent) -> Table:
             ),
             _p(q, best, "p_value"),
             _number(r.p50_ms, "p50_ms", 3),
-            _delta(t, fastest, "fastest", "latency.delta", ms=True, min_effect=threshold),
+            _delta(
+                t,
+                fastest,
+                "fastest",
+                "latency.delta",
+                ms=True,
+                min_effect=latency_min_effect(content, r.name),
+            ),
             _p(t, fastest, "latency.p_value"),
             _number(r.index_s, "index_s", 2),
             Cell(FRONT_MARK if r.on_front else "", key="pareto"),
