@@ -28,20 +28,23 @@ import httpx
 
 from rankscope.service.store.db import make_engine, migrate
 from rankscope.service.store.keys import create_key
+from rankscope.util import proc
 
 METRICS = "/api/metrics/retrieval"
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+    rss = proc.rss_mb(pid)
+    if rss is None:
+        raise SystemExit(f"the server (pid {pid}) is gone")
+    return rss
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    stat = proc.proc_stat(pid)
+    if stat is None:
+        raise SystemExit(f"the server (pid {pid}) is gone")
+    return stat.cpu_seconds
 
 
 def measure(client: httpx.Client, pid: int, path: str) -> dict[str, Any]:

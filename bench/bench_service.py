@@ -32,6 +32,7 @@ import httpx
 
 from rankscope.service.store.db import make_engine, migrate
 from rankscope.service.store.keys import create_key
+from rankscope.util.proc import processes
 
 COLLECT = "/api/metrics/retrieval/collect"
 BATCH = "/api/metrics/retrieval/collect/batch"
@@ -123,19 +124,7 @@ def start_server(
 
 def tree_cpu_seconds(pid: int) -> dict[int, float]:
     """CPU time (user + system) of a process and of each of its children, from /proc (Linux)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    out: dict[int, float] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ppid, utime, stime = int(fields[1]), int(fields[11]), int(fields[12])
-        if int(entry.name) == pid or ppid == pid:
-            out[int(entry.name)] = (utime + stime) / tick
-    return out
+    return {s.pid: s.cpu_seconds for s in processes() if pid in (s.pid, s.ppid)}
 
 
 def count_rows(admin_url: str) -> int:

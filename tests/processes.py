@@ -21,9 +21,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rankscope.util import proc
+from rankscope.util.proc import PROC
+
 #: the environment variable that marks the processes of one test run
 MARK = "RANKSCOPE_TEST_RUN"
-PROC = Path("/proc")
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,15 +41,15 @@ class Process:
 
 def _read(pid: int) -> Process | None:
     """The process ``pid`` from /proc (None when it is gone or unreadable)."""
+    stat = proc.proc_stat(pid)
+    if stat is None:
+        return None
     try:
-        stat = (PROC / str(pid) / "stat").read_text()
         raw = (PROC / str(pid) / "cmdline").read_bytes()
     except OSError:
         return None
-    # "pid (comm) state ppid ...": comm may hold spaces and parentheses
-    fields = stat.rpartition(")")[2].split()
     command = raw.replace(b"\0", b" ").decode("utf-8", "replace").strip()
-    return Process(pid, int(fields[1]), fields[0], command or stat.split(" ", 1)[1][:60])
+    return Process(pid, stat.ppid, stat.state, command or f"({stat.name})")
 
 
 def _marked(pid: int, mark: str) -> bool:
@@ -106,7 +108,7 @@ def stop(processes: Sequence[Process], grace_s: float = 2.0) -> None:
                 os.kill(process.pid, sig)
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline:
-            alive = [p for p in processes if (q := _read(p.pid)) and q.state not in ("Z", "X")]
+            alive = [p for p in processes if proc.running(p.pid)]
             if not alive:
                 return
             time.sleep(0.05)
@@ -133,15 +135,7 @@ def _group_alive(pgid: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     # a group whose members have all exited may still hold zombies: those are not running
-    for entry in PROC.iterdir() if PROC.is_dir() else ():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rpartition(")")[2].split()
-            except OSError:
-                continue
-            if int(stat[2]) == pgid and stat[0] not in ("Z", "X"):
-                return True
-    return False
+    return any(s.pgrp == pgid and s.running for s in proc.processes())
 
 
 @contextlib.contextmanager

@@ -12,18 +12,11 @@ from pathlib import Path
 
 import processes
 from processes import leftovers, process_group, stop
+from rankscope.util.proc import running
 
 #: a shell that starts a long sleep in the background (as the README starts the service) and
 #: exits: the sleep's parent is gone, init adopts it
 ORPHAN = "{ sleep 300; } >/dev/null 2>&1 & echo $!"
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
 
 
 def test_an_orphan_carrying_the_mark_is_found_and_stopped() -> None:
@@ -36,10 +29,10 @@ def test_an_orphan_carrying_the_mark_is_found_and_stopped() -> None:
         assert [p.pid for p in found if "sleep" in p.command] != []
         assert all(p.ppid != os.getpid() for p in found)  # adopted, not our child
         stop(found)
-        assert not _running(orphan)
+        assert not running(orphan)
         assert leftovers(mark) == []
     finally:
-        if _running(orphan):
+        if running(orphan):
             os.kill(orphan, 9)
 
 
@@ -50,10 +43,10 @@ def test_a_process_group_stops_the_background_server_of_its_shell() -> None:
         out, _ = shell.communicate(timeout=30)
     orphan = int(out.split()[-1])
     try:
-        assert not _running(orphan)
+        assert not running(orphan)
         assert leftovers(mark) == []
     finally:
-        if _running(orphan):
+        if running(orphan):
             os.kill(orphan, 9)
 
 

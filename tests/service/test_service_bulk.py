@@ -20,6 +20,8 @@ from sqlalchemy import select
 from rankscope.service.app import create_app
 from rankscope.service.store.db import make_engine
 from rankscope.service.store.models import metrics_table
+from rankscope.util.proc import children as proc_children
+from rankscope.util.proc import running
 from serve_helpers import (
     BATCH,
     Keys,
@@ -144,9 +146,9 @@ def test_a_process_that_dies_is_replaced(pooled: tuple[TestClient, Keys, str]) -
     assert set(state.bulk.process_ids()).isdisjoint(pids)
     # the broken pool's other process is stopped, not left running beside the new pool
     deadline = time.monotonic() + 30
-    while _running(pids[1]) and time.monotonic() < deadline:
+    while running(pids[1]) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _running(pids[1])
+    assert not running(pids[1])
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
@@ -175,30 +177,17 @@ def test_bulk_processes_end_with_a_killed_server(tmp_path: Path) -> None:
         assert response.json()["data"]["accepted"] == 20
         # the pool's processes (multiprocessing's resource tracker, also a child, ends by
         # itself once they have)
-        children = [p for p in _children(server.pid) if _is_bulk_process(p)]
+        children = [s.pid for s in proc_children(server.pid) if _is_bulk_process(s.pid)]
         assert len(children) == 2
     finally:
         server.kill()
         server.wait(timeout=30)
     deadline = time.monotonic() + 60
-    while any(_running(p) for p in children) and time.monotonic() < deadline:
+    while any(running(p) for p in children) and time.monotonic() < deadline:
         time.sleep(0.1)
-    left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:200] for p in children if _running(p)}
+    left = {p: Path(f"/proc/{p}/cmdline").read_bytes()[:200] for p in children if running(p)}
     assert not left, left
     assert len(stored(url)) == 20
-
-
-def _children(pid: int) -> list[int]:
-    out = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(entry.name))
-    return out
 
 
 def _is_bulk_process(pid: int) -> bool:
@@ -206,11 +195,3 @@ def _is_bulk_process(pid: int) -> bool:
         return b"spawn_main" in Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return False
-
-
-def _running(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from rankscope.util.proc import proc_stat
 from serve_helpers import (
     BATCH,
     COLLECT,
@@ -52,9 +53,10 @@ class Live:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of process ``pid`` so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of the live server ``pid`` so far (Linux /proc)."""
+    stat = proc_stat(pid)
+    assert stat is not None, f"the server (pid {pid}) is gone"
+    return stat.cpu_seconds
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
