@@ -18,7 +18,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Measure", "Qrels", "RankscopeError", "Results", "Run", "__version__", "evaluate"]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {"rankscope.data": ("Qrels", "Run"), "rankscope.metrics": ("Measure", "Results", "evaluate")},
-)
+__getattr__, __dir__ = lazy_exports(globals())

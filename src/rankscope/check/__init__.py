@@ -40,22 +40,4 @@ __all__ = [
     "render_text",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.check.core": (
-            "ALPHA",
-            "MARGIN",
-            "WORST",
-            "CheckResult",
-            "MeasureCheck",
-            "MovedQuery",
-            "check",
-            "check_benchmark",
-            "check_runs",
-            "check_suite",
-            "parse_floors",
-        ),
-        "rankscope.check.render": ("render_markdown", "render_text"),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())

@@ -28,14 +28,4 @@ __all__ = [
     "write_run",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.data._source": ("DataWarning",),
-        "rankscope.data.order": ("byte_key",),
-        "rankscope.data.qrels": ("Qrels",),
-        "rankscope.data.readers": ("read_qrels", "read_run"),
-        "rankscope.data.run": ("Run", "unique_run_names"),
-        "rankscope.data.writers": ("write_qrels", "write_run"),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())

@@ -39,21 +39,4 @@ __all__ = [
     "unjudged_pool",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.diff.bench": ("diff_benchmark", "diff_configurations"),
-        "rankscope.diff.core": (
-            "Counts",
-            "DiffRow",
-            "MissedDoc",
-            "QueryDiff",
-            "RunDiff",
-            "RunSummary",
-            "Side",
-            "attach_texts",
-            "diff_runs",
-        ),
-        "rankscope.diff.pool": ("unjudged_pool",),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())

@@ -86,45 +86,4 @@ __all__ = [
     "write_pool",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.judge.agreement": (
-            "LabelAgreement",
-            "RankingAgreement",
-            "cohen_kappa",
-            "confusion_matrix",
-            "kendall_tau_b",
-            "label_agreement",
-            "ranking_agreement",
-        ),
-        "rankscope.judge.annotations": ("import_annotations", "merge_qrels", "read_annotations"),
-        "rankscope.judge.batch": (
-            "batch_status",
-            "plan_batches",
-            "resume_batches",
-            "submit_batches",
-        ),
-        "rankscope.judge.cache": ("JudgmentCache", "default_cache_path"),
-        "rankscope.judge.config": ("JudgeSettings", "load_settings"),
-        "rankscope.judge.judging": ("Judgment", "RelevanceJudge", "estimate", "judge_pool"),
-        "rankscope.judge.needle": (
-            "GradeResult",
-            "NeedleQuestion",
-            "NeedleSummary",
-            "PositionWeights",
-            "QuestionResult",
-            "RetrievalGrader",
-            "read_questions",
-            "run_needle",
-        ),
-        "rankscope.judge.pool": ("Pool", "PoolEntry", "build_pool", "read_pool", "write_pool"),
-        "rankscope.judge.prompts": ("DEFAULT_TEMPLATE", "PromptTemplate", "parse_label"),
-        "rankscope.judge.providers": (
-            "Completion",
-            "Provider",
-            "ProviderCallError",
-            "make_provider",
-        ),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())

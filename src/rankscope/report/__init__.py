@@ -35,14 +35,4 @@ __all__ = [
 
 # The names load on first use (rankscope.lazy): rankscope eval renders its Results through
 # rankscope.report.results without importing the benchmark's formats.
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.report.csv": ("to_csv",),
-        "rankscope.report.json": ("to_json",),
-        "rankscope.report.latex": ("to_latex",),
-        "rankscope.report.markdown": ("to_markdown",),
-        "rankscope.report.terminal": ("render_table", "to_text"),
-        "rankscope.report.write": ("Written", "write_report"),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())

@@ -37,20 +37,4 @@ __all__ = [
     "preset_configs",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.suite.loader": ("load_suite", "load_suite_text"),
-        "rankscope.suite.model": ("Suite",),
-        "rankscope.suite.schema": ("SuiteSettings", "SuiteSpec"),
-        "rankscope.suite.sweep": (
-            "PRESETS",
-            "BenchConfig",
-            "Chunking",
-            "check_embedding_extra",
-            "embeddings_available",
-            "expand_sweep",
-            "preset_configs",
-        ),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())

@@ -49,38 +49,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from rankscope.testing.typesense import TypesenseServer, TypesenseServerError
     from rankscope.testing.webhooks import Received, WebhookReceiver
 
-_EXPORTS = {
-    "rankscope.testing.es_server": ("EsServer", "Fault", "Flavor", "Recorded"),
-    "rankscope.testing.llm_server": (
-        "Action",
-        "Api",
-        "ControlHandler",
-        "ControlRequest",
-        "ErrorBody",
-        "Expire",
-        "Fail",
-        "Handler",
-        "Hang",
-        "Lost",
-        "Raw",
-        "RecordedRequest",
-        "Reply",
-        "Reset",
-        "ScriptedLLMServer",
-        "estimate_tokens",
-    ),
-    "rankscope.testing.pgcluster": (
-        "INSTALL_HINT",
-        "SUPERUSER",
-        "PgCluster",
-        "PgClusterError",
-        "find_bindir",
-        "reap_stale_clusters",
-    ),
-    "rankscope.testing.regression": ("assert_no_regression",),
-    "rankscope.testing.typesense": ("TypesenseServer", "TypesenseServerError"),
-    "rankscope.testing.webhooks": ("Received", "WebhookReceiver"),
-}
 
 __all__ = [
     "INSTALL_HINT",
@@ -116,4 +84,4 @@ __all__ = [
     "reap_stale_clusters",
 ]
 
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
+__getattr__, __dir__ = lazy_exports(globals())

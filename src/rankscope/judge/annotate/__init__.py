@@ -40,14 +40,4 @@ __all__ = [
     "write_export",
 ]
 
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {
-        "rankscope.judge.annotate.agreement": ("AgreementReport", "agreement_report"),
-        "rankscope.judge.annotate.assign": ("assign_pairs",),
-        "rankscope.judge.annotate.export": ("export_rows", "export_text", "write_export"),
-        "rankscope.judge.annotate.scale": ("Scale", "template_scale"),
-        "rankscope.judge.annotate.server": ("AnnotationServer", "ServerConfig"),
-        "rankscope.judge.annotate.store": ("AnnotationStore", "default_store_path"),
-    },
-)
+__getattr__, __dir__ = lazy_exports(globals())
