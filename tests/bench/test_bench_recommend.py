@@ -101,3 +101,16 @@ def test_all_zero_benchmark_has_no_winner(tmp_path: Path) -> None:
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "no recommendation: no configuration scores above 0 on nDCG@10 lin" in text
     assert "Best quality" not in text and "Fastest" not in text
+
+
+def test_orders_break_ties_by_the_other_key_then_by_suite_order() -> None:
+    rows = [
+        Candidate("z-late", 0.5, 2.0),
+        Candidate("a-early", 0.5, 2.0),
+        Candidate("fast", 0.5, 1.0),
+        Candidate("no-latency", 0.5, None),
+        Candidate("best", 0.6, 3.0),
+        Candidate("unscored", None, 0.5),
+    ]
+    assert rec.by_quality(rows) == ["best", "fast", "z-late", "a-early", "no-latency", "unscored"]
+    assert rec.by_speed(rows) == ["unscored", "fast", "z-late", "a-early", "best", "no-latency"]

@@ -165,36 +165,25 @@ def eligible(
     return usable, left_out
 
 
+# sorted() is stable: candidates tied on both keys stay in suite order
+
+
 def by_quality(candidates: Sequence[Candidate]) -> list[str]:
     """Names from the best to the worst headline (ties: faster, then earlier)."""
-    order = {c.name: i for i, c in enumerate(candidates)}
-    return [
-        c.name
-        for c in sorted(
-            candidates,
-            key=lambda c: (
-                -_value(c.quality, -math.inf),
-                _value(c.p50_ms, math.inf),
-                order[c.name],
-            ),
-        )
-    ]
+
+    def key(c: Candidate) -> tuple[float, float]:
+        return -_value(c.quality, -math.inf), _value(c.p50_ms, math.inf)
+
+    return [c.name for c in sorted(candidates, key=key)]
 
 
 def by_speed(candidates: Sequence[Candidate]) -> list[str]:
     """Names from the fastest to the slowest p50 (ties: higher headline, then earlier)."""
-    order = {c.name: i for i, c in enumerate(candidates)}
-    return [
-        c.name
-        for c in sorted(
-            candidates,
-            key=lambda c: (
-                _value(c.p50_ms, math.inf),
-                -_value(c.quality, -math.inf),
-                order[c.name],
-            ),
-        )
-    ]
+
+    def key(c: Candidate) -> tuple[float, float]:
+        return _value(c.p50_ms, math.inf), -_value(c.quality, -math.inf)
+
+    return [c.name for c in sorted(candidates, key=key)]
 
 
 def view_statistics(
