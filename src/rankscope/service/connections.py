@@ -72,8 +72,9 @@ def set_limits(limits: ConnectionLimits | None) -> None:
     _override = limits
 
 
-class _Deadlines:
-    """The deadlines and the cap, over a uvicorn HTTP protocol (the class it is mixed into).
+class _Deadlines(asyncio.Protocol):
+    """The deadlines and the cap, over a uvicorn HTTP protocol (the class it is mixed into,
+    after this one: its ``connection_made`` and ``connection_lost`` run inside these).
     Each phase is told apart by the protocol's own state after the bytes it parsed: a new
     request cycle means its head is in, ``more_body`` false means its body is."""
 
@@ -82,6 +83,14 @@ class _Deadlines:
     connections: set[Any]
     cycle: Any
     loop: asyncio.AbstractEventLoop
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._start_deadlines()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
 
     def _start_deadlines(self) -> None:
         self._limits = current_limits()
@@ -149,14 +158,6 @@ class _Deadlines:
 
 
 class LimitedH11Protocol(_Deadlines, H11Protocol):
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._start_deadlines()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
     def handle_events(self) -> None:
         super().handle_events()
         self._after_bytes()
@@ -175,14 +176,6 @@ except ImportError:  # pragma: no cover - httptools is optional in uvicorn
 else:
 
     class LimitedHttpToolsProtocol(_Deadlines, HttpToolsProtocol):
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self._start_deadlines()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
         def data_received(self, data: bytes) -> None:
             super().data_received(data)
             self._after_bytes()
