@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.util.proc import children, proc_stat, processes, rss_mb, running
+from rankscope.util.proc import children, proc_stat, processes, rss_mb, running, status_field
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 
@@ -78,3 +78,13 @@ def test_a_zombie_is_not_running_and_a_reaped_child_is_gone() -> None:
     assert proc_stat(child.pid) is None
     assert rss_mb(child.pid) is None
     assert not running(child.pid)
+
+
+def test_a_status_field_is_read_by_its_key() -> None:
+    umask = os.umask(0o027)
+    try:
+        assert status_field("self", "Umask") == "0027"
+    finally:
+        os.umask(umask)
+    assert status_field(os.getpid(), "Pid") == str(os.getpid())
+    assert status_field("self", "NoSuchKey") is None

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rankscope.util.proc import status_field
+
 #: the mode of a file that holds a secret (and of SQLite files): its owner reads and writes it
 PRIVATE_MODE = 0o600
 
@@ -92,12 +94,9 @@ def fsync_dir(folder: str | os.PathLike[str]) -> None:
 
 def current_umask() -> int:
     """The process umask (read without changing it where /proc tells it)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
+    value = status_field("self", "Umask")  # "0022"
+    if value is not None:
+        return int(value, 8)
     mask = os.umask(0o022)  # elsewhere: set and restore (not atomic, but brief)
     os.umask(mask)
     return mask

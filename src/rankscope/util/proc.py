@@ -71,16 +71,31 @@ def children(pid: int) -> list[ProcStat]:
     return [s for s in processes() if s.ppid == pid]
 
 
-def rss_mb(pid: int) -> float | None:
-    """The resident set size of ``pid`` in MiB (``VmRSS``); ``None`` once it is gone."""
+def status_field(pid: int | str, key: str) -> str | None:
+    """The value of ``key`` in ``/proc/<pid>/status`` (``pid`` may be ``"self"``), such as
+    ``"12345 kB"`` for ``VmRSS``; ``None`` when the process is gone or does not show it."""
     try:
         lines = (PROC / str(pid) / "status").read_text().splitlines()
     except OSError:
         return None
-    for line in lines:
-        if line.startswith("VmRSS:"):  # "VmRSS:   12345 kB"
-            return int(line.split()[1]) / 1024
-    return None  # a zombie has no memory left to show
+    prefix = f"{key}:"
+    return next((line[len(prefix) :].strip() for line in lines if line.startswith(prefix)), None)
 
 
-__all__ = ["PROC", "ProcStat", "children", "proc_stat", "processes", "rss_mb", "running"]
+def rss_mb(pid: int) -> float | None:
+    """The resident set size of ``pid`` in MiB (``VmRSS``); ``None`` once it is gone (a zombie
+    has no memory left to show)."""
+    value = status_field(pid, "VmRSS")  # "12345 kB"
+    return None if value is None else int(value.split()[0]) / 1024
+
+
+__all__ = [
+    "PROC",
+    "ProcStat",
+    "children",
+    "proc_stat",
+    "processes",
+    "rss_mb",
+    "running",
+    "status_field",
+]
