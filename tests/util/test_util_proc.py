@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from rankscope.util.proc import children, proc_stat, processes, rss_mb, running, status_field
+from rankscope.util.proc import (
+    children,
+    exists,
+    proc_stat,
+    processes,
+    rss_mb,
+    running,
+    status_field,
+)
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 
@@ -88,3 +96,18 @@ def test_a_status_field_is_read_by_its_key() -> None:
         os.umask(umask)
     assert status_field(os.getpid(), "Pid") == str(os.getpid())
     assert status_field("self", "NoSuchKey") is None
+
+
+def test_exists_tells_a_live_process_a_zombie_and_a_reaped_one() -> None:
+    assert exists(os.getpid())
+    assert exists(1)  # init, whoever owns it (EPERM for another user means it exists)
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while (stat := proc_stat(child.pid)) is not None and stat.state != "Z":
+            assert time.monotonic() < deadline, stat
+            time.sleep(0.05)
+        assert exists(child.pid)  # a zombie exists until it is reaped
+    finally:
+        child.wait(timeout=30)
+    assert not exists(child.pid)

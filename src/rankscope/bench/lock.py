@@ -13,6 +13,7 @@ from pathlib import Path
 from types import TracebackType
 
 from rankscope.errors import InputError
+from rankscope.util.proc import exists
 
 LOCK_FILE = ".rankscope.lock"
 
@@ -53,7 +54,7 @@ class FolderLock:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
                 holder = self.path.read_text(encoding="ascii", errors="replace").strip()
-                if holder.isdigit() and _alive(int(holder)):
+                if holder.isdigit() and exists(int(holder)):
                     raise self._busy(holder) from None
                 self.path.unlink(missing_ok=True)  # its process is gone
                 continue
@@ -82,13 +83,3 @@ class FolderLock:
             self.path.unlink(missing_ok=True)
         os.close(self._fd)  # closing releases the flock
         self._fd = None
-
-
-def _alive(pid: int) -> bool:  # pragma: no cover - not on POSIX
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    return True

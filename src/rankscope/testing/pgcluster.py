@@ -32,6 +32,7 @@ from typing import Self
 
 from rankscope.config import environment
 from rankscope.errors import RankscopeError
+from rankscope.util.proc import exists
 
 #: what to do when no PostgreSQL server binaries are found (PgClusterError says it)
 INSTALL_HINT = (
@@ -302,16 +303,6 @@ class PgCluster:
         self.stop()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def reap_stale_clusters(bindir: Path, prefix: Sequence[str] = ()) -> list[Path]:
     """Stop and delete throwaway clusters whose owning process is gone (a killed test run).
 
@@ -324,7 +315,7 @@ def reap_stale_clusters(bindir: Path, prefix: Sequence[str] = ()) -> list[Path]:
             owner = int((root / _OWNER_FILE).read_text().strip())
         except (OSError, ValueError):
             continue
-        if _alive(owner):
+        if exists(owner):
             continue
         if (root / "data" / "postmaster.pid").exists():
             subprocess.run(

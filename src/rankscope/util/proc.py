@@ -52,6 +52,18 @@ def proc_stat(pid: int) -> ProcStat | None:
     return ProcStat(pid, name, fields[0], int(fields[1]), int(fields[2]), seconds)
 
 
+def exists(pid: int) -> bool:
+    """Whether a process ``pid`` exists (a zombie does), asked with signal 0: on any POSIX
+    system, /proc or not (a lock's or a folder's owner still there)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, as another user's process
+        return True
+    return True
+
+
 def running(pid: int) -> bool:
     """Whether ``pid`` exists and has not exited (a zombie has)."""
     stat = proc_stat(pid)
@@ -93,6 +105,7 @@ __all__ = [
     "PROC",
     "ProcStat",
     "children",
+    "exists",
     "proc_stat",
     "processes",
     "rss_mb",
