@@ -1,11 +1,12 @@
-"""A process's state, parent, CPU time and memory, read from Linux's ``/proc``.
+"""A process's state, parent, CPU time and memory, read from Linux's ``/proc``, and whether it
+exists at all (:func:`exists`, signal 0, on any POSIX system).
 
 What a benchmark or a test measures of a server it started (the CPU time one request costs it,
-its RSS growth) and what it checks of the processes it leaves (running, a zombie, whose child):
-one reading of ``/proc/<pid>/stat`` and ``/proc/<pid>/status`` for all of them. CPU time is
-what a request costs a process whatever else the machine runs, where wall time is not.
-Elsewhere than Linux the readers answer ``None`` (no such process) and :func:`children` an
-empty list.
+its RSS growth), what it checks of the processes it leaves (running, a zombie, whose child),
+whether a lock's or a folder's owner is still there, and the process's own umask: one reading
+of ``/proc/<pid>/stat`` and ``/proc/<pid>/status`` for all of them. CPU time is what a request
+costs a process whatever else the machine runs, where wall time is not. Elsewhere than Linux
+the /proc readers answer ``None`` (no such process) and :func:`children` an empty list.
 """
 
 from __future__ import annotations
