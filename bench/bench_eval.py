@@ -251,16 +251,6 @@ def _compile(src: Path) -> None:
     )
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _fmt(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds:.2f}"
 
@@ -448,6 +438,9 @@ def main() -> None:
         if args.busy
         else "nothing started beside the tools"
     )
+    # here, not at the top: the workers this script starts import the rankscope they measure
+    from rankscope.util.proc import cpu_model
+
     lines = [
         "# Evaluation benchmark",
         "",
@@ -456,7 +449,7 @@ def main() -> None:
         "from `bench/make_data.py` (10,000 queries x 1,000 docs; 30 judged docs per query).",
         "Measures: map, ndcg_cut.10, P.10, recall.100, recip_rank.",
         "",
-        f"Machine: `nproc` = {os.cpu_count()}, CPU: {_cpu_model()}, Python "
+        f"Machine: `nproc` = {os.cpu_count()}, CPU: {cpu_model()}, Python "
         f"{platform.python_version()}. Load average (1, 5, 15 min) before: {load_before}; "
         f"after: {load_after}. Mode: {mode}. Runs per row: {args.repeat}"
         + (" (medians)" if args.repeat > 1 else "")

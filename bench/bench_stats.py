@@ -179,16 +179,6 @@ def run_worker(tool: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     return result
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _max_gap(a: list[float], b: list[float]) -> float:
     return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
@@ -211,12 +201,15 @@ def report(rs: dict[str, Any], rs1: dict[str, Any], rx: dict[str, Any], loads: l
     sig_rs = sum(p <= 0.05 for p in rs["p_randomization"])
     sig_rx = sum(p <= 0.05 for p in rx["p_randomization"])
     sig_tukey = sum(p <= 0.05 for p in rs["p_rtukey"])
+    # here, not at the top: the workers this script starts import the rankscope they measure
+    from rankscope.util.proc import cpu_model
+
     lines = [
         START,
         "## Significance tests: 10 systems × 1,000 queries",
         "",
         f"Command: `python bench/bench_stats.py`. Machine: `nproc` = {os.cpu_count()}, CPU: "
-        f"{_cpu_model()}, Python {platform.python_version()}, numpy {md.version('numpy')}, "
+        f"{cpu_model()}, Python {platform.python_version()}, numpy {md.version('numpy')}, "
         f"scipy {md.version('scipy')}, ranx {md.version('ranx')}, numba {md.version('numba')}. "
         f"Load average before/after: {loads[0]:.1f} / {loads[1]:.1f} (shared machine).",
         "",

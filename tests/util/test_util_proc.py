@@ -4,6 +4,7 @@ read whole when it holds spaces and parentheses, and a zombie or a reaped child 
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 
 from rankscope.util.proc import (
     children,
+    cpu_model,
     exists,
     proc_stat,
     processes,
@@ -111,3 +113,12 @@ def test_exists_tells_a_live_process_a_zombie_and_a_reaped_one() -> None:
     finally:
         child.wait(timeout=30)
     assert not exists(child.pid)
+
+
+def test_the_cpu_model_is_the_first_model_name_of_cpuinfo() -> None:
+    names = [
+        line.split(":", 1)[1].strip()
+        for line in Path("/proc/cpuinfo").read_text().splitlines()
+        if line.startswith("model name")
+    ]
+    assert cpu_model() == (names[0] if names else platform.processor() or "unknown")

@@ -53,6 +53,21 @@ def proc_stat(pid: int) -> ProcStat | None:
     return ProcStat(pid, name, fields[0], int(fields[1]), int(fields[2]), seconds)
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``; elsewhere what :func:`platform.processor`
+    says, or ``"unknown"``), for a benchmark's description of its machine."""
+    try:
+        lines = (PROC / "cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        if line.startswith("model name"):  # "model name\t: AMD EPYC 7B13"
+            return line.split(":", 1)[1].strip()
+    import platform  # only here: nothing else in this module needs it
+
+    return platform.processor() or "unknown"
+
+
 def exists(pid: int) -> bool:
     """Whether a process ``pid`` exists (a zombie does), asked with signal 0: on any POSIX
     system, /proc or not (a lock's or a folder's owner still there)."""
@@ -106,6 +121,7 @@ __all__ = [
     "PROC",
     "ProcStat",
     "children",
+    "cpu_model",
     "exists",
     "proc_stat",
     "processes",
