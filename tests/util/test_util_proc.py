@@ -73,7 +73,9 @@ def test_a_name_with_spaces_and_parentheses(tmp_path: Path) -> None:
         child.wait(timeout=30)
 
 
-def test_a_zombie_is_not_running_and_a_reaped_child_is_gone() -> None:
+def test_a_zombie_exists_but_is_not_running_and_a_reaped_child_is_gone() -> None:
+    assert exists(os.getpid())
+    assert exists(1)  # init, whoever owns it (EPERM for another user means it exists)
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     try:
         deadline = time.monotonic() + 30
@@ -82,12 +84,14 @@ def test_a_zombie_is_not_running_and_a_reaped_child_is_gone() -> None:
             time.sleep(0.05)
         assert stat is not None and not stat.running
         assert not running(child.pid)
+        assert exists(child.pid)  # until it is reaped
         assert rss_mb(child.pid) is None  # a zombie has no memory left
     finally:
         child.wait(timeout=30)
     assert proc_stat(child.pid) is None
     assert rss_mb(child.pid) is None
     assert not running(child.pid)
+    assert not exists(child.pid)
 
 
 def test_a_status_field_is_read_by_its_key() -> None:
@@ -98,21 +102,6 @@ def test_a_status_field_is_read_by_its_key() -> None:
         os.umask(umask)
     assert status_field(os.getpid(), "Pid") == str(os.getpid())
     assert status_field("self", "NoSuchKey") is None
-
-
-def test_exists_tells_a_live_process_a_zombie_and_a_reaped_one() -> None:
-    assert exists(os.getpid())
-    assert exists(1)  # init, whoever owns it (EPERM for another user means it exists)
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    try:
-        deadline = time.monotonic() + 30
-        while (stat := proc_stat(child.pid)) is not None and stat.state != "Z":
-            assert time.monotonic() < deadline, stat
-            time.sleep(0.05)
-        assert exists(child.pid)  # a zombie exists until it is reaped
-    finally:
-        child.wait(timeout=30)
-    assert not exists(child.pid)
 
 
 def test_the_cpu_model_is_the_first_model_name_of_cpuinfo() -> None:
