@@ -210,3 +210,24 @@ def test_a_list_of_grids_sweeps_each_in_turn() -> None:
         "faiss-ivf_pq-nprobe4",
     ]
     assert dict(configs[3].options) == {"index": "ivf_pq", "nprobe": 4}
+
+
+def test_config_keys_stay_what_they_were() -> None:
+    # A key names a configuration's checkpoint: a changed key silently invalidates every
+    # user's cached results, so these values are pinned.
+    from pathlib import PurePosixPath
+
+    from rankscope.suite.sweep import BenchConfig
+
+    (swept,) = expand_sweep(spec(engine="sqlite", chunk_size=[64], overlap=[8]))
+    assert swept.key("corpus1") == "1b5d0aa2a3ab2078"
+    given = BenchConfig(
+        name="dense",
+        engine="vector",
+        options={"fields": ("title", "text"), "root": PurePosixPath("/data"), "m": 16},
+        chunking=Chunking(size=256, overlap=32, unit="chars"),
+        embedding_model="BAAI/bge-small-en-v1.5",
+        reranker="cross-encoder/x",
+    )
+    assert given.key() == "6f41420c2d322dea"
+    assert given.key("corpus1", {"mod": "abc"}) == "61cdc0fa79b650ad"
