@@ -19,13 +19,16 @@ the sum of such imports. A package names each export once, in an import under
 At run time those imports do not run: the first read of a name (``from rankscope.data import
 Qrels`` works as before) reads the block from the package's source and imports the module it
 names. The block holds ``from module import name`` lines only (``name as other`` allowed).
+A name a package no longer exports can still be read for a while, with a warning
+(``renamed``, :func:`renamed_exports`).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -80,11 +83,14 @@ def _source(namespace: dict[str, Any]) -> str:
 
 def lazy_exports(
     namespace: dict[str, Any],
+    renamed: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for the package whose ``globals()`` is ``namespace``:
-    its exports are the names its ``if TYPE_CHECKING:`` block imports (see the module)."""
+    its exports are the names its ``if TYPE_CHECKING:`` block imports (see the module);
+    ``renamed`` as for :func:`renamed_exports`."""
     package = namespace["__name__"]
     found: dict[str, tuple[str, str]] = {}
+    old = renamed_exports(package, renamed or {})
 
     def where() -> dict[str, tuple[str, str]]:
         # read once, on the first use of a lazy name: ``import package`` reads no source
@@ -97,7 +103,7 @@ def lazy_exports(
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         module, original = where().get(name, ("", ""))
         if not module:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            return old(name)
         value = getattr(importlib.import_module(module), original)
         namespace[name] = value  # later reads find it without this function
         return value
@@ -106,3 +112,24 @@ def lazy_exports(
         return sorted({*namespace, *where()})
 
     return __getattr__, __dir__
+
+
+def renamed_exports(package: str, renamed: Mapping[str, str]) -> Callable[[str], Any]:
+    """``__getattr__`` for a package whose old names still read, each with a
+    ``DeprecationWarning`` naming what replaced it: ``renamed`` maps an old name to the
+    ``module.Name`` path of its replacement. The old names are in neither ``__all__`` nor
+    ``dir()``, so that nothing new starts using them."""
+
+    def __getattr__(name: str) -> Any:
+        new = renamed.get(name)
+        if new is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{package}.{name} is deprecated; use {new} (a pydantic model: fields by keyword)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        module, _, attribute = new.rpartition(".")
+        return getattr(importlib.import_module(module), attribute)
+
+    return __getattr__

@@ -64,15 +64,17 @@ def test_fingerprint_covers_packages_and_refuses_objects(
     (package / "__init__.py").write_text("")
     (package / "sub" / "helpers.py").write_text("WEIGHT = 1\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    config = BenchConfig("p", "python", options={"search": "code_hash_package:search"})
+    config = BenchConfig(name="p", engine="python", options={"search": "code_hash_package:search"})
     before = code_fingerprint(config)
     (package / "sub" / "helpers.py").write_text("WEIGHT = 2\n")
     assert code_fingerprint(config) != before  # a file deep in the package counts
-    assert code_fingerprint(BenchConfig("s", "sqlite")) == {}
-    missing = BenchConfig("m", "python", options={"search": "no_such_module_xyz:f"})
+    assert code_fingerprint(BenchConfig(name="s", engine="sqlite")) == {}
+    missing = BenchConfig(name="m", engine="python", options={"search": "no_such_module_xyz:f"})
     assert code_fingerprint(missing) == {"no_such_module_xyz": "not found"}
     with pytest.raises(Unlocatable):
-        code_fingerprint(BenchConfig("o", "python", options={"search": lambda text, k: []}))
+        code_fingerprint(
+            BenchConfig(name="o", engine="python", options={"search": lambda text, k: []})
+        )
 
 
 def test_code_given_as_an_object_is_never_resumed(tmp_path: Path) -> None:
@@ -81,7 +83,7 @@ def test_code_given_as_an_object_is_never_resumed(tmp_path: Path) -> None:
     def search(text: str, k: int) -> list[tuple[str, float]]:
         return [("a", 1.0)]
 
-    suite.configs = [BenchConfig("obj", "python", options={"search": search})]
+    suite.configs = [BenchConfig(name="obj", engine="python", options={"search": search})]
     run_benchmark(suite, tmp_path / "out")
     again = run_benchmark(suite, tmp_path / "out").config("obj")
     assert again.status == "ok" and not again.resumed

@@ -10,15 +10,15 @@ from pathlib import Path
 
 from bench_suites import make_suite
 
-from rankscope.bench import ConfigRecord, ConfigSpec, run_benchmark
+from rankscope.bench import ConfigRecord, run_benchmark
 from rankscope.bench.checks import host_warnings
 from rankscope.bench.ray_runner import TaskOutcome, corpus_file, run_task, side_by_side_warnings
 from rankscope.bench.runner import RunInputs
-from rankscope.suite import load_suite
+from rankscope.suite import BenchConfig, load_suite
 
 
 def record(name: str, host: str | None, status: str = "ok") -> ConfigRecord:
-    spec = ConfigSpec(name=name, engine="sqlite")
+    spec = BenchConfig(name=name, engine="sqlite")
     return ConfigRecord.model_validate(
         {"name": name, "config": spec, "host": host, "status": status}
     )

@@ -27,8 +27,7 @@ from rankscope.bench import BenchmarkResult, ConfigRecord, NullReporter, run_ben
 from rankscope.bench.ray_runner import RayOptions  # noqa: E402
 from rankscope.cli.app import main  # noqa: E402
 from rankscope.errors import RankscopeError  # noqa: E402
-from rankscope.suite import load_suite  # noqa: E402
-from rankscope.suite.sweep import BenchConfig  # noqa: E402
+from rankscope.suite import BenchConfig, load_suite  # noqa: E402
 
 #: what may differ between two runs of one suite, Ray or not: when and where it ran, and what
 #: was timed (with what is derived from timings: latency statistics, the fastest and balanced

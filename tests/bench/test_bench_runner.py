@@ -20,8 +20,7 @@ from rankscope.bench.runner import _rankings, add_chunk_texts
 from rankscope.engines.base import Document, Hit
 from rankscope.errors import ConfigError
 from rankscope.report import render_table, to_json, to_markdown
-from rankscope.suite import load_suite
-from rankscope.suite.sweep import Chunking
+from rankscope.suite import ChunkingSpec, load_suite
 
 
 def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
@@ -51,7 +50,7 @@ def test_chunk_hits_map_to_documents_at_their_best_chunk() -> None:
 
 def test_top_chunks_get_their_text_back_from_the_corpus() -> None:
     corpus = [Document("d#1", "a b c d e f"), Document("x", "g h i j k l"), Document("y", "m")]
-    chunking = Chunking(size=4, overlap=1)
+    chunking = ChunkingSpec(size=4, overlap=1)
     # chunk ids of a document id holding '#' still name their document
     ranked = [
         ChunkHit(chunk_id="d#1#1", doc_id="d#1", score=3.0),
@@ -294,12 +293,14 @@ def test_engine_options_for_embedding_and_hybrid_configs() -> None:
     from rankscope.bench.build import engine_options, reranker_options
     from rankscope.suite import BenchConfig
 
-    assert engine_options(BenchConfig("v", "vector", embedding_model="m")) == {"model": "m"}
-    hybrid = engine_options(BenchConfig("h", "hybrid", embedding_model="m"))
+    assert engine_options(BenchConfig(name="v", engine="vector", embedding_model="m")) == {
+        "model": "m"
+    }
+    hybrid = engine_options(BenchConfig(name="h", engine="hybrid", embedding_model="m"))
     assert hybrid == {"engines": [{"engine": "sqlite"}, {"engine": "vector", "model": "m"}]}
     given = BenchConfig(
-        "h2",
-        "hybrid",
+        name="h2",
+        engine="hybrid",
         options={"engines": [{"engine": "tantivy"}, {"engine": "vector"}], "fusion": "rrf"},
         embedding_model="m",
     )

@@ -11,7 +11,7 @@ from rankscope.bench.build import build_engine, engine_options
 from rankscope.engines import Document, Engine, Hit, Query, register_engine
 from rankscope.engines.base import engine_class
 from rankscope.errors import ConfigError
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite import BenchConfig
 
 
 @register_engine("capability-test-dense")
@@ -32,7 +32,7 @@ class _MyDense(Engine):
 
 
 def test_a_registered_engine_that_embeds_gets_the_configurations_model() -> None:
-    config = BenchConfig("mine", "capability-test-dense", embedding_model="my-model")
+    config = BenchConfig(name="mine", engine="capability-test-dense", embedding_model="my-model")
     assert config.needs_embeddings
     with build_engine(config) as engine:
         assert isinstance(engine, _MyDense)
@@ -45,14 +45,16 @@ def test_hybrid_passes_the_model_to_every_member_that_embeds() -> None:
         {"engine": "capability-test-dense"},
         {"engine": "vector", "model": "kept"},
     ]
-    config = BenchConfig("h", "hybrid", options={"engines": members}, embedding_model="m")
+    config = BenchConfig(
+        name="h", engine="hybrid", options={"engines": members}, embedding_model="m"
+    )
     assert engine_options(config)["engines"] == [
         {"engine": "sqlite"},
         {"engine": "capability-test-dense", "model": "m"},
         {"engine": "vector", "model": "kept"},
     ]
     # the default members are declared on the hybrid class
-    default = engine_options(BenchConfig("d", "hybrid", embedding_model="m"))["engines"]
+    default = engine_options(BenchConfig(name="d", engine="hybrid", embedding_model="m"))["engines"]
     assert default == [{"engine": "sqlite"}, {"engine": "vector", "model": "m"}]
     # a rerank engine's own model reranks: the configuration's model goes to its first stage
     rerank = engine_class("rerank").with_embedding_model(
@@ -64,8 +66,8 @@ def test_hybrid_passes_the_model_to_every_member_that_embeds() -> None:
 def test_an_embedding_model_for_an_engine_that_embeds_nothing_is_refused() -> None:
     lexical = {"engines": [{"engine": "sqlite"}, {"engine": "tantivy"}]}
     for config in (
-        BenchConfig("s", "sqlite", embedding_model="m"),
-        BenchConfig("h", "hybrid", options=lexical, embedding_model="m"),
+        BenchConfig(name="s", engine="sqlite", embedding_model="m"),
+        BenchConfig(name="h", engine="hybrid", options=lexical, embedding_model="m"),
     ):
         with pytest.raises(ConfigError, match=r"does not embed text.*embedding_model does not"):
             engine_options(config)
@@ -75,13 +77,19 @@ def test_capabilities_decide_whether_an_embedding_backend_is_needed() -> None:
     assert engine_class("vector").embeds_text and engine_class("pgvector").embeds_text
     assert engine_class("hybrid").composite and engine_class("rerank").composite
     assert not engine_class("sqlite").embeds_text and not engine_class("sqlite").composite
-    assert BenchConfig("v", "vector").needs_embeddings
+    assert BenchConfig(name="v", engine="vector").needs_embeddings
     # the model-free hashing embedder needs no embedding library
-    assert not BenchConfig("v", "vector", options={"model": "hashing:64"}).needs_embeddings
+    assert not BenchConfig(
+        name="v", engine="vector", options={"model": "hashing:64"}
+    ).needs_embeddings
     lexical_and_hashing = [{"engine": "sqlite"}, {"engine": "vector", "model": "hashing"}]
-    assert not BenchConfig("h", "hybrid", options={"engines": lexical_and_hashing}).needs_embeddings
-    assert BenchConfig("h", "hybrid").needs_embeddings  # default members: sqlite + vector
-    assert BenchConfig("s", "sqlite", reranker="cross-encoder/x").needs_embeddings
+    assert not BenchConfig(
+        name="h", engine="hybrid", options={"engines": lexical_and_hashing}
+    ).needs_embeddings
+    assert BenchConfig(
+        name="h", engine="hybrid"
+    ).needs_embeddings  # default members: sqlite + vector
+    assert BenchConfig(name="s", engine="sqlite", reranker="cross-encoder/x").needs_embeddings
 
 
 def test_the_embedders_live_with_the_engines() -> None:

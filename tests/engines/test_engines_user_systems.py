@@ -295,11 +295,13 @@ def test_run_file_must_exist(tmp_path: Path) -> None:
 def test_a_non_finite_score_fails_only_its_configuration() -> None:
     """The benchmark records the refusal as that configuration's error, naming query and doc."""
     from rankscope.bench.runner import run_config
+    from rankscope.suite import BenchConfig
     from rankscope.suite.schema import SuiteSettings as Settings
-    from rankscope.suite.sweep import BenchConfig
 
     settings = Settings(k=[1], max_k=5, warmup=0, repeats=1)
-    config = BenchConfig("inf-cfg", "python", options={"search": f"{__name__}:infinite_score"})
+    config = BenchConfig(
+        name="inf-cfg", engine="python", options={"search": f"{__name__}:infinite_score"}
+    )
     record = run_config(config, DOCS, [Query("q5", "fox")], settings)
     assert record.status == "failed"
     assert record.error is not None

@@ -736,3 +736,34 @@ def test_probe_sends_an_http_engine_one_query_and_only_to_the_chosen_ones(
         "is the search service running and the URL right?). Start the service first, fix the "
         "options, or skip this check with --no-probe"
     )
+
+
+def test_resolved_suite_writes_python_given_options_as_their_repr(tmp_path: Path) -> None:
+    from dataclasses import replace
+    from pathlib import PurePosixPath
+
+    from rankscope.suite import BenchConfig, ChunkingSpec
+
+    suite = load_suite(
+        write_suite(
+            tmp_path,
+            "name: t\ncorpus: {type: jsonl, path: docs.jsonl}\n"
+            "queries: [json]\nengines: [{name: a, engine: sqlite}]\n",
+        )
+    )
+    given = BenchConfig(
+        name="mine",
+        engine="python",
+        options={"search": PurePosixPath("/x"), "nlist": None, "fields": ("a", "b")},
+        chunking=ChunkingSpec(size=16, overlap=4),
+    )
+    engines = replace(suite, configs=[given]).resolved()["engines"]
+    assert engines == [
+        {
+            "name": "mine",
+            "engine": "python",
+            "options": {"search": "PurePosixPath('/x')", "nlist": None, "fields": ["a", "b"]},
+            "chunking": {"size": 16, "overlap": 4, "unit": "tokens"},
+        }
+    ]
+    assert list(engines[0]) == ["name", "engine", "options", "chunking"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rankscope.errors import ConfigError
-from rankscope.suite import PRESETS, Chunking, expand_sweep, preset_configs
+from rankscope.suite import PRESETS, ChunkingSpec, expand_sweep, preset_configs
 from rankscope.suite import sweep as sweep_module
 from rankscope.suite.schema import SweepSpec
 from rankscope.suite.sweep import DEFAULT_EMBEDDING_MODEL, check_embedding_extra
@@ -30,11 +30,11 @@ def test_matrix_collapses_axes_that_do_not_apply() -> None:
     # no chunking: overlap collapses; 128: overlap 200 is dropped (>= size); 512: all three
     assert [c.chunking for c in sqlite] == [
         None,
-        Chunking(128, 0),
-        Chunking(128, 64),
-        Chunking(512, 0),
-        Chunking(512, 64),
-        Chunking(512, 200),
+        ChunkingSpec(size=128, overlap=0),
+        ChunkingSpec(size=128, overlap=64),
+        ChunkingSpec(size=512, overlap=0),
+        ChunkingSpec(size=512, overlap=64),
+        ChunkingSpec(size=512, overlap=200),
     ]
     # a lexical engine ignores the embedding-model axis
     assert all(c.embedding_model is None for c in sqlite)
@@ -87,13 +87,15 @@ def test_preset_needing_embeddings_says_so_when_the_extra_is_missing(
 
 
 def test_hybrid_needs_embeddings_only_with_a_dense_member() -> None:
-    from rankscope.suite.sweep import BenchConfig
+    from rankscope.suite import BenchConfig
 
     lexical = BenchConfig(
-        "h", "hybrid", options={"engines": [{"engine": "sqlite"}, {"engine": "tantivy"}]}
+        name="h",
+        engine="hybrid",
+        options={"engines": [{"engine": "sqlite"}, {"engine": "tantivy"}]},
     )
     dense = BenchConfig(
-        "h", "hybrid", options={"engines": [{"engine": "sqlite"}, {"engine": "vector"}]}
+        name="h", engine="hybrid", options={"engines": [{"engine": "sqlite"}, {"engine": "vector"}]}
     )
     assert not lexical.needs_embeddings
     assert dense.needs_embeddings
@@ -210,3 +212,34 @@ def test_a_list_of_grids_sweeps_each_in_turn() -> None:
         "faiss-ivf_pq-nprobe4",
     ]
     assert dict(configs[3].options) == {"index": "ivf_pq", "nprobe": 4}
+
+
+def test_config_keys_stay_what_they_were() -> None:
+    # A key names a configuration's checkpoint: a changed key silently invalidates every
+    # user's cached results, so these values are pinned.
+    from pathlib import PurePosixPath
+
+    from rankscope.suite import BenchConfig
+
+    (swept,) = expand_sweep(spec(engine="sqlite", chunk_size=[64], overlap=[8]))
+    assert swept.key("corpus1") == "1b5d0aa2a3ab2078"
+    given = BenchConfig(
+        name="dense",
+        engine="vector",
+        options={"fields": ("title", "text"), "root": PurePosixPath("/data"), "m": 16},
+        chunking=ChunkingSpec(size=256, overlap=32, unit="chars"),
+        embedding_model="BAAI/bge-small-en-v1.5",
+        reranker="cross-encoder/x",
+    )
+    assert given.key() == "6f41420c2d322dea"
+    assert given.key("corpus1", {"mod": "abc"}) == "61cdc0fa79b650ad"
+
+
+def test_the_old_chunking_name_still_reads_with_a_warning() -> None:
+    import rankscope.suite
+
+    with pytest.warns(
+        DeprecationWarning, match=r"suite\.Chunking is deprecated; use .*ChunkingSpec"
+    ):
+        assert rankscope.suite.Chunking is ChunkingSpec
+    assert "Chunking" not in dir(rankscope.suite) and "Chunking" not in rankscope.suite.__all__

@@ -1,6 +1,6 @@
 """Benchmarks: run a suite's configurations, time them, evaluate and compare them."""
 
-from rankscope.bench.config_record import ChunkHit, ConfigRecord, ConfigSpec, IndexCache
+from rankscope.bench.config_record import ChunkHit, ConfigRecord, IndexCache
 from rankscope.bench.latency import LatencyStats, latency_stats
 from rankscope.bench.ray_runner import RayOptions
 from rankscope.bench.recommend import BALANCE_FORMULA, Candidate, recommend
@@ -17,6 +17,7 @@ from rankscope.bench.results import (
     ViewStatistics,
 )
 from rankscope.bench.runner import NullReporter, Reporter, run_benchmark, run_config
+from rankscope.lazy import renamed_exports
 
 __all__ = [
     "BALANCE_FORMULA",
@@ -27,7 +28,6 @@ __all__ = [
     "ChunkHit",
     "ConfigRecord",
     "ConfigResult",
-    "ConfigSpec",
     "ConfigurationComparison",
     "IndexCache",
     "LatencyStats",
@@ -44,3 +44,5 @@ __all__ = [
     "run_benchmark",
     "run_config",
 ]
+
+__getattr__ = renamed_exports(__name__, {"ConfigSpec": "rankscope.suite.BenchConfig"})

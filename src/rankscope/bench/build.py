@@ -12,7 +12,7 @@ from rankscope.engines.base import (
     spec_takes_embedding_model,
 )
 from rankscope.errors import ConfigError
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.schema import BenchConfig
 
 
 def engine_options(config: BenchConfig) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.schema import BenchConfig
 
 #: python engine options naming code
 _CODE_OPTIONS = ("search", "index")

@@ -9,12 +9,11 @@ rerun.
 
 from __future__ import annotations
 
-import json
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.schema import BenchConfig
 
 Stage = Literal["chunk", "build", "index", "search"]
 Status = Literal["ok", "failed"]
@@ -22,28 +21,6 @@ Status = Literal["ok", "failed"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class ChunkingInfo(_Model):
-    size: int
-    overlap: int
-    unit: str
-
-
-class ConfigSpec(_Model):
-    """The configuration as it ran (name, engine, options, chunking, model, reranker)."""
-
-    name: str
-    engine: str
-    options: dict[str, Any] = Field(default_factory=dict)
-    chunking: ChunkingInfo | None = None
-    embedding_model: str | None = None
-    reranker: str | None = None
-
-    @classmethod
-    def of(cls, config: BenchConfig) -> ConfigSpec:
-        # options given from Python may hold objects (a search function): kept as their repr
-        return cls.model_validate(json.loads(json.dumps(config.to_dict(), default=repr)))
 
 
 class ChunkHit(_Model):
@@ -80,7 +57,8 @@ class ConfigRecord(_Model):
     """
 
     name: str
-    config: ConfigSpec
+    #: as it ran (:meth:`BenchConfig.json_safe`: options from Python as their repr)
+    config: BenchConfig
     status: Status = "ok"
     error: str | None = None
     stage: Stage | None = None

@@ -13,7 +13,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.schema import BenchConfig
 
 
 class RichReporter:

@@ -30,10 +30,10 @@ from datetime import UTC, datetime
 from types import ModuleType
 from typing import Any
 
-from rankscope.bench.config_record import ConfigRecord, ConfigSpec, Stage
+from rankscope.bench.config_record import ConfigRecord, Stage
 from rankscope.bench.runner import PendingConfig, RemoteRun, Reporter, RunInputs
 from rankscope.errors import RankscopeError
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.schema import BenchConfig
 from rankscope.util.extras import install_command
 
 INSTALL_HINT = f"install the ray extra: {install_command('ray')}"
@@ -281,7 +281,7 @@ def failed_record(
     now = datetime.now(UTC).isoformat(timespec="seconds")
     return ConfigRecord(
         name=config.name,
-        config=ConfigSpec.of(config),
+        config=config.json_safe(),
         status="failed",
         stage=stage,
         error=error,

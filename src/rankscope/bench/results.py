@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from rankscope.bench.config_record import ConfigSpec, IndexCache, Stage, Status
+from rankscope.bench.config_record import IndexCache, Stage, Status
 from rankscope.bench.latency import LatencyStats
 from rankscope.errors import InputError, RankscopeError
 from rankscope.stats.comparison import (
@@ -39,7 +39,13 @@ from rankscope.stats.comparison import (
     row_from_dict,
     row_to_dict,
 )
-from rankscope.suite.schema import MIN_EFFECT, MIN_LATENCY_MS, MIN_LATENCY_RATIO, SuiteSettings
+from rankscope.suite.schema import (
+    MIN_EFFECT,
+    MIN_LATENCY_MS,
+    MIN_LATENCY_RATIO,
+    BenchConfig,
+    SuiteSettings,
+)
 
 SCHEMA_VERSION = 4
 NO_CATEGORY = "(none)"
@@ -134,7 +140,7 @@ class ConfigResult(_Model):
 
     name: str
     status: Status
-    config: ConfigSpec
+    config: BenchConfig
     key: str | None = None
     resumed: bool = False
     rerun_reason: str | None = None

@@ -64,7 +64,7 @@ from rankscope.bench.build import build_engine
 from rankscope.bench.checkpoint import Checkpoints, check_file_names
 from rankscope.bench.checks import check_judgments, host_warnings, retrieval_warnings
 from rankscope.bench.code import Unlocatable, code_fingerprint
-from rankscope.bench.config_record import ChunkHit, ConfigRecord, ConfigSpec, IndexCache, Stage
+from rankscope.bench.config_record import ChunkHit, ConfigRecord, IndexCache, Stage
 from rankscope.bench.corpus import scan_corpus
 from rankscope.bench.lock import FolderLock
 from rankscope.bench.outputs import (
@@ -90,8 +90,7 @@ from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError, QueryError, RankscopeError, UnsupportedQueryError
 from rankscope.suite.corpus import iter_documents
 from rankscope.suite.model import Suite
-from rankscope.suite.schema import CorpusSpec, SuiteSettings
-from rankscope.suite.sweep import BenchConfig, Chunking
+from rankscope.suite.schema import BenchConfig, ChunkingSpec, CorpusSpec, SuiteSettings
 from rankscope.util.files import atomic_write_text
 
 
@@ -401,7 +400,7 @@ def run_config(
     report.start(config, total=1 + passes * len(queries))
     record = ConfigRecord(
         name=config.name,
-        config=ConfigSpec.of(config),
+        config=config.json_safe(),
         started_at=_now(),
         host=socket.gethostname(),
         warmup=settings.warmup,
@@ -414,7 +413,7 @@ def run_config(
         units, chunking = source, config.chunking
         if chunking is not None:
             check_chunking(chunking.size, chunking.overlap, chunking.unit)
-            units = source.through(partial(iter_chunks, **_chunk_args(chunking)))
+            units = source.through(partial(iter_chunks, **chunking.model_dump()))
         units = units.through(tally, count=units.count)
         fetch_k = settings.max_k * (settings.chunk_fetch_factor if chunking is not None else 1)
         record.fetch_k = fetch_k
@@ -568,7 +567,7 @@ def read_engine_notes(engine: Engine) -> list[str]:
 
 
 def search_key(
-    spec: ConfigSpec, engine: Engine, effective: Mapping[str, int | float | str | bool]
+    spec: BenchConfig, engine: Engine, effective: Mapping[str, int | float | str | bool]
 ) -> str:
     """What identifies the searches a configuration ran: its spec without its name, the
     store's own options replaced by the parameters it really searched with. Two
@@ -702,7 +701,7 @@ def _rankings(
 def add_chunk_texts(
     chunks: Mapping[str, Sequence[ChunkHit]],
     docs: Iterable[Document],
-    chunking: Chunking,
+    chunking: ChunkingSpec,
     depth: int,
 ) -> None:
     """Give the first ``depth`` chunks of each query their text (what a grader reads), read
@@ -714,15 +713,11 @@ def add_chunk_texts(
             wanted.setdefault(hit.chunk_id, []).append(hit)
     parents = {chunk_parent(c) for c in wanted}
     holding = (d for d in docs if d.id in parents)
-    for unit in iter_chunks(holding, **_chunk_args(chunking)):
+    for unit in iter_chunks(holding, **chunking.model_dump()):
         for hit in wanted.pop(unit.id, ()):
             hit.text = unit.text
         if not wanted:
             break
-
-
-def _chunk_args(chunking: Chunking) -> dict[str, Any]:
-    return {"size": chunking.size, "overlap": chunking.overlap, "unit": chunking.unit}
 
 
 class _Tally:

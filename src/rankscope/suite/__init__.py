@@ -11,11 +11,9 @@ from rankscope.lazy import lazy_exports
 if TYPE_CHECKING:  # pragma: no cover
     from rankscope.suite.loader import load_suite, load_suite_text
     from rankscope.suite.model import Suite
-    from rankscope.suite.schema import SuiteSettings, SuiteSpec
+    from rankscope.suite.schema import BenchConfig, ChunkingSpec, SuiteSettings, SuiteSpec
     from rankscope.suite.sweep import (
         PRESETS,
-        BenchConfig,
-        Chunking,
         check_embedding_extra,
         embeddings_available,
         expand_sweep,
@@ -25,7 +23,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "PRESETS",
     "BenchConfig",
-    "Chunking",
+    "ChunkingSpec",
     "Suite",
     "SuiteSettings",
     "SuiteSpec",
@@ -37,4 +35,4 @@ __all__ = [
     "preset_configs",
 ]
 
-__getattr__, __dir__ = lazy_exports(globals())
+__getattr__, __dir__ = lazy_exports(globals(), renamed={"Chunking": "rankscope.suite.ChunkingSpec"})

@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import typing
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,14 @@ from rankscope.errors import ConfigError
 from rankscope.suite.corpus import corpus_qrels, corpus_queries, read_jsonl_queries
 from rankscope.suite.model import Suite
 from rankscope.suite.relevance import CodeExpectation, JudgmentSet, read_qrels_file
-from rankscope.suite.schema import QueriesFile, QuerySpec, SuiteSpec, parse_boosted_field
-from rankscope.suite.sweep import (
+from rankscope.suite.schema import (
     BenchConfig,
-    check_embedding_extra,
-    expand_sweep,
-    from_engine_spec,
+    QueriesFile,
+    QuerySpec,
+    SuiteSpec,
+    parse_boosted_field,
 )
+from rankscope.suite.sweep import check_embedding_extra, expand_sweep
 from rankscope.suite.yamlpos import PathKey, format_path, line_of, load_yaml_with_lines, read_text
 
 _MAX_REPORTED = 8
@@ -118,7 +118,7 @@ def _resolve(
     path: Path | None,
     probe: bool | Collection[str] = False,
 ) -> Suite:
-    configs = [from_engine_spec(e) for e in spec.engines]
+    configs = list(spec.engines)
     _check_engines(configs, [("engines", i, "engine") for i in range(len(configs))], lines, source)
     options_at: dict[str, PathKey] = {
         c.name: ("engines", i, "options") for i, c in enumerate(configs)
@@ -168,7 +168,9 @@ def _resolve(
                 configs.append(config)
 
     # engine options that name files are relative to the suite file, like every suite path
-    configs = [replace(c, options=suite_relative(c.options, base_dir)) for c in configs]
+    configs = [
+        c.model_copy(update={"options": suite_relative(c.options, base_dir)}) for c in configs
+    ]
 
     judgments = JudgmentSet()
     if isinstance(spec.queries, list):

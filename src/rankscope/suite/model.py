@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -18,8 +17,8 @@ from rankscope.engines.stream import DocumentStream
 from rankscope.errors import ConfigError
 from rankscope.suite.corpus import iter_documents
 from rankscope.suite.relevance import JudgmentSet, PatternCredit
-from rankscope.suite.schema import SuiteSettings, SuiteSpec
-from rankscope.suite.sweep import BenchConfig, check_embedding_extra, preset_configs
+from rankscope.suite.schema import BenchConfig, SuiteSettings, SuiteSpec
+from rankscope.suite.sweep import check_embedding_extra, preset_configs
 
 
 @dataclass
@@ -158,6 +157,5 @@ class Suite:
 
 
 def _config_yaml(config: BenchConfig) -> dict[str, Any]:
-    # options given from Python may hold objects (a search function): written as their repr
-    plain: dict[str, Any] = json.loads(json.dumps(config.to_dict(), default=repr))
+    plain = config.json_safe().model_dump()
     return {k: v for k, v in plain.items() if v not in (None, {})}

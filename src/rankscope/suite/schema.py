@@ -7,6 +7,9 @@ configurations). Unknown keys are rejected so that a typo never silently changes
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -18,7 +21,13 @@ from pydantic import (
     model_validator,
 )
 
-from rankscope.engines.base import QueryKind, surrogate_problem
+from rankscope.engines.base import (
+    QueryKind,
+    engine_class,
+    spec_takes_embedding_model,
+    spec_uses_embeddings,
+    surrogate_problem,
+)
 from rankscope.errors import MeasureError
 from rankscope.suite.original import from_original
 
@@ -273,7 +282,8 @@ class SuiteSettings(_Strict):
 
 
 class ChunkingSpec(_Strict):
-    """Split documents into overlapping chunks before indexing."""
+    """Split documents into overlapping chunks before indexing: ``size`` and ``overlap`` in
+    ``unit`` (a configuration's chunking, as written, swept and stored)."""
 
     size: Annotated[int, Field(gt=0)]
     overlap: Annotated[int, Field(ge=0)] = 0
@@ -288,17 +298,54 @@ class ChunkingSpec(_Strict):
         return self
 
 
-class EngineSpec(_Strict):
-    """A named configuration: an engine, its options, chunking, embedding model, reranker."""
+class BenchConfig(_Strict):
+    """One configuration to benchmark: an engine, its options, chunking, embedding model and
+    reranker. The same value is an entry of a suite's ``engines:``, a point of a sweep and
+    what each record of a run stores (:meth:`json_safe`)."""
 
     name: str
     engine: str
+    # this field order is the order of the keys in the records already written
+    options: Mapping[str, Any] = Field(default_factory=dict)
     chunking: ChunkingSpec | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
     embedding_model: str | None = None
     reranker: str | None = None
 
     _as_str_name = field_validator("name", mode="before")(_as_str)
+
+    @property
+    def needs_embeddings(self) -> bool:
+        """Whether this configuration loads an embedding model (the engine's declared
+        capabilities say so, or a reranker does), so that it needs the ``embed`` extra."""
+        if self.reranker is not None:
+            return True
+        options = self.options
+        if self.embedding_model is not None and spec_takes_embedding_model(self.engine, options):
+            options = engine_class(self.engine).with_embedding_model(options, self.embedding_model)
+        return spec_uses_embeddings(self.engine, options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict, the option values as given (what :meth:`key` hashes)."""
+        return {
+            "name": self.name,
+            "engine": self.engine,
+            "options": dict(self.options),
+            "chunking": None if self.chunking is None else self.chunking.model_dump(),
+            "embedding_model": self.embedding_model,
+            "reranker": self.reranker,
+        }
+
+    def key(self, *context: object) -> str:
+        """A stable hash of everything that decides this configuration's results (it names
+        the configuration's checkpoint: the same inputs must keep the same key)."""
+        blob = json.dumps([self.to_dict(), *context], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def json_safe(self) -> BenchConfig:
+        """This configuration with options JSON can hold, as records and resolved suites
+        store it: options given from Python may hold objects (a search function), kept as
+        their repr."""
+        return BenchConfig.model_validate(json.loads(json.dumps(self.to_dict(), default=repr)))
 
 
 class SweepSpec(_Strict):
@@ -383,7 +430,7 @@ class SuiteSpec(_Strict):
     queries: list[QuerySpec] | QueriesFile | None = None
     qrels: str | list[str] | None = None
     settings: SuiteSettings = Field(default_factory=SuiteSettings)
-    engines: list[EngineSpec] = Field(default_factory=list)
+    engines: list[BenchConfig] = Field(default_factory=list)
     sweep: SweepSpec | None = None
     check: CheckSpec | None = None
 

@@ -1,4 +1,5 @@
-"""Resolved benchmark configurations, sweep expansion and the named presets.
+"""Sweep expansion and the named presets: the configurations (:class:`BenchConfig`) a sweep
+stands for.
 
 A sweep is a matrix over engine × chunk size × overlap × embedding model × reranker, and, per
 engine, over the values of its swept options (``params``: index parameters such as ``m``,
@@ -9,18 +10,15 @@ parameters for another engine. Presets fill the axes a sweep leaves out.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import itertools
-import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-from rankscope.engines.base import engine_class, spec_takes_embedding_model, spec_uses_embeddings
+from rankscope.engines.base import spec_takes_embedding_model
 from rankscope.errors import ConfigError
-from rankscope.suite.schema import ChunkUnit, EngineSpec, SweepSpec
+from rankscope.suite.schema import BenchConfig, ChunkingSpec, SweepSpec
 from rankscope.util.extras import install_command
 
 #: the embedding model a preset uses when none is given (shipped offline by the ``embed`` extra)
@@ -59,70 +57,6 @@ PRESETS: dict[str, dict[str, list[Any]]] = {
 }
 
 
-@dataclass(frozen=True)
-class Chunking:
-    """How a configuration chunks its documents: ``size`` and ``overlap`` in ``unit``."""
-
-    size: int
-    overlap: int = 0
-    unit: ChunkUnit = "tokens"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"size": self.size, "overlap": self.overlap, "unit": self.unit}
-
-
-@dataclass(frozen=True)
-class BenchConfig:
-    """One configuration to benchmark: what to build and how to feed it."""
-
-    name: str
-    engine: str
-    options: Mapping[str, Any] = field(default_factory=dict)
-    chunking: Chunking | None = None
-    embedding_model: str | None = None
-    reranker: str | None = None
-
-    @property
-    def needs_embeddings(self) -> bool:
-        """Whether this configuration loads an embedding model (the engine's declared
-        capabilities say so, or a reranker does), so that it needs the ``embed`` extra."""
-        if self.reranker is not None:
-            return True
-        options = dict(self.options)
-        if self.embedding_model is not None and spec_takes_embedding_model(self.engine, options):
-            options = engine_class(self.engine).with_embedding_model(options, self.embedding_model)
-        return spec_uses_embeddings(self.engine, options)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "engine": self.engine,
-            "options": dict(self.options),
-            "chunking": None if self.chunking is None else self.chunking.to_dict(),
-            "embedding_model": self.embedding_model,
-            "reranker": self.reranker,
-        }
-
-    def key(self, *context: object) -> str:
-        """A stable hash of everything that decides this configuration's results."""
-        blob = json.dumps([self.to_dict(), *context], sort_keys=True, default=str)
-        return hashlib.sha256(blob.encode()).hexdigest()[:16]
-
-
-def from_engine_spec(spec: EngineSpec) -> BenchConfig:
-    chunking = None
-    if spec.chunking is not None:
-        chunking = Chunking(spec.chunking.size, spec.chunking.overlap, spec.chunking.unit)
-    return BenchConfig(
-        name=spec.name,
-        engine=spec.engine,
-        options=dict(spec.options),
-        chunking=chunking,
-        embedding_model=spec.embedding_model,
-        reranker=spec.reranker,
-    )
-
-
 def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
     """The configurations of a sweep, in matrix order, without duplicates."""
     axes: dict[str, list[Any]] = {}
@@ -151,7 +85,9 @@ def expand_sweep(sweep: SweepSpec) -> list[BenchConfig]:
     ):
         if size is not None and overlap >= size:
             continue  # an overlap as large as the chunk is not a chunking
-        chunking = None if size is None else Chunking(size, overlap, sweep.unit)
+        chunking = (
+            None if size is None else ChunkingSpec(size=size, overlap=overlap, unit=sweep.unit)
+        )
         for point in param_grid(*sweep.params.get(engine, [{}])):
             # an embedding model only means something to an engine that embeds
             options = {**sweep.options.get(engine, {}), **point}
@@ -207,7 +143,7 @@ def params_suffix(point: Mapping[str, Any]) -> str:
 
 
 def config_name(
-    engine: str, chunking: Chunking | None, model: str | None, reranker: str | None
+    engine: str, chunking: ChunkingSpec | None, model: str | None, reranker: str | None
 ) -> str:
     """A short readable name: ``sqlite``, ``sqlite-c256o32``, ``vector-c256o32-minilm+rerank``."""
     name = engine

@@ -22,8 +22,7 @@ from rankscope.engines.chunking import chunk_documents
 from rankscope.errors import EngineError
 from rankscope.judge.needle.questions import NeedleQuestion
 from rankscope.suite.corpus import read_jsonl_documents
-from rankscope.suite.schema import SuiteSettings
-from rankscope.suite.sweep import BenchConfig
+from rankscope.suite.schema import BenchConfig, SuiteSettings
 
 #: a retrieval function: (question, k) -> the top k hits
 Retriever = Callable[[str, int], Sequence[Hit]]

@@ -157,21 +157,8 @@ def interleaving_summary(
     floor = min_impressions or settings.interleaving_min_impressions
     pair = _arms(arms, names)
     if pair is None:  # fewer than two teams shown: nothing to compare yet
-        return InterleavingPublic(
-            experiment=experiment,
-            arms=sorted(names),
-            impressions=len(teams),
-            clicked=0,
-            wins=0,
-            losses=0,
-            ties=0,
-            preference=0.0,
-            p_value=None,
-            alpha=alpha,
-            min_impressions=floor,
-            verdict="insufficient_data",
-            winner=None,
-        )
+        s = summarise((), impressions=len(teams), alpha=alpha, min_impressions=floor)
+        return from_value(InterleavingPublic, s, experiment=experiment, arms=sorted(names))
     clicks = stores.events.rows(
         principal, EventFilters(user_id=filters.user_id), ["click"], query_ids=list(teams)
     )

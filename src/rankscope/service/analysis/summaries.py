@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from rankscope.service.analysis.intervals import mean_interval
-from rankscope.service.schemas.common import TimeRange
+from rankscope.service.schemas.common import TimeRange, from_value
 from rankscope.service.schemas.events import EventsSummary, Rate
 from rankscope.service.schemas.records import (
     GroupStats,
@@ -82,23 +82,17 @@ def events_summary(stores: Stores, principal: Principal, filters: EventFilters) 
     """Impressions, clicks, click-through and zero-result rates and the rest of
     ``GET /api/events/summary`` for a selection of events."""
     c = stores.events.counts(principal, filters)
-    return EventsSummary(
-        searches=c.searches,
-        impressions=c.impressions,
-        clicks=c.clicks,
+    # the counts (searches, clicks, thumbs_up, other_actions, ...) are read from c by name
+    return from_value(
+        EventsSummary,
+        c,
         click_through_rate=rate(min(c.clicks, c.impressions), c.impressions),
         query_click_rate=rate(c.sessions_clicked, c.sessions_with_impressions),
         mean_click_position=(
             c.click_position_sum / c.clicks_with_position if c.clicks_with_position else None
         ),
-        clicks_with_position=c.clicks_with_position,
         zero_result_rate=rate(c.zero_result_searches, c.searches_with_count),
-        thumbs_up=c.thumbs_up,
-        thumbs_down=c.thumbs_down,
-        cited=c.cited,
         mean_dwell_seconds=c.dwell_sum / c.dwell_count if c.dwell_count else None,
-        other_actions=c.other_actions,
-        experiments=c.experiments,
         date_range=TimeRange(start=filters.start or c.first, end=filters.end or c.last),
     )
 

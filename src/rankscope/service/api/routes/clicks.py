@@ -53,9 +53,7 @@ def clicks(
         data=ClickJudgmentsPublic(
             model=j.model,
             judgment_source=graded.source,
-            thresholds=Thresholds3(
-                one=j.thresholds.one, two=j.thresholds.two, three=j.thresholds.three
-            ),
+            thresholds=from_value(Thresholds3, j.thresholds),
             min_impressions=j.min_impressions,
             position_prior=j.prior.ctr.tolist(),
             sessions=len(graded.sessions.log.sessions),
