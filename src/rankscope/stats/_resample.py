@@ -99,9 +99,9 @@ class BootstrapCounts:
     bits of ``x * n`` fall below ``(2**32 - n) % n`` (Lemire's method). Doing the same with
     whole-array operations, one resample at a time, costs less than ``integers`` (whose
     per-draw calls cost more than the random words) and leaves the draws in cache for the count.
-    A rejected draw is counted and then subtracted (at most ``n / 2**32`` of the draws), and a
-    draw past the resample's end (a resample ending inside a 64-bit word) is kept for the next.
-    For n = 1 numpy draws nothing; here words are drawn, and every count is 1 all the same.
+    A rejected draw is counted and then subtracted (at most ``n / 2**32`` of the draws), and the
+    accepted draws past the resample's end are kept for the next one. For n = 1 numpy draws
+    nothing; here words are drawn, and every count is 1 all the same.
     """
 
     def __init__(self, rng: np.random.Generator, n: int) -> None:
@@ -128,11 +128,18 @@ class BootstrapCounts:
     def next(self) -> NDArray[np.int64]:
         """The counts of the next resample (length ``n``, summing to ``n``)."""
         n = self._n
+        carried = self._carried
+        if carried.size >= n:
+            self._carried = carried[n:]
+            return np.bincount(carried[:n], minlength=n)
         counts: NDArray[np.int64] | None = None
-        carried, self._carried = self._carried, np.empty(0, dtype=np.int64)
+        self._carried = np.empty(0, dtype=np.int64)
         need = n - carried.size
         while need > 0:
-            indices, rejected = self._draw(need + need % 2)
+            # a few more draws than the rejections expected: a second draw is rare, and what
+            # is left over is the start of the next resample
+            extra = 2 * ((need * self._threshold) >> 32) + 8
+            indices, rejected = self._draw(need + extra + (need + extra) % 2)
             # the first `end` draws hold `need` accepted ones (each rejection before the end
             # moves it one further), or all of them when there are too few
             end = need
@@ -152,8 +159,7 @@ class BootstrapCounts:
                 rest = np.ones(indices.size - end, dtype=bool)
                 rest[rejected[rejected >= end] - end] = False
                 self._carried = indices[end:][rest]
-        if counts is None:  # n = 1: the draw carried over is the whole resample
-            counts = np.zeros(n, dtype=np.int64)
+        assert counts is not None  # need > 0 on entry
         np.add.at(counts, carried, 1)
         return counts
 
