@@ -49,3 +49,46 @@ def test_an_embedded_app_leaves_the_collector_alone(tmp_path: Path, gc_state: No
         assert client.get("/healthz").status_code == 200
         assert gc.get_threshold() == before
         assert gc.get_freeze_count() == 0
+
+
+def test_the_serving_process_imports_scipy_stats_at_start_not_on_a_request(
+    tmp_path: Path,
+) -> None:
+    """The records page's intervals use scipy.stats: imported by the first such request, it
+    cost that request 0.9 s of CPU and ~50 MB (bench/bench_bounds.py)."""
+    import os
+    import subprocess
+    import sys
+
+    from serve_helpers import make_keys
+
+    settings = sqlite_settings(tmp_path / "metrics.sqlite")
+    key = make_keys(settings.database_url).alice
+    script = "\n".join(
+        [
+            "import sys",
+            "from fastapi.testclient import TestClient",
+            "from rankscope.service.app import create_app_from_env",
+            "with TestClient(create_app_from_env()) as client:",
+            "    headers = {'Authorization': 'Bearer ' + sys.argv[1]}",
+            "    for grade in (0, 1, 1):",
+            "        docs = [{'documentId': 'a', 'score': 1}]",
+            "        body = {'query': 'q', 'retrievedDocuments': docs, 'judgments': {'a': grade}}",
+            "        r = client.post('/api/metrics/retrieval/collect', json=body, headers=headers)",
+            "        assert r.status_code == 201, r.text",
+            "    started = set(sys.modules)",
+            "    assert client.get('/api/metrics/retrieval', headers=headers).status_code == 200",
+            "    print(sorted(m for m in set(sys.modules) - started if m.startswith('scipy')))",
+        ]
+    )
+    env = {**os.environ, ENV_PREFIX + "DATABASE_URL": settings.database_url}
+    done = subprocess.run(
+        [sys.executable, "-c", script, key],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"  # before: scipy and 400-odd of its modules
