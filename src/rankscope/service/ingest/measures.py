@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 import numpy as np
-import pyarrow as pa
 
+from rankscope.data.arrow import string_array
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
@@ -146,7 +146,7 @@ def qrels_of(items: Sequence[Evaluable]) -> Qrels:
     return Qrels(
         query_ids=tuple(qids),
         offsets=np.asarray(offsets, dtype=np.int64),
-        doc_ids=pa.array(docs, type=pa.string()),
+        doc_ids=string_array(docs),
         grades=np.asarray(grades, dtype=np.int64),
     )
 
@@ -169,7 +169,7 @@ def run_of(items: Sequence[Evaluable]) -> Run:
         name=RUN_NAME,
         query_ids=tuple(qids),
         offsets=ends,
-        doc_ids=pa.array(docs, type=pa.string()),
+        doc_ids=string_array(docs),
         scores=scores.astype(np.float64),
     )
 
