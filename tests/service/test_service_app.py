@@ -49,3 +49,49 @@ def test_an_embedded_app_leaves_the_collector_alone(tmp_path: Path, gc_state: No
         assert client.get("/healthz").status_code == 200
         assert gc.get_threshold() == before
         assert gc.get_freeze_count() == 0
+
+
+def test_requests_of_a_serving_process_import_neither_scipy_nor_pandas(tmp_path: Path) -> None:
+    """The records page's intervals use scipy.stats: imported by the first such request, it
+    cost that request 0.9 s of CPU and ~50 MB (bench/bench_bounds.py); a serving process
+    imports it at start. The Qrels and Run that score a collected record (and that an export
+    writes) are built without pyarrow's pa.array, whose first call imports pandas."""
+    import os
+    import subprocess
+    import sys
+
+    from serve_helpers import make_keys
+
+    settings = sqlite_settings(tmp_path / "metrics.sqlite")
+    key = make_keys(settings.database_url).alice
+    script = "\n".join(
+        [
+            "import sys",
+            "from fastapi.testclient import TestClient",
+            "from rankscope.service.app import create_app_from_env",
+            "with TestClient(create_app_from_env()) as client:",
+            "    started = set(sys.modules)",
+            "    headers = {'Authorization': 'Bearer ' + sys.argv[1]}",
+            "    for grade in (0, 1, 1):",
+            "        docs = [{'documentId': 'a', 'score': 1}]",
+            "        body = {'query': 'q', 'retrievedDocuments': docs, 'judgments': {'a': grade}}",
+            "        r = client.post('/api/metrics/retrieval/collect', json=body, headers=headers)",
+            "        assert r.status_code == 201, r.text",
+            "    for path in ('', '/export?format=trec', '/export?format=jsonl'):",
+            "        r = client.get('/api/metrics/retrieval' + path, headers=headers)",
+            "        assert r.status_code == 200, r.text",
+            "    new = set(sys.modules) - started",
+            "    print(sorted(m for m in new if m.split('.')[0] in ('scipy', 'pandas')))",
+        ]
+    )
+    env = {**os.environ, ENV_PREFIX + "DATABASE_URL": settings.database_url}
+    done = subprocess.run(
+        [sys.executable, "-c", script, key],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"  # before: scipy, pandas and 700-odd of their modules

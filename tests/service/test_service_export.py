@@ -120,6 +120,43 @@ def test_an_export_without_such_ids_is_unchanged(service: Service, tmp_path: Pat
     assert sorted(_unzip(trec, tmp_path)) == ["qrels.txt", "queries.jsonl", "run.trec"]
 
 
+def test_an_export_reads_only_its_columns_and_checks_no_judgment_again(
+    service: Service, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stored judgments were checked when collected: the export builds its Qrels and Run
+    as the write path does, without Qrels.from_dict checking each judgment again, and reads
+    no column it does not write (such as a record's 10,000 document ids)."""
+    from rankscope.data import Qrels, Run
+    from rankscope.service.analysis.export import COLUMNS
+
+    options = {"documentIds": ["x" * 200] * 3}
+    judged = {"z": 2, "a": 1}
+    rid = _post(
+        service, record("q", [doc("b", 0.9), doc("a", 0.5)], judgments=judged, options=options)
+    )
+    store = service.client.app.state.service.store  # type: ignore[attr-defined]
+    read: list[list[str]] = []
+    rows = store.rows
+
+    def reading(*args: Any) -> Any:
+        for row in rows(*args):
+            read.append(sorted(row))
+            yield row
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the stored judgments checked again")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(store, "rows", reading)
+        patched.setattr(Qrels, "from_dict", refused)
+        patched.setattr(Run, "from_dict", refused)
+        files = _unzip(_export(service, format="trec"), tmp_path)
+    assert read == [sorted(COLUMNS)] and "document_ids" not in COLUMNS
+    # the bytes as before: documents in byte order, grade 0 for a retrieved unjudged one
+    assert files["qrels.txt"] == f"{rid} 0 a 1\n{rid} 0 b 0\n{rid} 0 z 2\n"
+    assert files["run.trec"] == f"{rid} Q0 b 1 2 collected\n{rid} Q0 a 2 1 collected\n"
+
+
 def test_hostile_document_ids_round_trip_or_are_named(service: Service, tmp_path: Path) -> None:
     shared_data("hostile", "strings.jsonl")  # skips, or fails under CI=true, when absent
     ids: dict[str, str] = {}  # record id -> its one document id

@@ -10,17 +10,24 @@ scores are written in the shortest form that reads back to the same double.
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
-from rankscope.data.arrow import neutralise_table
+from rankscope.data.arrow import (
+    neutralise_table,
+    numpy_array,
+    string_array,
+    string_scalar,
+    to_numpy,
+)
 from rankscope.data.qrels import Qrels, qrels_table
 from rankscope.data.run import Run, run_table
 from rankscope.data.trec import trec_qrels_lines, trec_run_lines, write_lines
@@ -115,16 +122,54 @@ def _write(
     return out
 
 
+#: the characters json.dumps(..., ensure_ascii=False) escapes in a string: the quote, the
+#: backslash and the C0 controls (everything else it writes as it is)
+_JSON_ESCAPED = r'[\x00-\x1f"\\]'
+
+
 def _write_jsonl(table: pa.Table, fh: IO[bytes]) -> None:
-    names = table.column_names
+    """One object per row, byte for byte ``json.dumps(row, ensure_ascii=False)`` (keys in
+    column order, ``", "`` and ``": "`` between them), built a column at a time by Arrow:
+    ``json.dumps`` per row cost about 3 µs a line, most of an export's CPU time."""
+    keys = [json.dumps(name, ensure_ascii=False) + ": " for name in table.column_names]
     for batch in table.to_batches(max_chunksize=1 << 16):
-        cols = [batch.column(i).to_pylist() for i in range(len(names))]
-        buf = io.StringIO()
-        for row in zip(*cols, strict=True):
-            obj: dict[str, Any] = dict(zip(names, row, strict=True))
-            buf.write(json.dumps(obj, ensure_ascii=False))
-            buf.write("\n")
-        fh.write(buf.getvalue().encode("utf-8"))
+        parts: list[pa.Array | pa.Scalar] = []
+        for i, (key, column) in enumerate(zip(keys, batch.columns, strict=True)):
+            parts += [string_scalar(("{" if i == 0 else ", ") + key), _json_values(column)]
+        parts.append(string_scalar("}"))
+        write_lines(pc.binary_join_element_wise(*parts, string_scalar("")), fh)
+
+
+def _json_values(column: pa.Array) -> pa.Array:
+    """Each value as ``json.dumps`` writes it (``null`` for a null)."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.dictionary_decode(), kind.value_type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        text = pc.binary_join_element_wise(
+            string_scalar('"'), column, string_scalar('"'), string_scalar("")
+        )
+        # Kleene "and": false, not null, for a null value
+        escaped = pc.and_kleene(
+            pc.match_substring_regex(column, _JSON_ESCAPED), pc.is_valid(column)
+        )
+        if pc.any(escaped).as_py():  # rare: only those values go through json.dumps
+            rows = np.flatnonzero(to_numpy(escaped))
+            values = column.take(numpy_array(rows)).to_pylist()
+            text = pc.replace_with_mask(
+                text,
+                escaped,
+                string_array([json.dumps(v, ensure_ascii=False) for v in values]).cast(text.type),
+            )
+    elif pa.types.is_integer(kind):  # Arrow writes integers as str(int) does
+        text = column.cast(pa.string())
+    elif pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        # json's own float text (repr, NaN, Infinity), in one call: no number holds ", "
+        listed = json.dumps(column.to_pylist())[1:-1]
+        text = string_array(listed.split(", ") if listed else [])
+    else:
+        raise TypeError(f"cannot write a column of {kind} as JSONL")
+    return pc.fill_null(text, string_scalar("null"))
 
 
 def _write_delimited(table: pa.Table, fh: IO[bytes], delimiter: str) -> None:

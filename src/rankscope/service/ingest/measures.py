@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from typing import NamedTuple, cast
 
 import numpy as np
-import pyarrow as pa
 
+from rankscope.data.arrow import string_array
 from rankscope.data.qrels import Qrels
 from rankscope.data.run import Run
 from rankscope.metrics.evaluate import evaluate
@@ -56,6 +56,8 @@ from rankscope.service.stored_measures import STORED_COUNTS, STORED_MEASURES
 MEASURES = tuple(m.measure for m in (*STORED_MEASURES, *STORED_COUNTS))
 #: the trec_eval names of the averaged measures, for ``rankscope eval -m``
 TREC_EVAL_MEASURES = tuple(m.trec_eval for m in STORED_MEASURES)
+#: the name of the run :func:`run_of` builds (and the export writes)
+RUN_NAME = "collected"
 
 
 class Evaluable(NamedTuple):
@@ -144,7 +146,7 @@ def qrels_of(items: Sequence[Evaluable]) -> Qrels:
     return Qrels(
         query_ids=tuple(qids),
         offsets=np.asarray(offsets, dtype=np.int64),
-        doc_ids=pa.array(docs, type=pa.string()),
+        doc_ids=string_array(docs),
         grades=np.asarray(grades, dtype=np.int64),
     )
 
@@ -164,10 +166,10 @@ def run_of(items: Sequence[Evaluable]) -> Run:
     # the document at row r of a query whose rows end at e scores e - r: n, n-1, ..., 1
     scores = np.repeat(ends[1:], np.diff(ends)) - np.arange(len(docs), dtype=np.int64)
     return Run(
-        name="collected",
+        name=RUN_NAME,
         query_ids=tuple(qids),
         offsets=ends,
-        doc_ids=pa.array(docs, type=pa.string()),
+        doc_ids=string_array(docs),
         scores=scores.astype(np.float64),
     )
 
@@ -223,6 +225,7 @@ def score_values(items: Sequence[Evaluable]) -> list[Values]:
 __all__ = [
     "MEASURES",
     "NOTHING",
+    "RUN_NAME",
     "TREC_EVAL_MEASURES",
     "Evaluable",
     "QueryMeasures",
