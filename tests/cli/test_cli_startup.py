@@ -127,3 +127,15 @@ def test_version_alone_builds_no_application(capsys: pytest.CaptureFixture[str])
         "import contextlib, io\nfrom rankscope.cli.app import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--version'])"
     ) & {"typer", "rich", "pydantic", "numpy"}
+
+
+def test_a_command_that_runs_imports_no_pydantic() -> None:
+    # typer converts values with pydantic adapters; rankscope.cli.coercion does the plain ones
+    examples = SRC.parent / "examples"
+    code = (
+        "import contextlib, io\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['eval', {str(examples / 'qrels.txt')!r}, {str(examples / 'bm25.run')!r},"
+        " '-m', 'map', '-l', '1', '-M', '100', '-f', 'csv']) == 0"
+    )
+    assert "pydantic" not in imported_after(code)
