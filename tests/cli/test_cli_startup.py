@@ -84,6 +84,21 @@ def test_eval_on_trec_files_imports_no_pandas(tmp_path: Path) -> None:
     assert "pandas" not in imported
 
 
+def test_eval_to_a_pipe_imports_neither_rich_nor_pydantic() -> None:
+    # the table to a pipe or a file is written without rich (rankscope.report.results); the
+    # values are converted without pydantic (rankscope.cli.coercion)
+    examples = SRC.parent / "examples"
+    for extra in ([], ["-q"], ["-f", "markdown"], ["-f", "json"], ["-f", "csv"]):
+        code = (
+            "import contextlib, io\nfrom rankscope.cli.app import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    assert main(['eval', {str(examples / 'qrels.txt')!r},"
+            f" {str(examples / 'bm25.run')!r}, *{extra!r}]) == 0\n"
+            "assert 'bm25' in out.getvalue()"
+        )
+        assert not imported_after(code) & {"rich", "pydantic", "pandas"}, extra
+
+
 def test_trec_eval_runs_without_typer_rich_or_pydantic() -> None:
     # trec_eval parses its own options: main() calls it before any typer application is built
     examples = SRC.parent / "examples"
