@@ -22,14 +22,19 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = ("numpy", "pyarrow", "pandas", "openai", "anthropic", "fastapi", "sqlalchemy")
 
 
-def imported_after(code: str) -> set[str]:
-    """The top-level modules a fresh interpreter has imported after running ``code``."""
+def modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter has imported after running ``code``."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     done = subprocess.run(
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
     )
-    return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def imported_after(code: str) -> set[str]:
+    """The top-level modules a fresh interpreter has imported after running ``code``."""
+    return {name.split(".")[0] for name in modules_after(code)}
 
 
 def test_importing_the_cli_imports_no_heavy_library() -> None:
@@ -154,3 +159,24 @@ def test_a_command_that_runs_imports_no_pydantic() -> None:
         " '-m', 'map', '-l', '1', '-M', '100', '-f', 'csv']) == 0"
     )
     assert "pydantic" not in imported_after(code)
+
+
+def test_eval_and_trec_eval_on_trec_files_import_no_pyarrow_compute() -> None:
+    # pyarrow.compute wraps all of Arrow's functions at import (50 ms): rankscope.data.compute
+    # calls the few the TREC path needs (an array's .take() or .filter() would import it)
+    examples = SRC.parent / "examples"
+    files = f"{str(examples / 'qrels.txt')!r}, {str(examples / 'bm25.run')!r}"
+    for command in (
+        f"['trec_eval', {files}]",
+        f"['trec_eval', '-q', '-c', '-m', 'all_trec', {files}]",
+        f"['eval', {files}, {str(examples / 'dense.run')!r}, '-q']",
+        f"['eval', {files}, '-m', 'all_trec', '-c', '-J', '-M', '5']",
+    ):
+        code = (
+            "import contextlib, io\nfrom rankscope.cli.app import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({command}) == 0"
+        )
+        modules = modules_after(code)
+        assert "pyarrow" in modules
+        assert not {"pyarrow.compute", "numpy.ma"} & modules, command
