@@ -130,7 +130,8 @@ def drop_null(values: Any) -> Any:
 
 
 def distinct(values: npt.ArrayLike) -> npt.NDArray[Any]:
-    """``np.unique(values)``: the distinct values, sorted (flattened, as np.unique)."""
+    """``np.unique(values)``: the distinct values, sorted (flattened, as np.unique); several NaNs
+    stay several (np.unique keeps one): the callers' values are integers."""
     ordered = np.sort(np.asarray(values), axis=None)
     first = np.ones(ordered.shape[0], dtype=np.bool_)
     first[1:] = ordered[1:] != ordered[:-1]
