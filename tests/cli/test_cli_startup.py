@@ -180,3 +180,31 @@ def test_eval_and_trec_eval_on_trec_files_import_no_pyarrow_compute() -> None:
         modules = modules_after(code)
         assert "pyarrow" in modules
         assert not {"pyarrow.compute", "numpy.ma"} & modules, command
+
+
+def test_help_imports_neither_markdown_nor_tracebacks() -> None:
+    # typer's help module imports rich's Markdown and Traceback (markdown-it, pygments, rich's
+    # pretty-printer) for what this help never shows (rankscope.cli.help.import_rich_utils)
+    for args in ([], ["--help"], ["eval", "--help"], ["judge", "--help"]):
+        code = (
+            "import contextlib, io\nfrom rankscope.cli.app import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()) as out:\n    main({args!r})\n"
+            "assert 'Usage' in out.getvalue()"
+        )
+        modules = modules_after(code)
+        assert "typer.rich_utils" in modules
+        deferred = {"rich.markdown", "rich.traceback", "rich.syntax", "rich.pretty"}
+        assert not modules & {*deferred, "markdown_it", "pygments", "pydantic", "numpy"}, args
+
+
+def test_the_deferred_names_are_the_real_ones_at_first_use() -> None:
+    code = (
+        "import contextlib, io, sys\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
+        "from typer import rich_utils\nimport rich.markdown, rich.traceback\n"
+        "assert isinstance(rich_utils.Markdown('*a*'), rich.markdown.Markdown)\n"
+        "assert rich_utils.Traceback.from_exception == rich.traceback.Traceback.from_exception\n"
+        "text = rich_utils._make_rich_text(text='*a*', markup_mode='markdown')\n"
+        "assert isinstance(text, rich.markdown.Markdown)\n"
+    )
+    assert {"rich.markdown", "markdown_it"} <= modules_after(code)
