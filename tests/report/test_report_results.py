@@ -60,7 +60,7 @@ def _two_runs(name: str) -> object:
     return evaluate(qrels, [first, second], measures)
 
 
-def test_the_plain_table_is_riches_own(
+def test_the_plain_table_is_the_one_rich_lays_out(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # standard output no terminal: the table is written without rich, in rich's own bytes
