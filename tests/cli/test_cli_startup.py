@@ -22,14 +22,19 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = ("numpy", "pyarrow", "pandas", "openai", "anthropic", "fastapi", "sqlalchemy")
 
 
-def imported_after(code: str) -> set[str]:
-    """The top-level modules a fresh interpreter has imported after running ``code``."""
+def modules_after(code: str) -> set[str]:
+    """The modules a fresh interpreter has imported after running ``code``."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     done = subprocess.run(
         [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
     )
-    return {name.split(".")[0] for name in json.loads(done.stdout.splitlines()[-1])}
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def imported_after(code: str) -> set[str]:
+    """The top-level modules a fresh interpreter has imported after running ``code``."""
+    return {name.split(".")[0] for name in modules_after(code)}
 
 
 def test_importing_the_cli_imports_no_heavy_library() -> None:
@@ -84,6 +89,21 @@ def test_eval_on_trec_files_imports_no_pandas(tmp_path: Path) -> None:
     assert "pandas" not in imported
 
 
+def test_eval_to_a_pipe_imports_neither_rich_nor_pydantic() -> None:
+    # the table to a pipe or a file is written without rich (rankscope.report.results); the
+    # values are converted without pydantic (rankscope.cli.coercion)
+    examples = SRC.parent / "examples"
+    for extra in ([], ["-q"], ["-f", "markdown"], ["-f", "json"], ["-f", "csv"]):
+        code = (
+            "import contextlib, io\nfrom rankscope.cli.app import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+            f"    assert main(['eval', {str(examples / 'qrels.txt')!r},"
+            f" {str(examples / 'bm25.run')!r}, *{extra!r}]) == 0\n"
+            "assert 'bm25' in out.getvalue()"
+        )
+        assert not imported_after(code) & {"rich", "pydantic", "pandas"}, extra
+
+
 def test_trec_eval_runs_without_typer_rich_or_pydantic() -> None:
     # trec_eval parses its own options: main() calls it before any typer application is built
     examples = SRC.parent / "examples"
@@ -127,3 +147,64 @@ def test_version_alone_builds_no_application(capsys: pytest.CaptureFixture[str])
         "import contextlib, io\nfrom rankscope.cli.app import main\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--version'])"
     ) & {"typer", "rich", "pydantic", "numpy"}
+
+
+def test_a_command_that_runs_imports_no_pydantic() -> None:
+    # typer converts values with pydantic adapters; rankscope.cli.coercion does the plain ones
+    examples = SRC.parent / "examples"
+    code = (
+        "import contextlib, io\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    assert main(['eval', {str(examples / 'qrels.txt')!r}, {str(examples / 'bm25.run')!r},"
+        " '-m', 'map', '-l', '1', '-M', '100', '-f', 'csv']) == 0"
+    )
+    assert "pydantic" not in imported_after(code)
+
+
+def test_eval_and_trec_eval_on_trec_files_import_no_pyarrow_compute() -> None:
+    # pyarrow.compute wraps all of Arrow's functions at import (50 ms): rankscope.data.compute
+    # calls the few the TREC path needs (an array's .take() or .filter() would import it)
+    examples = SRC.parent / "examples"
+    files = f"{str(examples / 'qrels.txt')!r}, {str(examples / 'bm25.run')!r}"
+    for command in (
+        f"['trec_eval', {files}]",
+        f"['trec_eval', '-q', '-c', '-m', 'all_trec', {files}]",
+        f"['eval', {files}, {str(examples / 'dense.run')!r}, '-q']",
+        f"['eval', {files}, '-m', 'all_trec', '-c', '-J', '-M', '5']",
+    ):
+        code = (
+            "import contextlib, io\nfrom rankscope.cli.app import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    assert main({command}) == 0"
+        )
+        modules = modules_after(code)
+        assert "pyarrow" in modules
+        assert not {"pyarrow.compute", "numpy.ma"} & modules, command
+
+
+def test_help_imports_neither_markdown_nor_tracebacks() -> None:
+    # typer's help module imports rich's Markdown and Traceback (markdown-it, pygments, rich's
+    # pretty-printer) for what this help never shows (rankscope.cli.help.import_rich_utils)
+    for args in ([], ["--help"], ["eval", "--help"], ["judge", "--help"]):
+        code = (
+            "import contextlib, io\nfrom rankscope.cli.app import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()) as out:\n    main({args!r})\n"
+            "assert 'Usage' in out.getvalue()"
+        )
+        modules = modules_after(code)
+        assert "typer.rich_utils" in modules
+        deferred = {"rich.markdown", "rich.traceback", "rich.syntax", "rich.pretty"}
+        assert not modules & {*deferred, "markdown_it", "pygments", "pydantic", "numpy"}, args
+
+
+def test_the_deferred_names_are_the_real_ones_at_first_use() -> None:
+    code = (
+        "import contextlib, io, sys\nfrom rankscope.cli.app import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])\n"
+        "from typer import rich_utils\nimport rich.markdown, rich.traceback\n"
+        "assert isinstance(rich_utils.Markdown('*a*'), rich.markdown.Markdown)\n"
+        "assert rich_utils.Traceback.from_exception == rich.traceback.Traceback.from_exception\n"
+        "text = rich_utils._make_rich_text(text='*a*', markup_mode='markdown')\n"
+        "assert isinstance(text, rich.markdown.Markdown)\n"
+    )
+    assert {"rich.markdown", "markdown_it"} <= modules_after(code)

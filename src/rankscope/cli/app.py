@@ -74,9 +74,11 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
     import typer
 
     from rankscope import __version__
+    from rankscope.cli import coercion
     from rankscope.cli import help as _help
 
     _help.install()  # value names, not Python types, in --help (see rankscope.cli.help)
+    coercion.install()  # values converted without pydantic (see rankscope.cli.coercion)
     app = typer.Typer(
         name="rankscope",
         help=_HELP,

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import typer
 
-from rankscope.cli.diff import ViewChoice
-from rankscope.cli.options import RelLevelOption
+from rankscope.cli.options import BenchViewOption, RelLevelOption
 from rankscope.errors import InputError
 
 # What a command runs on is imported inside it: every command module loads at start-up
@@ -74,13 +73,7 @@ def check_command(
         help="Also fail when the candidate's mean is below VALUE (repeatable).",
         show_default=False,
     ),
-    view: ViewChoice | None = typer.Option(
-        None,
-        "--view",
-        help="Benchmark only: the judged queries every configuration answered (answered, the "
-        "default) or every judged query, a skipped one scoring 0 (all).",
-        show_default=False,
-    ),
+    view: BenchViewOption = None,
     out: Path | None = typer.Option(
         None,
         "--out",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 import typer
 
-from rankscope.cli.options import Format, RelLevelOption
+from rankscope.cli.options import BenchViewOption, Format, RelLevelOption, View
 from rankscope.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -40,11 +40,6 @@ class SortChoice(StrEnum):
     change = "change"
     delta = "delta"
     query = "query"
-
-
-class ViewChoice(StrEnum):
-    answered = "answered"
-    all = "all"
 
 
 _OUTCOME = {"losses": "loss", "wins": "win", "ties": "tie"}
@@ -121,13 +116,7 @@ def diff_command(
         help="change: largest |Δ| first (losses first at equal |Δ|), ties last; delta: Δ "
         "ascending (largest loss first); query: by query id.",
     ),
-    view: ViewChoice | None = typer.Option(
-        None,
-        "--view",
-        help="Benchmark only: the judged queries every configuration answered (answered, the "
-        "default) or every judged query, a skipped one scoring 0 (all).",
-        show_default=False,
-    ),
+    view: BenchViewOption = None,
     rel_level: RelLevelOption = 1,
     queries: Path | None = typer.Option(
         None,
@@ -223,7 +212,7 @@ def _diff_benchmark(
     first: str,
     second: str,
     measure: str | None,
-    view: ViewChoice | None,
+    view: View | None,
     depth: int | None,
     queries: Path | None,
     corpus: Path | None,

@@ -1,4 +1,4 @@
-"""Conventional ``--help``: value names instead of Python types (one patch of typer's display).
+"""Conventional ``--help``: value names instead of Python types (patches of typer's display).
 
 typer 0.29 prints Python types where command-line tools print value names: ``<bool>`` after
 every flag (``--help <bool>``), ``<int>``, ``<path>`` or ``<list[str]>`` in the type column of
@@ -18,10 +18,18 @@ Commands give their options explicit metavars (MEASURE, FILE, DIR, N, NAME, URL)
 fallbacks only keep a forgotten one readable. Each replacement checks that what it replaces
 exists: with a typer whose internals differ, the help keeps typer's own display (uglier, still
 correct) instead of failing.
+
+typer's help module imports rich's Markdown and Traceback at its top, with markdown-it,
+pygments and rich's pretty-printer behind them (about half of ``rankscope --help``), for help
+written in Markdown and for tracebacks, neither of which this help uses: :func:`install` has it
+imported with the two names standing in, each importing its module at its first use.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
 from typing import Any
 
 from typer import core
@@ -112,6 +120,8 @@ def install() -> bool:
             )
         )
 
+    for command in (core.TyperCommand, core.TyperGroup):
+        command.format_help = _lean_rich_first(command.format_help)  # type: ignore[method-assign]
     option.display_type_rich = option_type  # type: ignore[union-attr]
     argument.display_type_rich = argument_type  # type: ignore[union-attr]
     argument._usage_display_name = usage_name  # type: ignore[union-attr]
@@ -121,4 +131,57 @@ def install() -> bool:
     return True
 
 
-__all__ = ["argument_name", "install", "value_name"]
+#: what typer's help module imports that its help does not use: (module, name)
+_DEFERRED = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
+
+
+class _Deferred(type):
+    """A class standing in for a class of another module, imported at its first use."""
+
+    _where: tuple[str, str]
+
+    def _real(cls) -> Any:
+        module, name = cls._where
+        return getattr(importlib.import_module(module), name)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls._real()(*args, **kwargs)
+
+    def __getattr__(cls, name: str) -> Any:
+        return getattr(cls._real(), name)
+
+
+def import_rich_utils() -> types.ModuleType:
+    """typer's help module, imported with :data:`_DEFERRED` standing in (only while it is
+    imported: any later import of those modules gets the real ones)."""
+    if "typer.rich_utils" in sys.modules:
+        return sys.modules["typer.rich_utils"]
+    stubs = {}
+    for module, name in _DEFERRED:
+        if module not in sys.modules:
+            stub = types.ModuleType(module)
+            setattr(stub, name, _Deferred(name, (), {"_where": (module, name)}))
+            stubs[module] = sys.modules[module] = stub
+    try:
+        return importlib.import_module("typer.rich_utils")
+    except ImportError:  # it wants more of those modules than the names: the real ones
+        sys.modules.pop("typer.rich_utils", None)
+        for module in stubs:
+            sys.modules.pop(module, None)
+        stubs.clear()
+        return importlib.import_module("typer.rich_utils")
+    finally:
+        for module, stub in stubs.items():
+            if sys.modules.get(module) is stub:
+                del sys.modules[module]
+
+
+def _lean_rich_first(format_help: Any) -> Any:
+    def lean_format_help(self: Any, ctx: Any, formatter: Any) -> Any:
+        import_rich_utils()
+        return format_help(self, ctx, formatter)
+
+    return lean_format_help
+
+
+__all__ = ["argument_name", "import_rich_utils", "install", "value_name"]

@@ -47,6 +47,17 @@ class View(StrEnum):
     all = "all"
 
 
+BenchViewOption = Annotated[
+    View | None,
+    typer.Option(
+        "--view",
+        help="Benchmark only: the judged queries every configuration answered (answered, the "
+        "default) or every judged query, a skipped one scoring 0 (all).",
+        show_default=False,
+    ),
+]
+
+
 def lean_numpy() -> None:
     """numpy set up for a command that makes large arrays once and does no linear algebra
     (``eval``); both settings are read when numpy is first imported, so this must run before
@@ -283,6 +294,7 @@ __all__ = [
     "Alias",
     "ApiKeyEnvOption",
     "BaseUrlOption",
+    "BenchViewOption",
     "DryRunOption",
     "EngineOptionOption",
     "Format",

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from rankscope.data import compute as pc  # np.unique imports numpy.ma
 from rankscope.data.arrow import numpy_array
 
 StrArray = Any  # a pyarrow string Array or ChunkedArray
@@ -213,7 +214,7 @@ def find_duplicate(
         b = min(n - 1, a + _CHUNK)
         later = ks[a + 1 : b + 1]
         repeats.append(later[later == ks[a:b]])
-    suspects = np.unique(np.concatenate(repeats))
+    suspects = pc.distinct(np.concatenate(repeats))
     if not suspects.shape[0]:
         return None
     del ks, repeats

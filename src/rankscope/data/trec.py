@@ -45,9 +45,9 @@ from typing import IO, Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 
+from rankscope.data import compute as pc  # not pyarrow.compute: 50 ms to import
 from rankscope.data._build import QueryBlocks
 from rankscope.data._source import (
     Buffer,

@@ -17,6 +17,8 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
+from rankscope.data import compute as pc  # np.unique imports numpy.ma
+
 Floats = NDArray[np.float64]
 Ints = NDArray[np.int64]
 
@@ -99,7 +101,7 @@ def _padded_groups(offsets: Ints) -> list[tuple[Ints, Ints, Ints, Ints, int]]:
     else:  # group by power of two of the length: padding at most doubles the rows
         bits = np.zeros(counts.shape[0], dtype=np.int64)
         bits[nonempty] = np.ceil(np.log2(counts[nonempty])).astype(np.int64)
-        groups = [nonempty[bits[nonempty] == b] for b in np.unique(bits[nonempty]).tolist()]
+        groups = [nonempty[bits[nonempty] == b] for b in pc.distinct(bits[nonempty]).tolist()]
     out = []
     for segs in groups:
         c = counts[segs]

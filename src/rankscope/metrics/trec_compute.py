@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from rankscope.data import compute as pc  # np.unique imports numpy.ma
 from rankscope.data.numbers import c_atol, is_plain_int
 from rankscope.errors import MeasureError
 from rankscope.metrics.align import Aligned
@@ -155,7 +156,7 @@ def level_groups(
         qrows = _rows_of(ctx.aligned.qrels_offsets, qs)
         qrows = qrows[qg[qrows] >= 0]
         n_levels = int(top_grade[qs[0]]) + 1  # a Python int: LONG_MAX + 1 fits
-        present = np.unique(qg[qrows]) if whole else None
+        present = pc.distinct(qg[qrows]) if whole else None
         yield setup_gains(pairs, n_levels, present), qs, rows, qrows
 
 

@@ -13,11 +13,15 @@ nor the other formats' modules, so ``rankscope eval`` starts without them.
 - Markdown: the summary table; with ``per_query`` a per-query table first.
 - Terminal: the summary table (rich, widened so that no cell wraps) and the number of queries;
   with ``per_query`` a plain fixed-width per-query table first (a rich table of 10,000 queries
-  takes far too long to lay out).
+  takes far too long to lay out). Where standard output is no terminal (a pipe, a file) and
+  every cell is plain ASCII, the same bytes are written without rich (:func:`summary_text`):
+  importing rich costs ``rankscope eval`` about 0.1 s, as much as it spends evaluating.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING
 
 from rankscope.metrics.results import count, format_value
@@ -73,10 +77,22 @@ def print_results(
 ) -> None:
     """Print ``results`` to the terminal (see the module); ``console`` defaults to standard
     output's, widened so that no cell of the summary wraps."""
+    header, rows = results.table_rows()
+    counts = {len(results.query_ids(r)) for r in results.run_names}
+    if len(counts) == 1:
+        counted = count(counts.pop(), "query", "queries")
+    else:
+        shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
+        counted = f"queries per run differ ({shown}); -c scores all qrels queries"
+    plain = summary_text(header, rows) if console is None and _plain_stdout() else None
+    if plain is not None and len(counted) <= plain.index("\n"):  # the line is not wrapped
+        out = sys.stdout
+        out.write((per_query_text(results) if per_query else "") + plain + counted + "\n")
+        out.flush()
+        return
     from rich.console import Console
     from rich.text import Text
 
-    header, rows = results.table_rows()
     needed = sum(max(len(c) for c in col) + 3 for col in zip(header, *rows, strict=True)) + 1
     if console is None:
         console = Console(highlight=False, soft_wrap=False)
@@ -86,13 +102,48 @@ def print_results(
         console.file.write(per_query_text(results))
         console.file.flush()
     console.print(results)  # Results.__rich__: names as text, not markup
-    counts = {len(results.query_ids(r)) for r in results.run_names}
-    if len(counts) == 1:
-        console.print(Text(count(counts.pop(), "query", "queries"), style="dim"))
-    else:
-        shown = ", ".join(f"{r}: {len(results.query_ids(r))}" for r in results.run_names)
-        line = f"queries per run differ ({shown}); -c scores all qrels queries"
-        console.print(Text(line, style="dim"))
+    console.print(Text(counted, style="dim"))
+
+
+def summary_text(header: list[str], rows: list[list[str]]) -> str | None:
+    """The summary table as rich lays out :meth:`Results.__rich__` for a console that is no
+    terminal: no edge, a heavy head, the first column left-aligned and the rest right-aligned,
+    each cell padded by one space; None where only rich can lay it out (a cell that is not
+    printable ASCII, which rich measures by its terminal width, or with spaces that rich may
+    fold)."""
+    cells = [header, *rows]
+    if not all(_plain_cell(c) for row in cells for c in row):
+        return None
+    widths = [max(len(c) for c in column) for column in zip(*cells, strict=True)]
+
+    def line(row: list[str], bar: str) -> str:
+        first = f" {row[0].ljust(widths[0])} "
+        rest = (f" {c.rjust(w)} " for c, w in zip(row[1:], widths[1:], strict=True))
+        return bar.join([first, *rest]) + "\n"
+
+    rule = "╇".join("━" * (w + 2) for w in widths) + "\n"
+    return line(header, "┃") + rule + "".join(line(row, "│") for row in rows)
+
+
+def _plain_cell(cell: str) -> bool:
+    return cell.isascii() and cell.isprintable() and cell == cell.strip() and "  " not in cell
+
+
+def _plain_stdout() -> bool:
+    """Standard output is what rich would write to without styles or substituted box
+    characters: no terminal (nor one forced by $FORCE_COLOR or $TTY_COMPATIBLE), a UTF-8
+    encoding, no notebook and not Windows' legacy console."""
+    out = sys.stdout
+    if sys.platform == "win32" or "IPython" in sys.modules:
+        return False
+    if os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1":
+        return False
+    if not (getattr(out, "encoding", None) or "utf-8").lower().startswith("utf"):
+        return False
+    try:
+        return not out.isatty()
+    except ValueError:  # closed
+        return False
 
 
 def per_query_text(results: Results) -> str:
@@ -121,4 +172,4 @@ def per_query_text(results: Results) -> str:
     return "".join(out)
 
 
-__all__ = ["per_query_text", "print_results", "results_csv", "results_markdown"]
+__all__ = ["per_query_text", "print_results", "results_csv", "results_markdown", "summary_text"]
