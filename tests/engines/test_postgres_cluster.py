@@ -13,11 +13,11 @@ import pytest
 from rankscope.testing.pgcluster import (
     PgCluster,
     PgClusterError,
-    _alive,
     _run_as_prefix,
     find_bindir,
     reap_stale_clusters,
 )
+from rankscope.util.proc import exists
 
 pytestmark = pytest.mark.postgres
 
@@ -54,14 +54,14 @@ def test_killed_owner_leaves_a_cluster_that_the_next_start_reaps(bindir: Path) -
     finally:
         proc.kill()
         proc.wait()
-    assert _alive(server_pid), "the server outlives the killed test process"
+    assert exists(server_pid), "the server outlives the killed test process"
     removed = reap_stale_clusters(bindir, _run_as_prefix()[0])
     assert root in removed
     assert not root.exists()
     deadline = time.monotonic() + 30
-    while _alive(server_pid) and time.monotonic() < deadline:
+    while exists(server_pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(server_pid)
+    assert not exists(server_pid)
 
 
 def test_live_clusters_are_not_reaped(bindir: Path, postgres_dsn: str) -> None:
