@@ -364,3 +364,40 @@ def test_the_export_budget_is_a_setting() -> None:
     assert load_settings(max_export_lines=10).max_export_lines == 10
     with pytest.raises(ConfigError, match="max_export_lines"):
         load_settings(max_export_lines=0)
+
+
+def test_records_read_over_count_against_the_budget(tmp_path: Path) -> None:
+    """A record without click grades is read, not exported: it still counts its documents and
+    judgments, so a selection of such records cannot make one part read without bound."""
+    import datetime as dt
+
+    from rankscope.service.analysis.export import ExportWriter, collect_click_rows
+
+    def row(n: int, query: str, docs: list[str]) -> dict[str, Any]:
+        return {
+            "id": f"r{n}",
+            "query": query,
+            "query_id": None,
+            "user_id": "alice",
+            "timestamp": dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
+            "judgment_source": "heuristic",
+            "threshold": 0.7,
+            "topic_id": None,
+            "search_type": None,
+            "arm": None,
+            "cutoff": None,
+            "ranked_list": [{"document_id": d} for d in docs],
+            "judgments": dict.fromkeys(docs, 0),
+        }
+
+    rows = [row(0, "other", ["a", "b"]), row(1, "Graded", ["a", "b"]), row(2, "graded", ["a"])]
+    parts = []
+    for offset in (0, 1, 2):
+        (tmp_path / str(offset)).mkdir()
+        out = ExportWriter(tmp_path / str(offset), "trec", max_lines=3)
+        collect_click_rows(iter(rows[offset:]), {"graded": {"a": 2}}, "clicks:dbn", out)
+        out.close()
+        parts.append((out.rows, out.queries, out.truncated, out.lines))
+    # r0 read over (2 documents + 2 grades = 4 lines: past 3, but the first of its part);
+    # r1: 1 qrels + 2 run lines; r2: 1 + 1
+    assert parts == [(1, 0, True, 4), (1, 1, True, 3), (1, 1, False, 2)]
