@@ -5,7 +5,9 @@ SQLite and PostgreSQL.
 The data is the largest each cap allows: events whose attributes are at
 ``max_event_attributes_bytes`` (16 KiB), and records with 100,000 judgments and 10,000
 ``options.documentIds`` of 200 characters each (which the records list returns). The server
-runs as ``rankscope serve`` in its own process (one worker, default settings).
+runs as ``rankscope serve`` in its own process (one worker, default settings). Each export is
+followed part by part (``offset`` = the previous part's ``X-Rankscope-Next-Offset``, while
+``X-Rankscope-Truncated`` is true), each part measured as its own request.
 
     python bench/bench_bounds.py                          # both backends (PostgreSQL if installed)
     python bench/bench_bounds.py --backends sqlite --events 1000 --records 40 --json out.json
@@ -69,6 +71,15 @@ def measure(client: httpx.Client, pid: int, path: str) -> dict[str, Any]:
             for chunk in response.iter_bytes():
                 size += len(chunk)
             status = response.status_code
+            parts = {
+                key: response.headers[f"X-Rankscope-{name}"]
+                for key, name in (
+                    ("queries", "Queries"),
+                    ("truncated", "Truncated"),
+                    ("next_offset", "Next-Offset"),
+                )
+                if f"X-Rankscope-{name}" in response.headers
+            }
     finally:
         done.set()
         sampler.join()
@@ -80,6 +91,7 @@ def measure(client: httpx.Client, pid: int, path: str) -> dict[str, Any]:
         "cpu_seconds": round(cpu_seconds(pid) - cpu, 3),
         "rss_before_mb": round(before, 1),
         "rss_growth_mb": round(peak - before, 1),
+        **parts,
     }
 
 
@@ -161,9 +173,15 @@ def run_backend(
                 f"{METRICS}/export?format=suite",
                 f"{METRICS}/export?format=trec&part=qrels",
             ):
-                result = {"backend": name, **measure(client, server.pid, path)}
-                print(json.dumps(result), flush=True)
-                out.append(result)
+                offset = "0"
+                while True:
+                    asked = f"{path}&offset={offset}" if offset != "0" else path
+                    result = {"backend": name, **measure(client, server.pid, asked)}
+                    print(json.dumps(result), flush=True)
+                    out.append(result)
+                    if result.get("truncated") != "true":
+                        break
+                    offset = result["next_offset"]
     finally:
         server.terminate()
         server.wait(timeout=60)

@@ -164,6 +164,13 @@ class ServiceSettings(BaseSettings):
         description="a page of records or events ends once it holds about this many bytes of "
         "JSON (truncated: true, nextOffset), whatever its limit",
     )
+    max_export_lines: Annotated[int, Field(ge=1)] = Field(
+        500_000,
+        description="an export ends before the record that would take it past this many qrels "
+        "and run lines (X-Rankscope-Truncated: true, X-Rankscope-Next-Offset); a record is "
+        "never split, so one larger than this comes alone. About 0.8-1.0 s of CPU for 500,000 "
+        "lines (docs/service.md)",
+    )
     rate_limit_per_second: Annotated[float, Field(ge=0)] = Field(
         0.0, description="requests per second per user (0: no limit); a burst of 2 s is allowed"
     )

@@ -17,6 +17,13 @@ whitespace cannot be written in one and read back. The ``trec`` and ``suite`` ex
 out the records with such an id in their run or qrels (the other records still evaluate to
 their stored values) and list them in ``skipped.jsonl`` and the ``X-Rankscope-Skipped``
 header; the ``jsonl`` export holds every record.
+
+One export holds at most ``max_export_lines`` qrels and run lines (the service's setting), and
+at least one whole record: a record is never split. When the selection holds more, the
+response says ``X-Rankscope-Truncated: true`` and ``X-Rankscope-Next-Offset``, where the next
+part starts (``offset=``, in the records' order: oldest first, ties by id). Each part is a
+complete export of its records, so evaluating the parts one after the other gives what the
+whole would.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterable
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -89,9 +97,13 @@ class ExportWriter:
     """The files of an export, written into ``folder`` as the records come, a chunk at a time:
     the memory an export takes does not grow with its records. ``trec``: leave out (into
     ``skipped.jsonl``) the records whose run or qrels hold a document id a TREC file cannot.
-    (A suite's corpus keeps the set of document ids written, one entry per distinct id.)"""
+    (A suite's corpus keeps the set of document ids written, one entry per distinct id.)
 
-    def __init__(self, folder: Path, format: Format) -> None:
+    ``max_lines`` bounds the qrels and run lines of the records taken (its CPU time grows with
+    them): :meth:`add` and :meth:`pass_over` refuse a record past it, unless it is the first,
+    and set ``truncated``; ``rows`` counts the records taken (the next part's offset)."""
+
+    def __init__(self, folder: Path, format: Format, max_lines: int | None = None) -> None:
         self.folder = folder
         self.format = format
         self.trec = format != "jsonl"
@@ -104,6 +116,10 @@ class ExportWriter:
         self.queries = 0
         self.skipped = 0
         self.skipped_ids: list[str] = []  # the first HEADER_IDS, for the header
+        self.max_lines = max_lines
+        self.lines = 0  # of the records taken, written or not
+        self.rows = 0
+        self.truncated = False
         self._pending: list[measures.Evaluable] = []
         self._lines = 0
         self._seen: set[str] = set()
@@ -112,11 +128,30 @@ class ExportWriter:
         if format == "suite":
             self.corpus_path.write_bytes(b"")
 
-    def add(self, row: dict[str, Any], entry: dict[str, Any], qrels: dict[str, int]) -> None:
+    def _take(self, lines: int) -> bool:
+        """Count a record of ``lines`` lines in this part, unless it would take the part past
+        ``max_lines`` and the part already holds one (so every part makes progress)."""
+        if self.rows and self.max_lines is not None and self.lines + lines > self.max_lines:
+            self.truncated = True
+            return False
+        self.rows += 1
+        self.lines += lines
+        return True
+
+    def pass_over(self, row: dict[str, Any]) -> bool:
+        """A record read but not exported (not in the selection, or without click grades):
+        it counts its documents and judgments against ``max_lines``, since reading it costs
+        about as much as writing them. False, and nothing counted, when it does not fit."""
+        return self._take(len(row["ranked_list"]) + len(row["judgments"] or ()))
+
+    def add(self, row: dict[str, Any], entry: dict[str, Any], qrels: dict[str, int]) -> bool:
         """One record: its documents, its shown ranking as the run, ``qrels`` (when any) and
-        its ``entry`` in the queries file."""
+        its ``entry`` in the queries file. False, and nothing written, when it does not fit
+        in ``max_lines``; a record left out for its ids counts its lines too."""
         qid = entry["id"]
         ranking = measures.shown_ranking(_doc_ids(row), row["cutoff"])
+        if not self._take(len(qrels) + len(ranking)):
+            return False
         if self.trec:
             bad = sorted({d for d in (*ranking, *qrels) if not trec_word(d)})
             if bad:
@@ -129,7 +164,7 @@ class ExportWriter:
                         "TREC file cannot hold; format=jsonl exports this record",
                     }
                 )
-                return
+                return True
         if self.format == "suite":
             self._corpus(row["ranked_list"])
         self._pending.append(measures.Evaluable(qid, ranking, qrels))
@@ -138,6 +173,7 @@ class ExportWriter:
         self._lines += len(qrels) + len(ranking) + 1
         if len(self._pending) >= CHUNK_RECORDS or self._lines >= CHUNK_LINES:
             self._flush()
+        return True
 
     def _skip(self, item: dict[str, Any]) -> None:
         _append(self.skipped_path, json.dumps(item) + "\n")
@@ -240,14 +276,18 @@ def _query_entry(
 
 
 def collect_rows(rows: Iterable[dict[str, Any]], selection: Selection, out: ExportWriter) -> None:
+    """The records of ``selection`` among ``rows``, until ``out`` is full."""
     wanted = _SOURCES[selection]
     for row in rows:
         if row["judgment_source"] not in wanted:
+            if not out.pass_over(row):
+                return
             continue
         entry = _query_entry(
             row, judgment_source=row["judgment_source"], threshold=row["threshold"]
         )
-        out.add(row, entry, measures.complete_judgments(row["judgments"], _doc_ids(row)))
+        if not out.add(row, entry, measures.complete_judgments(row["judgments"], _doc_ids(row))):
+            return
 
 
 def collect_click_rows(
@@ -257,14 +297,18 @@ def collect_click_rows(
     out: ExportWriter,
 ) -> None:
     """Every record whose normalised query has click grades, judged by them: the qrels hold
-    the click grades of its query (documents without a grade stay unjudged, not 0)."""
+    the click grades of its query (documents without a grade stay unjudged, not 0); until
+    ``out`` is full."""
     for row in rows:
         text = normalise_query(row["query"])
         grades = by_query.get(text)
         if not grades:
+            if not out.pass_over(row):
+                return
             continue
         entry = _query_entry(row, judgment_source=source, threshold=None, query_key=query_key(text))
-        out.add(row, entry, dict(grades))
+        if not out.add(row, entry, dict(grades)):
+            return
 
 
 @dataclass(frozen=True)
@@ -289,24 +333,33 @@ def export_file(
     selection: Selection,
     part: Literal["qrels", "run", "queries"] | None,
     clicks: tuple[dict[str, dict[str, int]], str] | None = None,
+    *,
+    max_lines: int | None = None,
+    offset: int = 0,
 ) -> ExportFile:
     """The export as a zip or one file on disk; ``clicks`` (grades by normalised query, and
     their source such as ``clicks:dbn``) judges every selected record by clicks instead. The
     records stream from the database into the files, and the zip is written to disk: memory
-    stays flat in the number of records."""
+    stays flat in the number of records. It starts at the ``offset``-th record of the
+    selection's rows and ends before the record that would take it past ``max_lines`` qrels
+    and run lines (``X-Rankscope-Truncated``, ``X-Rankscope-Next-Offset``)."""
     folder = Path(tempfile.mkdtemp(prefix="rankscope-export-"))
     try:
         (folder / "files").mkdir()
-        out = ExportWriter(folder / "files", format)
-        if clicks is not None:
-            collect_click_rows(store.rows(principal, filters, COLUMNS), clicks[0], clicks[1], out)
-        else:
-            collect_rows(store.rows(principal, filters, COLUMNS), selection, out)
+        out = ExportWriter(folder / "files", format, max_lines)
+        # closed as soon as the part is full: the database cursor is not left open
+        with closing(store.rows(principal, filters, COLUMNS, offset)) as rows:
+            if clicks is not None:
+                collect_click_rows(rows, clicks[0], clicks[1], out)
+            else:
+                collect_rows(rows, selection, out)
         files = out.close()
         headers = {
             "X-Rankscope-Judgments": clicks[1] if clicks is not None else selection,
             "X-Rankscope-Queries": str(out.queries),
             "X-Rankscope-Skipped": str(out.skipped),
+            "X-Rankscope-Truncated": "true" if out.truncated else "false",
+            "X-Rankscope-Next-Offset": str(offset + out.rows),
         }
         if out.skipped:
             headers["X-Rankscope-Skipped-Records"] = ",".join(out.skipped_ids)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import operator
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -217,20 +217,25 @@ class RecordStore(Database):
         return self.fetch_bounded_page(principal, query, limit, offset, max_bytes)
 
     def rows(
-        self, principal: Principal, filters: Filters, columns: Sequence[str]
-    ) -> Iterator[dict[str, Any]]:
-        """The ``columns`` of every record of the selection, oldest first, streamed (for
-        exports): a few rows at a time, since one row may hold 100,000 judgments (megabytes as
-        Python objects). Only the columns asked for are read and decoded (an export needs
-        neither a record's document ids nor its measures)."""
+        self, principal: Principal, filters: Filters, columns: Sequence[str], offset: int = 0
+    ) -> Generator[dict[str, Any], None, None]:
+        """The ``columns`` of every record of the selection, oldest first (ties by id, so an
+        ``offset`` continues where an earlier read stopped), streamed (for exports): a few rows
+        at a time, since one row may hold 100,000 judgments (megabytes as Python objects). Only
+        the columns asked for are read and decoded (an export needs neither a record's
+        document ids nor its measures)."""
         with self.transaction(principal) as conn:
             result = conn.execution_options(yield_per=EXPORT_CHUNK_ROWS).execute(
                 select(*(M[name] for name in columns))
                 .where(*self.user_filter(principal, filters))
                 .order_by(M.timestamp, M.id)
+                .offset(offset)
             )
-            for row in result.mappings():
-                yield dict(row)
+            # closed also when the reader stops early (a full export part): else PostgreSQL's
+            # server-side cursor is left to the garbage collector
+            with result:
+                for row in result.mappings():
+                    yield dict(row)
 
     def date_range(
         self, principal: Principal, filters: Filters

@@ -264,7 +264,28 @@ def breakdown(
         200: {
             "description": "a zip file, or one text file with part=qrels|run; trec and suite "
             "leave out records with a document id holding whitespace and count them in "
-            "X-Rankscope-Skipped (skipped.jsonl in the zip lists them)",
+            "X-Rankscope-Skipped (skipped.jsonl in the zip lists them). One export holds at "
+            "most max_export_lines qrels and run lines (and at least one whole record): "
+            "X-Rankscope-Truncated: true when the selection holds more, and "
+            "X-Rankscope-Next-Offset the offset that continues it",
+            "headers": {
+                "X-Rankscope-Queries": {
+                    "description": "records exported",
+                    "schema": {"type": "integer"},
+                },
+                "X-Rankscope-Skipped": {
+                    "description": "records left out for a document id a TREC file cannot hold",
+                    "schema": {"type": "integer"},
+                },
+                "X-Rankscope-Truncated": {
+                    "description": "true when the selection holds records after this part",
+                    "schema": {"type": "string", "enum": ["true", "false"]},
+                },
+                "X-Rankscope-Next-Offset": {
+                    "description": "the offset of the next part: offset + the records read",
+                    "schema": {"type": "integer"},
+                },
+            },
             "content": {"application/zip": {}, "text/plain": {}, "application/x-ndjson": {}},
         }
     },
@@ -290,6 +311,15 @@ def export(
         Query(alias="clickModel", description="judgments=clicks: the click model"),
     ] = None,
     min_impressions: MinImpressions = None,
+    offset: Annotated[
+        int,
+        Query(
+            ge=0,
+            le=1_000_000_000,
+            description="the first record of this part, in the export's order (oldest first, "
+            "ties by id): X-Rankscope-Next-Offset of the previous part",
+        ),
+    ] = 0,
 ) -> Response:
     clicks = None
     if judgments == "clicks":
@@ -303,7 +333,17 @@ def export(
         )
         clicks = (graded.by_query, graded.source)
         judgments = "judged"  # the rows are chosen by their click grades, not their source
-    out = export_file(state.store, principal, filters, format, judgments, part, clicks)
+    out = export_file(
+        state.store,
+        principal,
+        filters,
+        format,
+        judgments,
+        part,
+        clicks,
+        max_lines=state.settings.max_export_lines,
+        offset=offset,
+    )
     # sent from disk in chunks, the folder removed once sent
     return FileResponse(
         out.path,
