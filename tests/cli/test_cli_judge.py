@@ -105,7 +105,7 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(
             assert server.wait_for_requests(stop_after + 1, timeout=90), "client never got going"
         finally:
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
         assert proc.returncode == -signal.SIGKILL
         first = [r.prompt for r in server.requests if r.outcome == "answered"]
         assert len(first) == stop_after
@@ -264,7 +264,7 @@ def _rankscope(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL
 
 
@@ -879,7 +879,7 @@ def test_killed_with_many_calls_in_flight_every_written_row_is_in_the_cache(
             assert server.wait_for_requests(38, timeout=90), "client never got going"
         finally:
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
         rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
         db = sqlite3.connect(Path(env["RANKSCOPE_CACHE_DIR"]) / "judgments.sqlite")
         cached = {k for (k,) in db.execute("SELECT key FROM judgments")}

@@ -228,7 +228,7 @@ def test_a_killed_embedding_run_keeps_the_batches_it_finished(tmp_path: Path) ->
         assert child.stdout.readline().strip() == "busy"
     finally:
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+        child.communicate(timeout=30)
     cache = EmbeddingCache(path)
     assert cache.count("hashing-16") == 512  # two batches of 256 committed, the third lost
     cache.close()

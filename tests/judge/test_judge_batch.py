@@ -388,11 +388,11 @@ def test_a_lost_anthropic_create_with_two_lookalikes_stops_rather_than_guess(
         with pytest.raises(JudgeError, match="unconfirmed"):
             submit_batches(_pool(), judge, out)
         # someone else's batch of the same size, made at the same time
-        client = anthropic.Anthropic(base_url=server.base_url, api_key="test-key")
         params = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
-        other = client.messages.batches.create(
-            requests=[{"custom_id": f"o{i}", "params": params} for i in range(5)]
-        )
+        with anthropic.Anthropic(base_url=server.base_url, api_key="test-key") as client:
+            other = client.messages.batches.create(
+                requests=[{"custom_id": f"o{i}", "params": params} for i in range(5)]
+            )
         with pytest.raises(JudgeError, match=f"2 batches at anthropic could be it .*{other.id}"):
             _resume(out, judge, cache)
     assert len(server.batches) == 2 and server.request_count == 0  # nothing sent again
