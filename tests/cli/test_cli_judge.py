@@ -546,8 +546,8 @@ def test_cranfield_pool_judge_import_evaluate_agree(
     human_qrels = root / "beir" / "qrels" / "test.tsv"
     args = ["agree", str(human_qrels), str(merged), "--human-map", "4=3,3=2,2=1",
             "--measure", "ndcg@10", "--measure", "P@5"]  # fmt: skip
-    for r in runs:
-        args += ["--runs", str(r)]
+    for run_file in runs:
+        args += ["--runs", str(run_file)]
     code = main([*args, "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -602,7 +602,11 @@ def test_judge_retries_a_200_that_is_an_error_or_lacks_content_or_usage(
     _write_pool(pool, 2)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("RANKSCOPE_JUDGE_CONFIG", str(_fast_config(tmp_path)))
-    script = [ErrorBody(), Reply("x", omit=("content",)), Reply("x", omit=("usage",))]
+    script: list[ErrorBody | Reply] = [
+        ErrorBody(),
+        Reply("x", omit=("content",)),
+        Reply("x", omit=("usage",)),
+    ]
     with ScriptedLLMServer(lambda r: Reply("##final score: 2"), script=script) as server:
         code = main([
             "judge", str(pool), "--base-url", server.base_url, "--concurrency", "1",

@@ -134,6 +134,7 @@ def test_batch_gives_the_synchronous_judgments_at_half_the_price(
     ).read_text()
     assert sync.spent is not None and summary.spent is not None
     assert summary.spent.calls == sync.spent.calls == 5
+    assert sync.spent.cost_usd is not None
     assert summary.spent.cost_usd == pytest.approx(sync.spent.cost_usd * 0.5)
     assert summary.batch is not None and summary.batch.answered == 5
     assert json.loads((tmp_path / "batch" / "summary.json").read_text())["batch"]["pairs"] == 6
