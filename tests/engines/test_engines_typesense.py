@@ -104,11 +104,12 @@ def test_an_engine_named_collection_is_deleted_on_close(typesense_server: Any) -
             "api_key": typesense_server.api_key,
         }
     )
-    with engine(typesense_server) as e:
-        e.index(CONTRACT_DOCS)
-        name = e.collection  # type: ignore[attr-defined]
-        assert name in {c["name"] for c in client.collections.retrieve()}
-    assert name not in {c["name"] for c in client.collections.retrieve()}
+    with client.api_call:  # closes the client's connections
+        with engine(typesense_server) as e:
+            e.index(CONTRACT_DOCS)
+            name = e.collection  # type: ignore[attr-defined]
+            assert name in {c["name"] for c in client.collections.retrieve()}
+        assert name not in {c["name"] for c in client.collections.retrieve()}
 
 
 def test_the_server_and_key_are_required(monkeypatch: pytest.MonkeyPatch) -> None:
