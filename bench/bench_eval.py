@@ -160,10 +160,10 @@ def _worker_ir_measures(qrels_path: Path, run_path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"import": _since(t)}
     # ir_measures' readers are lazy generators: materialise them so parsing is timed apart.
     t = _clock()
-    run = list(ir_measures.read_trec_run(str(run_path)))
+    run = list(ir_measures.read_trec_run(str(run_path)))  # type: ignore[no-untyped-call]
     out["parse_run"] = _since(t)
     t = _clock()
-    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))
+    qrels = list(ir_measures.read_trec_qrels(str(qrels_path)))  # type: ignore[no-untyped-call]
     out["parse_qrels"] = _since(t)
     measures = [AP, nDCG @ 10, P @ 10, R @ 100, RR]
     t = _clock()

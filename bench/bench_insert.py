@@ -45,7 +45,7 @@ def random_ids(n: int) -> list[uuid.UUID]:
 
 def run(ids: str, batches: int, window: int) -> dict[str, object]:
     if ids == "v4":
-        records_module.uuid7s = random_ids  # type: ignore[assignment]
+        records_module.uuid7s = random_ids  # type: ignore[assignment, attr-defined]
     with tempfile.TemporaryDirectory() as tmp:
         engine = make_engine(f"sqlite:///{tmp}/insert.sqlite")
         migrate(engine)

@@ -67,7 +67,7 @@ def _baseline(root: Path) -> tuple[ModuleType, ModuleType, ModuleType]:
         repository_path = service / "store" / "repository.py"
     measures = _load("baseline_measures", paths[0])
     records = _load("baseline_records", paths[1])
-    records.measures = measures
+    records.measures = measures  # type: ignore[attr-defined]  # a module loaded by path
     repository = _load("baseline_repository", repository_path)
     return records, measures, repository
 
@@ -103,7 +103,7 @@ def main() -> None:
             scoring[name] += clock() - start
             return out
 
-        measures.score_values = timed
+        measures.score_values = timed  # type: ignore[attr-defined]  # a module loaded by path
     times: dict[str, dict[str, list[float]]] = {
         v: {s: [] for s in (*STAGES, *RESPONSES)} for v in versions
     }

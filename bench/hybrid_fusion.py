@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     best_member = max(members, key=lambda m: per_query[m].mean())
     rng = np.random.default_rng(SEED)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in paths:
         diff = per_query[name] - per_query[best_member]
         lo, hi = bootstrap_ci(diff, rng)

@@ -55,7 +55,8 @@ def main() -> None:
             )
             out = root / name.replace(" ", "_").replace(",", "")
             reply = Hang(args.answer_s, Reply("##final score: 1"))
-            with ScriptedLLMServer(lambda req, r=reply: r, slots=1) as server:
+            # r=reply binds this iteration's reply (mypy cannot infer a lambda with a default)
+            with ScriptedLLMServer(lambda req, r=reply: r, slots=1) as server:  # type: ignore[misc]
                 started = time.perf_counter()
                 subprocess.run(
                     [sys.executable, "-m", "rankscope", "judge", str(pool), "--provider",

@@ -76,11 +76,11 @@ def write_corpus(
                 title = drawn[at : at + title_lengths[i]]
                 at += title_lengths[i]
                 text_ranks = ranks[at : at + lengths[i]]
-                text = drawn[at : at + lengths[i]]
+                words = drawn[at : at + lengths[i]]
                 at += lengths[i]
                 doc_id = f"d{start + i}"
                 lines.append(
-                    json.dumps({"_id": doc_id, "title": " ".join(title), "text": " ".join(text)})
+                    json.dumps({"_id": doc_id, "title": " ".join(title), "text": " ".join(words)})
                 )
                 if start + i in seeds:
                     middling = [int(r) for r in text_ranks if lo <= r < hi]

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rankscope.bench.statistics import read_results
+from rankscope.bench.results import read_results
 from rankscope.data import read_run
 from rankscope.engines.embeddings import make_embedder
 from rankscope.suite import load_suite

@@ -69,7 +69,7 @@ def test_multiprocessing_s_own_tracker_is_not_left_over() -> None:
     from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
-    tracker = resource_tracker._resource_tracker._pid
+    tracker = resource_tracker._resource_tracker._pid  # type: ignore[attr-defined]  # private
     assert tracker is not None
     mark = os.environ.get(processes.MARK, "unmarked")
     assert tracker not in [p.pid for p in leftovers(mark, parent=os.getpid())]

@@ -18,7 +18,7 @@ import pytest
 from rankscope.bench import run_benchmark
 from rankscope.bench.ann import ann_recall, ann_recall_from_files
 from rankscope.engines.embeddings import HashingEmbedder
-from rankscope.engines.vectorstore import exact_top
+from rankscope.engines.neighbours import exact_top
 from rankscope.suite import load_suite
 
 

@@ -46,7 +46,7 @@ def test_second_benchmark_on_a_locked_folder_is_refused(tmp_path: Path) -> None:
         assert not (out / "results.json").exists()
     finally:
         holder.kill()
-        holder.wait()
+        holder.communicate()
     # the holder was killed: its lock went with it
     result = run_benchmark(suite, out)
     assert result.config("first").status == "ok"

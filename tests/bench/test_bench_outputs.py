@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import pytest
 from bench_suites import make_suite
@@ -39,7 +39,7 @@ class CloseScores(Engine):
         ]
 
 
-def eval_json(args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+def eval_json(args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     import os
 
     here = Path.cwd()
@@ -48,7 +48,7 @@ def eval_json(args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]) ->
         assert main(["eval", *args, "-q", "-f", "json"]) == 0
     finally:
         os.chdir(here)
-    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
     return data
 
 
@@ -79,7 +79,7 @@ def test_eval_on_every_run_file_reproduces_results_json(
         for view, query_set in result.query_sets.items():
             args = evaluation.eval_args(query_set.qrels_file, config.run_file, result.measures)
             data = eval_json(args, out, capsys)
-            (run,) = data["runs"]  # type: ignore[misc]
+            (run,) = data["runs"]
             assert run["mean"] == config.view(view).summary, (config.name, view)
             assert sorted(run["per_query"]) == sorted(query_set.query_ids)
         for i, qid in enumerate(result.query_ids):

@@ -10,6 +10,7 @@ import pytest
 from bench_suites import make_suite
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numpy.typing import NDArray
 from rich.console import Console
 
 from rankscope.bench import run_benchmark
@@ -36,7 +37,10 @@ def _constructed() -> tuple[list[str], np.ndarray, np.ndarray]:
     """
     rng = np.random.default_rng(11)
     base = rng.uniform(0.55, 1.0, N)
-    noise = lambda sd: rng.normal(0.0, sd, N)  # noqa: E731
+
+    def noise(sd: float) -> NDArray[np.float64]:
+        return rng.normal(0.0, sd, N)
+
     quality = np.stack(
         [
             np.clip(base + noise(0.1), 0, 1),

@@ -113,7 +113,7 @@ def test_sqlite_benchmark_writes_runs_results_and_table(tmp_path: Path) -> None:
         assert scores.per_category["db"].num_queries == 2
         assert entry.run_file is not None
         run_lines = (out / entry.run_file).read_text().splitlines()
-        assert run_lines, entry["name"]
+        assert run_lines, entry.name
         for line in run_lines:
             _, q0, doc, rank, _, _ = line.split()
             assert q0 == "Q0" and "#" not in doc and int(rank) >= 1

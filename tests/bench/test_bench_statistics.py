@@ -10,6 +10,7 @@ import json
 import math
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,7 +37,7 @@ ENGINES = """
 
 def table(result: BenchmarkResult, **options: object) -> str:
     console = Console(file=io.StringIO(), width=400, color_system=None)
-    render_table(result, console, **options)  # type: ignore[arg-type]
+    render_table(result, console, **options)  # type: ignore[call-overload]
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 
@@ -480,7 +481,12 @@ def test_a_lone_configuration_gets_the_clipped_interval_of_its_measure() -> None
     from rankscope.stats import Quantity
 
     values = np.array([[0.6, 1.0]])  # two queries: the t interval is [-1.74, 3.34]
-    common = {"baseline": "a", "baseline_reason": "alone", "label": "x", "query_set": "two"}
+    common: dict[str, Any] = {
+        "baseline": "a",
+        "baseline_reason": "alone",
+        "label": "x",
+        "query_set": "two",
+    }
     ndcg = compare_configurations(
         ["a"], values, quantity=Quantity.of(parse_measure("ndcg@10")), **common
     )

@@ -15,7 +15,9 @@ def write_qrels(path: Path) -> Path:
     return path
 
 
-def write_run(path: Path, name: str, demoted: set[int] = frozenset(), depth: int = 5) -> Path:
+def write_run(
+    path: Path, name: str, demoted: frozenset[int] | set[int] = frozenset(), depth: int = 5
+) -> Path:
     """Relevant documents at ranks 1 and 2, unjudged ones after; on the ``demoted`` queries the
     relevant ones come after ``depth`` unjudged ones instead."""
     lines = []

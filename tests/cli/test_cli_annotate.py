@@ -62,7 +62,7 @@ def served(*args: str) -> Iterator[tuple[subprocess.Popen[str], str, list[str]]]
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)
 
 
 def api(url: str, path: str) -> httpx.Response:

@@ -149,7 +149,9 @@ P10_COUNTS += [(5, 3), (7, 5), (3, 1), (9, 7), (4, 5), (6, 2), (1, 1)]
 
 def _p10_runs(folder: Path) -> tuple[str, str, str]:
     qrels, run_a, run_b = folder / "qrels.txt", folder / "a.run", folder / "b.run"
-    judged, ranked_a, ranked_b = [], [], []
+    judged: list[str] = []
+    ranked_a: list[str] = []
+    ranked_b: list[str] = []
     for q, (hits_a, hits_b) in enumerate(P10_COUNTS, start=1):
         judged += [f"{q} 0 rel{q}-{i} 1" for i in range(10)]
         for ranked, hits, tag in ((ranked_a, hits_a, "a"), (ranked_b, hits_b, "b")):

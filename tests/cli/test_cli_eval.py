@@ -6,6 +6,7 @@ import csv
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -164,12 +165,13 @@ def test_measures_command_lists_names(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_options_reach_evaluate(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["-m", "mrr@10", "-m", "judged@10", "-f", "json"]
-    for extra, kwargs in [
+    cases: list[tuple[list[str], dict[str, Any]]] = [
         (["-M", "3"], {"depth": 3}),
         (["-l", "2"], {"rel_level": 2}),
         (["-J"], {"judged_only": True}),
         (["-c"], {"average_over_qrels": True}),
-    ]:
+    ]
+    for extra, kwargs in cases:
         code, out, _ = run_cli(capsys, QRELS, DENSE, *args, *extra)
         assert code == 0
         data = json.loads(out)

@@ -105,7 +105,7 @@ def test_kill_mid_run_then_resume_pays_nothing_twice(
             assert server.wait_for_requests(stop_after + 1, timeout=90), "client never got going"
         finally:
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
         assert proc.returncode == -signal.SIGKILL
         first = [r.prompt for r in server.requests if r.outcome == "answered"]
         assert len(first) == stop_after
@@ -264,7 +264,7 @@ def _rankscope(args: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL
 
 
@@ -546,8 +546,8 @@ def test_cranfield_pool_judge_import_evaluate_agree(
     human_qrels = root / "beir" / "qrels" / "test.tsv"
     args = ["agree", str(human_qrels), str(merged), "--human-map", "4=3,3=2,2=1",
             "--measure", "ndcg@10", "--measure", "P@5"]  # fmt: skip
-    for r in runs:
-        args += ["--runs", str(r)]
+    for run_file in runs:
+        args += ["--runs", str(run_file)]
     code = main([*args, "--format", "json"])
     report = json.loads(capsys.readouterr().out)
     assert code == 0
@@ -602,7 +602,11 @@ def test_judge_retries_a_200_that_is_an_error_or_lacks_content_or_usage(
     _write_pool(pool, 2)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("RANKSCOPE_JUDGE_CONFIG", str(_fast_config(tmp_path)))
-    script = [ErrorBody(), Reply("x", omit=("content",)), Reply("x", omit=("usage",))]
+    script: list[ErrorBody | Reply] = [
+        ErrorBody(),
+        Reply("x", omit=("content",)),
+        Reply("x", omit=("usage",)),
+    ]
     with ScriptedLLMServer(lambda r: Reply("##final score: 2"), script=script) as server:
         code = main([
             "judge", str(pool), "--base-url", server.base_url, "--concurrency", "1",
@@ -879,7 +883,7 @@ def test_killed_with_many_calls_in_flight_every_written_row_is_in_the_cache(
             assert server.wait_for_requests(38, timeout=90), "client never got going"
         finally:
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
         rows = [json.loads(x) for x in (out / "judgments.jsonl").read_text().splitlines()]
         db = sqlite3.connect(Path(env["RANKSCOPE_CACHE_DIR"]) / "judgments.sqlite")
         cached = {k for (k,) in db.execute("SELECT key FROM judgments")}

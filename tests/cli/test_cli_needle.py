@@ -200,7 +200,7 @@ def test_a_killed_run_resumes_without_paying_again_and_totals_its_cost(
             assert server.wait_for_requests(3, timeout=90), "the first run never got going"
         finally:
             proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            proc.communicate(timeout=30)
         assert len(_rows(out / "results.jsonl")) == 2  # both paid grades were written
         state["hang"] = False
         assert main(args) == 0

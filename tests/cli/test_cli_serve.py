@@ -102,7 +102,7 @@ def test_serve_starts_on_sqlite_with_one_command(tmp_path: Path) -> None:
         assert httpx.get(url + "/docs").status_code == 200
     finally:
         server.terminate()
-        server.wait(timeout=30)
+        server.communicate(timeout=30)
 
 
 def test_serve_on_a_busy_port_says_so_before_claiming_to_serve(

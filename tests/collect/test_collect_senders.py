@@ -4,7 +4,7 @@ module name in the client; without one, or without the serve extra, a clear erro
 from __future__ import annotations
 
 import sys
-from importlib.metadata import EntryPoint, EntryPoints
+from importlib.metadata import EntryPoint, EntryPoints, entry_points
 from pathlib import Path
 
 import pytest
@@ -52,7 +52,7 @@ def test_a_sender_that_cannot_load_names_the_extra(monkeypatch: pytest.MonkeyPat
 def test_the_installed_entry_point_is_the_services_sender() -> None:
     from rankscope.service.ingest.local import LocalSender
 
-    (point,) = senders.entry_points(group=LOCAL_SENDER_GROUP, name=LOCAL_SENDER_NAME)
+    (point,) = entry_points(group=LOCAL_SENDER_GROUP, name=LOCAL_SENDER_NAME)
     assert point.load() is LocalSender
 
 

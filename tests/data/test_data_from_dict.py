@@ -14,12 +14,14 @@ from rankscope.errors import InputError
 
 
 def test_ids_that_are_not_text_read_as_text() -> None:
-    run = Run.from_dict({1: {2: 0.5, "b": np.float32(0.25)}, "q": {"d": 1}})
+    # ids and values of other types than the annotations say, on purpose: they are converted
+    run = Run.from_dict({1: {2: 0.5, "b": np.float32(0.25)}, "q": {"d": 1}})  # type: ignore[dict-item]
     assert run.query_ids == ("1", "q")
     assert run.ranking("1") == [("2", 0.5), ("b", 0.25)]
-    qrels = Qrels.from_dict({1: {2: 1, "b": np.int64(2), "c": 1.0}})
+    qrels = Qrels.from_dict({1: {2: 1, "b": np.int64(2), "c": 1.0}})  # type: ignore[dict-item]
     assert qrels.to_dict() == {"1": {"2": 1, "b": 2, "c": 1}}
-    assert evaluate({1: {2: 1}}, {1: {2: 0.5}}, ["map"]).run().values.tolist() == [[1.0]]
+    got = evaluate({1: {2: 1}}, {1: {2: 0.5}}, ["map"])  # type: ignore[dict-item, arg-type]
+    assert got.run().values.tolist() == [[1.0]]
 
 
 @pytest.mark.parametrize(
@@ -84,5 +86,5 @@ def test_integers_beyond_64_bits_are_refused(reader: Any) -> None:
 
 
 def test_large_numpy_float_scores_are_kept() -> None:
-    run = Run.from_dict({"q": {"d": np.float64(1e20), "e": np.float32(3e30)}})
+    run = Run.from_dict({"q": {"d": np.float64(1e20), "e": np.float32(3e30)}})  # type: ignore[dict-item]
     assert run.scores.tolist() == [float(np.float32(3e30)), 1e20]

@@ -352,7 +352,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselect the contract tests an engine case lacks the capability for (a kind it does not
     support, indexing for an engine that answers from a file): they are not skips."""
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         mark = item.get_closest_marker("engine_capability")
         params = getattr(item, "callspec", None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -114,7 +115,7 @@ def test_index_file_is_written_and_replaced(tmp_path: Path) -> None:
     with create_engine("sqlite", path=str(path)) as e:
         e.index(DOCS)
         e.index(DOCS[:2])
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT count(*) FROM rankscope_fts").fetchone() == (2,)
 
 
@@ -138,11 +139,11 @@ def test_closed_engine_refuses_work() -> None:
 
 def test_other_tables_in_the_database_are_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "app.sqlite"
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn, conn:
         conn.execute("CREATE TABLE docs (id TEXT)")
         conn.execute("INSERT INTO docs VALUES ('keep')")
     with create_engine("sqlite", path=str(path)) as e:
         e.index(DOCS)
         assert ids(e.search(Query("q", "bread"), 3)) == []
-    with sqlite3.connect(path) as conn:
+    with closing(sqlite3.connect(path)) as conn:
         assert conn.execute("SELECT id FROM docs").fetchall() == [("keep",)]

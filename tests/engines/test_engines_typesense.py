@@ -98,13 +98,18 @@ def test_multi_match_weights_are_scaled_to_typesense_integers(typesense_server: 
 def test_an_engine_named_collection_is_deleted_on_close(typesense_server: Any) -> None:
     import typesense
 
-    node = {"host": "127.0.0.1", "port": str(typesense_server.port), "protocol": "http"}
-    client = typesense.Client({"nodes": [node], "api_key": typesense_server.api_key})
-    with engine(typesense_server) as e:
-        e.index(CONTRACT_DOCS)
-        name = e.collection  # type: ignore[attr-defined]
-        assert name in {c["name"] for c in client.collections.retrieve()}
-    assert name not in {c["name"] for c in client.collections.retrieve()}
+    client = typesense.Client(
+        {
+            "nodes": [{"host": "127.0.0.1", "port": typesense_server.port, "protocol": "http"}],
+            "api_key": typesense_server.api_key,
+        }
+    )
+    with client.api_call:  # closes the client's connections
+        with engine(typesense_server) as e:
+            e.index(CONTRACT_DOCS)
+            name = e.collection  # type: ignore[attr-defined]
+            assert name in {c["name"] for c in client.collections.retrieve()}
+        assert name not in {c["name"] for c in client.collections.retrieve()}
 
 
 def test_the_server_and_key_are_required(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,6 +12,7 @@ import pytest
 from rankscope.engines import Document, Engine, Hit, Query, create_engine
 from rankscope.engines.http import follow, parse_path
 from rankscope.engines.python import coerce_hits
+from rankscope.engines.run_file import RunFileEngine
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
 DOCS = [
@@ -284,7 +285,7 @@ def test_run_file_answers_by_query_id(tmp_path: Path) -> None:
         assert [(h.doc_id, h.score) for h in hits] == [("d2", 7.0), ("d1", 7.0), ("d3", 2.5)]
         assert [h.doc_id for h in e.search(Query("1", ""), 1)] == ["d2"]
         assert e.search(Query("3", "unknown query"), 10) == []
-        assert e.query_ids == ("1", "2")
+        assert isinstance(e, RunFileEngine) and e.query_ids == ("1", "2")
 
 
 def test_run_file_must_exist(tmp_path: Path) -> None:

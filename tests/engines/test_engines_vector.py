@@ -19,7 +19,8 @@ from rankscope.engines.embeddings import (
     make_embedder,
     normalize_rows,
 )
-from rankscope.engines.vector import VectorEngine, top_k
+from rankscope.engines.neighbours import top_k
+from rankscope.engines.vector import VectorEngine
 from rankscope.errors import ConfigError, EngineError, UnsupportedQueryError
 
 
@@ -98,7 +99,7 @@ DOCS = [
 
 
 def test_vector_engine_ranks_by_cosine() -> None:
-    table = {
+    table: dict[str, list[float]] = {
         "alpha\nfirst": [1, 0, 0],
         "beta\nsecond": [0.6, 0.8, 0],
         "gamma\nthird": [0, 0, 1],
@@ -122,7 +123,12 @@ def test_vector_engine_ranks_by_cosine() -> None:
 
 
 def test_match_on_the_embedded_field_reuses_the_document_vectors() -> None:
-    table = {"first": [1, 0, 0], "second": [0, 1, 0], "third": [0, 0, 1], "query": [0, 1, 0]}
+    table: dict[str, list[float]] = {
+        "first": [1, 0, 0],
+        "second": [0, 1, 0],
+        "third": [0, 0, 1],
+        "query": [0, 1, 0],
+    }
     embedder = TableEmbedder(table)
     with VectorEngine(embedder=embedder, fields=["text"]) as e:
         e.index(DOCS)
@@ -228,7 +234,7 @@ def test_a_killed_embedding_run_keeps_the_batches_it_finished(tmp_path: Path) ->
         assert child.stdout.readline().strip() == "busy"
     finally:
         child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+        child.communicate(timeout=30)
     cache = EmbeddingCache(path)
     assert cache.count("hashing-16") == 512  # two batches of 256 committed, the third lost
     cache.close()

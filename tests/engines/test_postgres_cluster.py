@@ -53,7 +53,7 @@ def test_killed_owner_leaves_a_cluster_that_the_next_start_reaps(bindir: Path) -
         server_pid = int((root / "data" / "postmaster.pid").read_text().split()[0])
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()
     assert exists(server_pid), "the server outlives the killed test process"
     removed = reap_stale_clusters(bindir, _run_as_prefix()[0])
     assert root in removed

@@ -11,6 +11,7 @@ mismatched query ids give ~0.005).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,7 +46,9 @@ def load_cranfield() -> tuple[list[Document], list[Query], dict[str, dict[str, i
     return docs, queries, qrels
 
 
-def test_cranfield_map_and_ndcg(postgres_dsn: str, record_property: pytest.RecordProperty) -> None:
+def test_cranfield_map_and_ndcg(
+    postgres_dsn: str, record_property: Callable[[str, object], None]
+) -> None:
     docs, queries, qrels = load_cranfield()
     assert len(docs) == 1400 and len(queries) == 225
     with PostgresEngine(postgres_dsn, drop_on_close=True) as engine:

@@ -113,13 +113,14 @@ class Server:
     def kill(self) -> None:
         assert self.proc is not None
         self.proc.kill()  # SIGKILL: nothing is flushed or closed
-        self.proc.wait(timeout=30)
+        self.proc.communicate(timeout=30)
         assert self.proc.returncode == -9
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            self.proc.wait(timeout=30)
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+            self.proc.communicate(timeout=30)
 
     def store(self) -> AnnotationStore:
         return AnnotationStore(self.store_path)

@@ -134,6 +134,7 @@ def test_batch_gives_the_synchronous_judgments_at_half_the_price(
     ).read_text()
     assert sync.spent is not None and summary.spent is not None
     assert summary.spent.calls == sync.spent.calls == 5
+    assert sync.spent.cost_usd is not None
     assert summary.spent.cost_usd == pytest.approx(sync.spent.cost_usd * 0.5)
     assert summary.batch is not None and summary.batch.answered == 5
     assert json.loads((tmp_path / "batch" / "summary.json").read_text())["batch"]["pairs"] == 6
@@ -388,11 +389,11 @@ def test_a_lost_anthropic_create_with_two_lookalikes_stops_rather_than_guess(
         with pytest.raises(JudgeError, match="unconfirmed"):
             submit_batches(_pool(), judge, out)
         # someone else's batch of the same size, made at the same time
-        client = anthropic.Anthropic(base_url=server.base_url, api_key="test-key")
         params = {"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}
-        other = client.messages.batches.create(
-            requests=[{"custom_id": f"o{i}", "params": params} for i in range(5)]
-        )
+        with anthropic.Anthropic(base_url=server.base_url, api_key="test-key") as client:
+            other = client.messages.batches.create(
+                requests=[{"custom_id": f"o{i}", "params": params} for i in range(5)]
+            )
         with pytest.raises(JudgeError, match=f"2 batches at anthropic could be it .*{other.id}"):
             _resume(out, judge, cache)
     assert len(server.batches) == 2 and server.request_count == 0  # nothing sent again

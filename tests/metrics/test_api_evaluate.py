@@ -118,7 +118,8 @@ def test_several_runs_as_list_and_as_named_dict() -> None:
     a, b = Run.from_dict(run_a, name="a"), Run.from_dict(run_b, name="b")
     listed = evaluate(qrels, [a, b], ["hit@3", "mrr@10"])
     assert listed.run_names == ("a", "b")
-    named = evaluate(qrels, {"first": run_a, "second": b}, ["hit@3", "mrr@10"])
+    runs: dict[str, Run | dict[str, dict[str, float]]] = {"first": run_a, "second": b}
+    named = evaluate(qrels, runs, ["hit@3", "mrr@10"])
     assert named.run_names == ("first", "second")
     assert named.per_query("first") == listed.per_query("a")
     assert named.mean("second") == listed.mean("b")

@@ -125,8 +125,8 @@ def test_all_trec_through_evaluate_matches_trec_eval(
     results = evaluate(qrels, run, "all_trec", **options)  # type: ignore[arg-type]
     printed: dict[tuple[str, str], str] = {}
     for line in (data / expected).read_text().splitlines():
-        name, query, value = line.split()
-        printed[(name, query)] = value
+        name, query, text = line.split()
+        printed[(name, query)] = text
     per_query = results.per_query()
     means = results.mean()
     checked = 0

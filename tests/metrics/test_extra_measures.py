@@ -123,9 +123,9 @@ def test_graded_ndcg_exp_against_a_direct_formula() -> None:
     m = parse_measure("ndcg_exp@10")
     got = measure_values(a, [m])[m]
     the_run = Run.from_dict(run)
-    for i, q in enumerate(a.query_ids):
-        ranked = [d for d, _ in the_run.ranking(q)][:10]
-        grades = qrels[q]
+    for i, qid in enumerate(a.query_ids):
+        ranked = [d for d, _ in the_run.ranking(qid)][:10]
+        grades = qrels[qid]
         gain = [2 ** grades[d] - 1 if grades.get(d, 0) >= 1 else 0 for d in ranked]
         dcg = sum(g / L2(r + 2) for r, g in enumerate(gain))
         ideal = sorted((2**g - 1 for g in grades.values() if g >= 1), reverse=True)[:10]

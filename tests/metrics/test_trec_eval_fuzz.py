@@ -287,8 +287,8 @@ def measure(name: str, rr: ResRels, opts: Options, params: Sequence[float]) -> l
             ideal.append(ideal[-1] + g / math.log2(i + 2))
         out = []
         for c in params:
-            d, n = dcg[min(int(c), rr.num_ret)], ideal[min(int(c), len(ideal_gains))]
-            out.append(d / n if n > 0.0 else d)
+            gain, norm = dcg[min(int(c), rr.num_ret)], ideal[min(int(c), len(ideal_gains))]
+            out.append(gain / norm if norm > 0.0 else gain)
         return out
     if name in GAIN_MEASURES:
         return [_gain_measure(name, rr, params)]

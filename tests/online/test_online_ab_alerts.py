@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -22,15 +24,17 @@ from rankscope.stats import cohen_kappa
 
 def test_unpaired_comparison_and_minimum_sample() -> None:
     rng = np.random.default_rng(0)
-    a, b = rng.normal(0.6, 0.2, 80), rng.normal(0.5, 0.2, 70)
+    a, b = rng.normal(0.6, 0.2, 80).tolist(), rng.normal(0.5, 0.2, 70).tolist()
     result = compare_arms({"ndcg": (a, b), "recall": (a, a[:70])}, names=("new", "old"))
     ndcg = result.measure("ndcg")
     ref = stats.ttest_ind(a, b, equal_var=False)
     assert ndcg.p_value == pytest.approx(float(ref.pvalue))
     # Holm over the two measures
     recall_p = float(stats.ttest_ind(a, a[:70], equal_var=False).pvalue)
+    recall_adjusted = result.measure("recall").p_adjusted
+    assert ndcg.p_value is not None and ndcg.p_adjusted is not None and recall_adjusted is not None
     smaller = min(ndcg.p_value, recall_p)
-    assert min(ndcg.p_adjusted, result.measure("recall").p_adjusted) == pytest.approx(2 * smaller)
+    assert min(ndcg.p_adjusted, recall_adjusted) == pytest.approx(2 * smaller)
     assert ndcg.verdict == "a" and ndcg.winner == "new" and ndcg.bootstrap is not None
     assert ndcg.interval is not None and ndcg.interval.low > 0
     small = compare_arms({"ndcg": (a[:10], b[:10])}, min_sample=30)
@@ -53,7 +57,7 @@ def test_a_p_value_equal_to_alpha_names_a_winner() -> None:
     # the verdict's rule is p <= alpha: at alpha = p exactly the difference counts, and one
     # step of a float below p it does not (p < alpha would call both no difference)
     rng = np.random.default_rng(3)
-    a, b = rng.normal(0.6, 0.2, 40), rng.normal(0.52, 0.2, 40)
+    a, b = rng.normal(0.6, 0.2, 40).tolist(), rng.normal(0.52, 0.2, 40).tolist()
     p = compare_arms({"ndcg": (a, b)}, bootstrap=0).measure("ndcg").p_adjusted
     assert p is not None and 0 < p < 1
     at = compare_arms({"ndcg": (a, b)}, alpha=p, bootstrap=0, min_sample=2).measure("ndcg")
@@ -96,13 +100,18 @@ def test_window_change_paired_unpaired_and_insufficient() -> None:
         min_delta=0.05,
     )
     assert small.interval is not None and small.interval.high < 0 and not small.regression
-    unpaired = window_change(rng.normal(0.5, 0.1, 50), rng.normal(0.7, 0.1, 50), min_n=30)
+    unpaired = window_change(
+        rng.normal(0.5, 0.1, 50).tolist(), rng.normal(0.7, 0.1, 50).tolist(), min_n=30
+    )
     assert unpaired.method == "welch" and unpaired.regression
     few = window_change([0.1] * 5, [0.9] * 50, min_n=30)
     assert few.method == "insufficient" and not few.regression
     # lower is better (e.g. a zero-result rate): a rise is the regression
     up = window_change(
-        rng.normal(0.3, 0.05, 60), rng.normal(0.1, 0.05, 60), min_n=30, higher_is_better=False
+        rng.normal(0.3, 0.05, 60).tolist(),
+        rng.normal(0.1, 0.05, 60).tolist(),
+        min_n=30,
+        higher_is_better=False,
     )
     assert up.regression
 
@@ -166,9 +175,8 @@ def test_grade_thresholds_fitted_to_labels() -> None:
 
 def _q(key: str, freq: int, **extra: object) -> CollectedQuery:
     docs = tuple(ShownDocument(f"{key}-d{i}", i + 1) for i in range(5))
-    return CollectedQuery(
-        key, key, freq, **{"documents": docs, "impressions": 1, "clicks": 1, **extra}
-    )  # type: ignore[arg-type]
+    fields: dict[str, Any] = {"documents": docs, "impressions": 1, "clicks": 1, **extra}
+    return CollectedQuery(key, key, freq, **fields)
 
 
 def test_strata_and_budgeted_sampling() -> None:

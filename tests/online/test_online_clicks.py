@@ -61,7 +61,7 @@ def test_ctr_coec_and_simplified_dbn_by_hand() -> None:
     result = click_judgments(log, "dbn", min_impressions=1, min_position_impressions=1)
     by_doc = {j.doc: j for j in result.judgments}
     a, b, c = by_doc["a"], by_doc["b"], by_doc["c"]
-    assert (a.impressions, a.clicks, a.ctr) == (3, 1, pytest.approx(1 / 3))
+    assert (a.impressions, a.clicks) == (3, 1) and a.ctr == pytest.approx(1 / 3)
     assert a.expected_clicks == pytest.approx(1.0) and a.coec == pytest.approx(1.0)
     # a: examined in s1, s2, s3 (3), clicked once, never the last click
     assert (a.examined, a.satisfied) == (3, 0)

@@ -129,9 +129,12 @@ class Tab:
         self.requests: list[str] = []
         self.dialogs: list[str] = []
         self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on(
-            "dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss())
-        )
+
+        def on_dialog(dialog: Any) -> None:
+            self.dialogs.append(dialog.message)
+            dialog.dismiss()
+
+        self.page.on("dialog", on_dialog)
         self.page.goto(html.as_uri())
         self.page.wait_for_load_state("load")
 

@@ -83,8 +83,8 @@ def test_the_figures_drew(page: Any, report: tuple[BenchmarkResult, Path], tmp_p
         box = figure.bounding_box()
         assert box is not None and box["width"] > 600 and box["height"] > 150, (name, box)
         # and pixels: a blank plot is (almost) all white
-        image = np.asarray(Image.open(io.BytesIO(figure.screenshot())).convert("L"))
-        assert (image < 200).mean() > 0.01, name
+        pixels = np.asarray(Image.open(io.BytesIO(figure.screenshot())).convert("L"))
+        assert (pixels < 200).mean() > 0.01, name
     # the data marks themselves, each with a real extent on screen
     points = _marks(page, "forest-point-")
     intervals = _marks(page, "forest-interval-")

@@ -56,7 +56,7 @@ def records(user: str, n: int, seed: int) -> list[dict[str, Any]]:
         )
         pool = [f"{user}-doc-{k}" for k in range(12)]
         depth = 0 if rng.random() < 0.06 else rng.randint(1, 8)
-        docs = [
+        docs: list[dict[str, Any]] = [
             {
                 "documentId": d,
                 "documentName": f"Page {d.rsplit('-', 1)[1]}",

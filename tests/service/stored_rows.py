@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -105,7 +106,7 @@ def bodies() -> list[tuple[str, dict[str, Any]]]:
 
 def stored(database: Path) -> list[dict[str, Any]]:
     """Every row as SQLite holds it (text, integers, floats, NULL), in insertion order."""
-    with sqlite3.connect(database) as conn:
+    with closing(sqlite3.connect(database)) as conn:
         conn.row_factory = sqlite3.Row
         rows = conn.execute("SELECT * FROM retrieval_metrics ORDER BY rowid").fetchall()
         return [dict(r) for r in rows]

@@ -246,7 +246,7 @@ def test_deliver_retries_with_backoff_and_stops_on_a_refusal() -> None:
         assert (refused.delivered, refused.attempts, refused.status) == (False, 1, 400)
     with WebhookReceiver(script=[500] * 9) as hook:
         failed = deliver(hook.url, {}, attempts=3, backoff=0.1, sleep=lambda s: None)
-        assert (failed.delivered, failed.attempts) == (False, 3) and "HTTP 500" in failed.error
+        assert (failed.delivered, failed.attempts) == (False, 3) and "HTTP 500" in str(failed.error)
     unreachable = deliver("http://127.0.0.1:9/hook", {}, attempts=2, sleep=lambda s: None)
     assert not unreachable.delivered and unreachable.status is None and unreachable.error
 

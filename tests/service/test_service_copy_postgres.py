@@ -88,7 +88,7 @@ def _stored(admin_dsn: str) -> tuple[list[Any], list[Any]]:
             typed = conn.execute(select(metrics_table).order_by(metrics_table.c.id)).all()
             names = ", ".join(f'"{c.name}"::text' for c in metrics_table.columns)
             text = conn.exec_driver_sql(f"SELECT {names} FROM retrieval_metrics ORDER BY id").all()
-        return typed, text
+        return list(typed), list(text)
     finally:
         engine.dispose()
 

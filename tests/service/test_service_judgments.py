@@ -127,7 +127,7 @@ def test_export_judged_by_clicks(service: Service, traffic: Traffic) -> None:
         graded[(key_of[x["query_id"]], x["doc_id"])] == x["relevance"] for x in qrels
     )
     # documents without a click grade are unjudged (absent), not 0
-    per_query = {}
+    per_query: dict[str, set[str]] = {}
     for x in qrels:
         per_query.setdefault(x["query_id"], set()).add(x["doc_id"])
     one = queries[0]

@@ -9,6 +9,7 @@ import json
 import random
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,10 +20,10 @@ from serve_helpers import BATCH, COLLECT, Service, bearer, doc, record
 pytestmark = pytest.mark.service
 
 
-def collect(service: Service, body: dict[str, object]) -> dict[str, object]:
+def collect(service: Service, body: dict[str, object]) -> dict[str, Any]:
     r = service.client.post(COLLECT, json=body, headers=bearer(service.keys.alice))
     assert r.status_code == 201, r.text
-    data: dict[str, object] = r.json()["data"]
+    data: dict[str, Any] = r.json()["data"]
     return data
 
 
@@ -131,7 +132,7 @@ def _random_record(rng: random.Random, i: int) -> dict[str, object]:
     return body
 
 
-def _eval_json(tmp: Path, qrels: str, run: str) -> dict[str, object]:
+def _eval_json(tmp: Path, qrels: str, run: str) -> dict[str, Any]:
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         code = main(
@@ -179,7 +180,7 @@ def test_stored_values_equal_rankscope_eval_on_the_export(
     assert r.status_code == 200
     zipfile.ZipFile(io.BytesIO(r.content)).extractall(tmp_path)
     result = _eval_json(tmp_path, "qrels.txt", "run.trec")
-    (run,) = result["runs"]  # type: ignore[misc]
+    (run,) = result["runs"]
     got: dict[str, dict[str, float]] = run["per_query"]
     chosen = {
         k: v

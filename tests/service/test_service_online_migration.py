@@ -55,7 +55,7 @@ def test_upgrade_keeps_records_on_postgres(postgres_dsn: str) -> None:
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         conn.execute("DROP DATABASE IF EXISTS rs_online_migration")
         conn.execute("CREATE DATABASE rs_online_migration")
-    url = make_conninfo(**{**conninfo_to_dict(postgres_dsn), "dbname": "rs_online_migration"})
+    url = make_conninfo("", **{**conninfo_to_dict(postgres_dsn), "dbname": "rs_online_migration"})
     _check(url, "00000000-0000-0000-0000-000000000000")
     with psycopg.connect(url) as conn:
         rows = conn.execute(

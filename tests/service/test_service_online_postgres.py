@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -33,7 +34,7 @@ ALERT = (
 TABLES = ("alerts", "search_events", "user_settings")
 
 
-def _as_user(conn: psycopg.Connection, user: str) -> None:
+def _as_user(conn: Any, user: str) -> None:  # a psycopg.Connection
     conn.execute("SELECT set_config('rankscope.user_id', %s, true)", (user,))
 
 

@@ -82,7 +82,8 @@ def test_a_role_inheriting_the_service_role_is_refused(pg_database: PgDatabase, 
 def test_the_tables_owner_is_refused(pg_database: PgDatabase, role: str) -> None:
     # an owner that is no superuser (a superuser is refused as such), as when a DBA hands the
     # tables to the application's owner role
-    tables = ("alembic_version", "alerts", "api_keys", "retrieval_metrics", "search_events")
+    tables: tuple[str, ...] = ("alembic_version", "alerts", "api_keys", "retrieval_metrics")
+    tables += ("search_events",)
     tables += ("user_settings", "user_thresholds")
     _admin(
         pg_database,

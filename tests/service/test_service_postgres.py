@@ -4,6 +4,7 @@ service running as the app role (a real server started by the tests)."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -33,7 +34,7 @@ def _seed(db: PgDatabase) -> None:
             conn.execute(INSERT, (uuid.uuid4(), user))
 
 
-def _as_user(conn: psycopg.Connection, user: str) -> None:
+def _as_user(conn: Any, user: str) -> None:  # a psycopg.Connection
     conn.execute("SELECT set_config('rankscope.user_id', %s, true)", (user,))
 
 

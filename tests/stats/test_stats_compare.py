@@ -254,7 +254,9 @@ def test_a_lower_is_better_quantity_turns_the_sense_round() -> None:
     for quantity, slower, faster in ((latency, "worse", "better"), ("score", "better", "worse")):
         ids = [str(i) for i in range(30)]
         with pytest.warns(StatsWarning, match="zero variance"):  # fast is base - 0.5
-            found = compare(ScoreMatrix.from_arrays(["b", "slow", "fast"], ids, {quantity: x}))
+            # a Quantity or a measure's name: one key type per call, as from_arrays wants
+            scores = {quantity: x}
+            found = compare(ScoreMatrix.from_arrays(["b", "slow", "fast"], ids, scores))  # type: ignore[arg-type]
         slow, fast = found.row(str(quantity), "slow"), found.row(str(quantity), "fast")
         assert slow.direction == slower and fast.direction == faster
         assert (slow.wins, slow.losses) == ((0, 30) if quantity is latency else (30, 0))

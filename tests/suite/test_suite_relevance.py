@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def original(ranked: list[str], files: list[str], k: int) -> tuple[float, float]
 
 
 def scores(
-    corpus: list[str], ranked: list[str], files: list[str], symbols: list[str] = ()
+    corpus: list[str], ranked: list[str], files: list[str], symbols: Sequence[str] = ()
 ) -> dict[str, dict[str, float]]:
     """recall and nDCG at 5 and 1 of one query, by document and by pattern."""
     judgments = JudgmentSet(code={"q": CodeExpectation(tuple(files), tuple(symbols))})

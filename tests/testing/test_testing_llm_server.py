@@ -219,8 +219,10 @@ def _anthropic_requests(*prompts: str) -> list[dict[str, object]]:
 
 def test_anthropic_message_batch_ends_after_its_polls_with_every_result_kind() -> None:
     anthropic = pytest.importorskip("anthropic")
-    with ScriptedLLMServer(_by_prompt, api_key="k", batch_polls=2) as s:  # type: ignore[arg-type]
-        client = anthropic.Anthropic(base_url=s.base_url, api_key="k", max_retries=0)
+    with (
+        ScriptedLLMServer(_by_prompt, api_key="k", batch_polls=2) as s,  # type: ignore[arg-type]
+        anthropic.Anthropic(base_url=s.base_url, api_key="k", max_retries=0) as client,
+    ):
         made = client.messages.batches.create(
             requests=_anthropic_requests("ok", "error", "expire", "invalid")
         )
@@ -251,8 +253,10 @@ def test_anthropic_message_batch_ends_after_its_polls_with_every_result_kind() -
 
 def test_anthropic_batch_refuses_bad_custom_ids_and_cancels() -> None:
     anthropic = pytest.importorskip("anthropic")
-    with ScriptedLLMServer(_by_prompt, batch_polls=5) as s:  # type: ignore[arg-type]
-        client = anthropic.Anthropic(base_url=s.base_url, api_key="k", max_retries=0)
+    with (
+        ScriptedLLMServer(_by_prompt, batch_polls=5) as s,  # type: ignore[arg-type]
+        anthropic.Anthropic(base_url=s.base_url, api_key="k", max_retries=0) as client,
+    ):
         bad = _anthropic_requests("ok")
         bad[0]["custom_id"] = "has space"
         with pytest.raises(anthropic.BadRequestError, match="custom_id"):
@@ -291,8 +295,10 @@ def test_openai_batch_files_statuses_output_and_error_files() -> None:
     import json
 
     openai = pytest.importorskip("openai")
-    with ScriptedLLMServer(_by_prompt, api_key="k", batch_polls=3) as s:  # type: ignore[arg-type]
-        client = openai.OpenAI(base_url=s.openai_base_url, api_key="k", max_retries=0)
+    with (
+        ScriptedLLMServer(_by_prompt, api_key="k", batch_polls=3) as s,  # type: ignore[arg-type]
+        openai.OpenAI(base_url=s.openai_base_url, api_key="k", max_retries=0) as client,
+    ):
         upload = client.files.create(
             file=("in.jsonl", _openai_lines("ok", "error", "expire")), purpose="batch"
         )
@@ -329,8 +335,10 @@ def test_openai_batch_files_statuses_output_and_error_files() -> None:
 
 def test_openai_batch_that_fails_validation_or_is_cancelled() -> None:
     openai = pytest.importorskip("openai")
-    with ScriptedLLMServer(_by_prompt, batch_polls=4) as s:  # type: ignore[arg-type]
-        client = openai.OpenAI(base_url=s.openai_base_url, api_key="k", max_retries=0)
+    with (
+        ScriptedLLMServer(_by_prompt, batch_polls=4) as s,  # type: ignore[arg-type]
+        openai.OpenAI(base_url=s.openai_base_url, api_key="k", max_retries=0) as client,
+    ):
         mixed = _openai_lines("a") + _openai_lines("b", model="other").replace(b"c0", b"c1")
         bad = client.files.create(file=("bad.jsonl", mixed), purpose="batch")
         failed = client.batches.create(
@@ -368,8 +376,10 @@ def test_control_scripts_batch_calls_and_a_create_whose_answer_is_lost() -> None
             return Fail(503, "try later")
         return None
 
-    with ScriptedLLMServer(_by_prompt, control=control) as s:  # type: ignore[arg-type]
-        client = anthropic.Anthropic(base_url=s.base_url, api_key="k", max_retries=0)
+    with (
+        ScriptedLLMServer(_by_prompt, control=control) as s,  # type: ignore[arg-type]
+        anthropic.Anthropic(base_url=s.base_url, api_key="k", max_retries=0) as client,
+    ):
         with pytest.raises(anthropic.APIConnectionError):
             client.messages.batches.create(requests=_anthropic_requests("ok"))
         with pytest.raises(anthropic.APIConnectionError):

@@ -47,7 +47,7 @@ def test_cells_by_type() -> None:
 
 
 def test_csv_table_reads_back_through_restore() -> None:
-    rows = [["=a,b", -0.25, "x\ny"], ["'=c", None, "@d"]]
+    rows: list[list[str | float | None]] = [["=a,b", -0.25, "x\ny"], ["'=c", None, "@d"]]
     text = csv_table(["h1", "=h2", "h3"], rows)
     assert text == "h1,'=h2,h3\n\"'=a,b\",-0.25,\"x\ny\"\n''=c,,'@d\n"
     back = [[restore(c) for c in row] for row in csv.reader(io.StringIO(text, newline=""))]

@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -66,7 +67,8 @@ def test_files_written_before_versions_still_open(tmp_path: Path) -> None:
     old.close()
     cache = JudgmentCache(path)
     cache.close()
-    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
+    with closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
 
     emb = tmp_path / "emb.sqlite"
     old = sqlite3.connect(emb)

@@ -305,10 +305,16 @@ class TypesenseEngine(Engine):
         return False
 
     def close(self) -> None:
-        if not self._closed and self._created and self.drop_on_close:
-            try:
-                self._coll().delete()
-            except Exception as exc:
-                self._closed = True
-                raise self._fail(f"deleting collection {self.collection!r}", exc) from exc
+        try:
+            if not self._closed and self._created and self.drop_on_close:
+                try:
+                    self._coll().delete()
+                except Exception as exc:
+                    self._closed = True
+                    raise self._fail(f"deleting collection {self.collection!r}", exc) from exc
+        finally:
+            # the client's pooled HTTP connections (ApiCall.close, where the client has one)
+            close_connections = getattr(self._client.api_call, "close", None)
+            if close_connections is not None:
+                close_connections()
         self._closed = True

@@ -168,7 +168,8 @@ class Authenticator:
 
 def _read(path: Any) -> str:
     try:
-        return str(open(path, encoding="utf-8").read())
+        with open(path, encoding="utf-8") as file:
+            return file.read()
     except OSError as exc:
         raise ConfigError(f"cannot read the JWT public key: {exc}", path=path) from exc
 

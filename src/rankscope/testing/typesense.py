@@ -61,21 +61,22 @@ class TypesenseServer:
         data = Path(tempfile.mkdtemp(prefix="rankscope-typesense-"))
         api_key = secrets.token_hex(16)
         port, peering = _free_port(), _free_port()
-        log = (data / "server.log").open("wb")
-        process = subprocess.Popen(
-            [
-                str(binary),
-                f"--data-dir={data}",
-                f"--api-key={api_key}",
-                "--api-address=127.0.0.1",
-                f"--api-port={port}",
-                "--peering-address=127.0.0.1",
-                f"--peering-port={peering}",
-                "--enable-cors=false",
-            ],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+        # the server holds its own copy of the descriptor: the parent closes its one
+        with (data / "server.log").open("wb") as log:
+            process = subprocess.Popen(
+                [
+                    str(binary),
+                    f"--data-dir={data}",
+                    f"--api-key={api_key}",
+                    "--api-address=127.0.0.1",
+                    f"--api-port={port}",
+                    "--peering-address=127.0.0.1",
+                    f"--peering-port={peering}",
+                    "--enable-cors=false",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         server = cls(process, port, api_key, data)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
