@@ -87,11 +87,11 @@ def test_values_and_errors_are_typers_own(monkeypatch: pytest.MonkeyPatch) -> No
     from typer import core
 
     monkeypatch.setattr(coercion, "_installed", [])
-    typer_build = core.build_runtime_param
+    typer_build = core.build_runtime_param  # type: ignore[attr-defined]  # typer's internal
     monkeypatch.setattr(core, "build_runtime_param", typer_build)
     expected = [run(args) for args in CASES]
     assert coercion.install()
-    assert core.build_runtime_param is not typer_build
+    assert core.build_runtime_param is not typer_build  # type: ignore[attr-defined]
     got = [run(args) for args in CASES]
     assert got == expected
     assert expected[1] == (
