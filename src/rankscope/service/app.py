@@ -41,7 +41,8 @@ from rankscope.service.ingest.batcher import WriteBatcher
 from rankscope.service.ingest.bulk import BulkWriter
 from rankscope.service.ingest.rows import settings_thresholds
 from rankscope.service.ingest.writer import MetricsStore
-from rankscope.service.schemas.records import FeedbackCreate
+from rankscope.service.schemas.events import events_models
+from rankscope.service.schemas.records import FeedbackCreate, collect_models
 from rankscope.service.server import tune_gc
 from rankscope.service.settings import ServiceSettings, load_settings
 from rankscope.service.store.db import is_postgres, make_engine, migrate
@@ -123,6 +124,9 @@ def create_app(settings: ServiceSettings | None = None, *, serving: bool = False
     """The application; ``serving``: this process only serves it (``rankscope serve``'s
     workers), so start-up may tune the process's garbage collector (:func:`tune_gc`)."""
     settings = settings or load_settings()
+    # the bodies sized by the settings, built now rather than by the first requests
+    collect_models(settings.max_documents_per_record, settings.max_batch_records)
+    events_models(settings.max_batch_events)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

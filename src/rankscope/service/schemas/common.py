@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import threading
 from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import Field
@@ -13,6 +14,12 @@ from pydantic import Field
 from rankscope.collect.wire import Camel
 
 T = TypeVar("T")
+
+#: held while a body model is built at run time: pydantic silences one of its own warnings
+#: with ``warnings.catch_warnings()``, which is not thread-safe, so two threads building
+#: schemas at once (two apps in one process, on their first requests) could turn that
+#: warning into an error in the other thread (``filterwarnings = error``)
+SCHEMA_BUILD = threading.Lock()
 
 
 class Envelope(Camel, Generic[T]):

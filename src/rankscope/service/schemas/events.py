@@ -19,13 +19,18 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from rankscope.collect.wire import Camel, EventCreate, EventsCreate
-from rankscope.service.schemas.common import TimeRange
+from rankscope.service.schemas.common import SCHEMA_BUILD, TimeRange
 
 
-@functools.cache
 def events_models(max_events: int) -> tuple[type[EventsCreate], TypeAdapter[list[EventCreate]]]:
     """``{"events": [...]}`` and the bare list, with ``max_batch_events`` as the lists' length:
     pydantic checks it as it goes, so the event past the limit ends validation."""
+    with SCHEMA_BUILD:
+        return _events_models(max_events)
+
+
+@functools.cache
+def _events_models(max_events: int) -> tuple[type[EventsCreate], TypeAdapter[list[EventCreate]]]:
 
     class LimitedEvents(EventsCreate):
         events: list[EventCreate] = Field(max_length=max_events, fail_fast=True)

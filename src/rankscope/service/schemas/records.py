@@ -28,20 +28,27 @@ from rankscope.collect.wire import (
     RetrievedDocumentCreate,
     bounded_dict,
 )
-from rankscope.service.schemas.common import DateRange, TimeRange
+from rankscope.service.schemas.common import SCHEMA_BUILD, DateRange, TimeRange
 
 JudgmentSource = Literal["provided", "heuristic", "feedback"]
 
 # -- in --------------------------------------------------------------------------------------
 
 
-@functools.cache
 def collect_models(
     max_documents: int, max_records: int
 ) -> tuple[type[MetricCreate], type[BatchCreate]]:
     """The collect bodies with the service's limits as list lengths, which pydantic checks as
     it goes: the 1,001st document (or record) ends validation, so an oversized list is refused
     before the rest of its items are read. One pair of classes per pair of limits."""
+    with SCHEMA_BUILD:
+        return _collect_models(max_documents, max_records)
+
+
+@functools.cache
+def _collect_models(
+    max_documents: int, max_records: int
+) -> tuple[type[MetricCreate], type[BatchCreate]]:
 
     class LimitedMetric(MetricCreate):
         retrieved_documents: list[RetrievedDocumentCreate] = Field(
