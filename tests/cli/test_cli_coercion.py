@@ -103,3 +103,27 @@ def test_values_and_errors_are_typers_own(monkeypatch: pytest.MonkeyPatch) -> No
     assert expected[6][0] == 2 and "Invalid value for '--number'" in expected[6][1]
     assert expected[9][0] == 2 and "'c' is not one of 'a', 'b'." in expected[9][1]
     assert "number=99999999999999999999999 int" in expected[12][1]  # pydantic's, not the regex's
+
+
+def test_a_typer_without_these_internals_runs_the_cli_as_it_is() -> None:
+    """typer before 0.29 has no ``typer._coercion``, so the module cannot be imported: the CLI
+    still builds, and typer's own adapters convert the values."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['rankscope.cli.coercion'] = None  # its import fails, as on such a typer\n"
+        "from rankscope.cli.app import main\n"
+        "code = main(['eval', '-m', 'P.5', 'examples/qrels.txt', 'examples/bm25.run'])\n"
+        "sys.exit(code)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2] == " bm25 │ 0.8000 "

@@ -74,11 +74,15 @@ def build_app(modules: Sequence[str] = COMMAND_MODULES) -> typer.Typer:
     import typer
 
     from rankscope import __version__
-    from rankscope.cli import coercion
     from rankscope.cli import help as _help
 
     _help.install()  # value names, not Python types, in --help (see rankscope.cli.help)
-    coercion.install()  # values converted without pydantic (see rankscope.cli.coercion)
+    try:
+        from rankscope.cli import coercion
+    except ImportError:  # a typer without these internals (before 0.29) converts on its own
+        pass
+    else:
+        coercion.install()  # values converted without pydantic (see rankscope.cli.coercion)
     app = typer.Typer(
         name="rankscope",
         help=_HELP,
