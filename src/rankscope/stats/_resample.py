@@ -89,81 +89,6 @@ def sign_flip_counts(
     return counts
 
 
-class BootstrapCounts:
-    """The bootstrap's draws, one resample at a time, as counts: how often each of ``n`` queries
-    is drawn in ``n`` draws with replacement.
-
-    The draws are exactly ``rng.integers(0, n, dtype=np.int64)``'s, consumed in the same order
-    (a property the tests check): for ``n < 2**32`` numpy takes 32-bit halves of the raw 64-bit
-    words, low half first, maps each ``x`` to ``(x * n) >> 32`` and rejects it when the low 32
-    bits of ``x * n`` fall below ``(2**32 - n) % n`` (Lemire's method). Doing the same with
-    whole-array operations, one resample at a time, costs less than ``integers`` (whose
-    per-draw calls cost more than the random words) and leaves the draws in cache for the count.
-    A rejected draw is counted and then subtracted (at most ``n / 2**32`` of the draws), and the
-    accepted draws past the resample's end are kept for the next one. For n = 1 numpy draws
-    nothing; here words are drawn, and every count is 1 all the same.
-    """
-
-    def __init__(self, rng: np.random.Generator, n: int) -> None:
-        if not 1 <= n < 1 << 32:
-            raise InputError("the bootstrap draws from 1 to 2**32 - 1 queries", value=n)
-        self._raw = rng.bit_generator.random_raw
-        self._n = n
-        self._threshold = ((1 << 32) - n) % n
-        self._carried = np.empty(0, dtype=np.int64)
-
-    def _draw(self, draws: int) -> tuple[NDArray[np.int64], NDArray[np.intp]]:
-        """The next ``draws`` (even) 32-bit draws as indices, and the positions of rejected ones."""
-        x = self._raw(draws // 2).astype("<u8", copy=False).view("<u4")
-        low = x * np.uint32(self._n)  # wraps: the low 32 bits of x * n
-        rejected = (
-            np.flatnonzero(low < self._threshold)
-            if self._threshold and low.min() < self._threshold
-            else np.empty(0, dtype=np.intp)
-        )
-        scaled = np.multiply(x, np.uint64(self._n), dtype=np.uint64)
-        scaled >>= np.uint64(32)
-        return scaled.view(np.int64), rejected
-
-    def next(self) -> NDArray[np.int64]:
-        """The counts of the next resample (length ``n``, summing to ``n``)."""
-        n = self._n
-        carried = self._carried
-        if carried.size >= n:
-            self._carried = carried[n:]
-            return np.bincount(carried[:n], minlength=n)
-        counts: NDArray[np.int64] | None = None
-        self._carried = np.empty(0, dtype=np.int64)
-        need = n - carried.size
-        while need > 0:
-            # a few more draws than the rejections expected: a second draw is rare, and what
-            # is left over is the start of the next resample
-            extra = 2 * ((need * self._threshold) >> 32) + 8
-            indices, rejected = self._draw(need + extra + (need + extra) % 2)
-            # the first `end` draws hold `need` accepted ones (each rejection before the end
-            # moves it one further), or all of them when there are too few
-            end = need
-            for position in rejected.tolist():
-                if position >= end:
-                    break
-                end += 1
-            end = min(end, indices.size)
-            dropped = rejected[rejected < end]
-            if counts is None:
-                counts = np.bincount(indices[:end], minlength=n)
-            else:
-                np.add.at(counts, indices[:end], 1)
-            np.subtract.at(counts, indices[dropped], 1)
-            need -= end - dropped.size
-            if end < indices.size:
-                rest = np.ones(indices.size - end, dtype=bool)
-                rest[rejected[rejected >= end] - end] = False
-                self._carried = indices[end:][rest]
-        assert counts is not None  # need > 0 on entry
-        np.add.at(counts, carried, 1)
-        return counts
-
-
 def bootstrap_moments(
     y: NDArray[np.float64], resamples: int, seed: int, *, variances: bool = False
 ) -> tuple[NDArray[np.float64], NDArray[np.float64] | None]:
@@ -172,16 +97,16 @@ def bootstrap_moments(
     (divided by n). A resample draws n queries with replacement; every column sees the same
     resamples (queries stay paired across systems).
 
-    Each resample is a row of weights (how often each query was drawn, :class:`BootstrapCounts`,
-    one row at a time so the draws stay in cache), and matrix products over a chunk of rows give
-    the weighted sums of ``y`` and of ``y²``: the variance is ``(Σ w y² - n m²) / n``. That
-    difference cancels when the mean dominates the spread (``n m² > Σ w y² / 2``; it left about
-    1e-18 instead of 0 for a resample whose values are all equal): such rows are summed again
-    from squared deviations (two passes). Elsewhere it is within a few ``eps`` of the two-pass
-    value; the test statistics are compared with a tolerance of ``100 eps``.
+    Each resample is a row of weights (how often each query was drawn, counted row by row so
+    the counts stay in cache), and matrix products give the weighted sums of ``y`` and of
+    ``y²``: the variance is ``(Σ w y² - n m²) / n``. That difference cancels when the mean
+    dominates the spread (``n m² > Σ w y² / 2``; it left about 1e-18 instead of 0 for a
+    resample whose values are all equal): such rows are summed again from squared deviations
+    (two passes). Elsewhere it is within a few ``eps`` of the two-pass value; the test
+    statistics are compared with a tolerance of ``100 eps``.
     """
     n, k = y.shape
-    draws = BootstrapCounts(generator(seed, STREAM_BOOTSTRAP), n)
+    rng = generator(seed, STREAM_BOOTSTRAP)
     means = np.empty((resamples, k), dtype=np.float64)
     spread = np.empty((resamples, k), dtype=np.float64) if variances else None
     y2 = y * y
@@ -189,9 +114,10 @@ def bootstrap_moments(
     weights = np.empty((min(step, resamples), n), dtype=np.float64)
     for start in range(0, resamples, step):
         rows = min(step, resamples - start)
+        picks = rng.integers(0, n, size=(rows, n), dtype=np.int64)
         w = weights[:rows]
         for r in range(rows):
-            w[r] = draws.next()
+            w[r] = np.bincount(picks[r], minlength=n)
         block = (w @ y) / n
         means[start : start + rows] = block
         if spread is None:
