@@ -121,7 +121,7 @@ class ExportWriter:
         self.rows = 0
         self.truncated = False
         self._pending: list[measures.Evaluable] = []
-        self._lines = 0
+        self._pending_lines = 0  # of the pending records, for the next flush
         self._seen: set[str] = set()
         for path in (self.qrels_path, self.run_path, self.queries_path):
             path.write_bytes(b"")
@@ -170,8 +170,8 @@ class ExportWriter:
         self._pending.append(measures.Evaluable(qid, ranking, qrels))
         _append(self.queries_path, json.dumps(entry) + "\n")
         self.queries += 1
-        self._lines += len(qrels) + len(ranking) + 1
-        if len(self._pending) >= CHUNK_RECORDS or self._lines >= CHUNK_LINES:
+        self._pending_lines += len(qrels) + len(ranking) + 1
+        if len(self._pending) >= CHUNK_RECORDS or self._pending_lines >= CHUNK_LINES:
             self._flush()
         return True
 
@@ -207,7 +207,7 @@ class ExportWriter:
             part = self.folder / f"part-run.{kind}"
             write_run(measures.run_of(pending), part, kind)
             _append_file(self.run_path, part)
-        self._pending, self._lines = [], 0
+        self._pending, self._pending_lines = [], 0
 
     def close(self) -> list[Path]:
         """Write what is pending and the suite's file; the files written, in their order."""
