@@ -401,3 +401,9 @@ def test_records_read_over_count_against_the_budget(tmp_path: Path) -> None:
     # r0 read over (2 documents + 2 grades = 4 lines: past 3, but the first of its part);
     # r1: 1 qrels + 2 run lines; r2: 1 + 1
     assert parts == [(1, 0, True, 4), (1, 1, True, 3), (1, 1, False, 2)]
+    # a part may fill its budget exactly: r1 (3 lines) and r2 (2) in a budget of 5
+    (tmp_path / "exact").mkdir()
+    out = ExportWriter(tmp_path / "exact", "trec", max_lines=5)
+    collect_click_rows(iter(rows[1:]), {"graded": {"a": 2}}, "clicks:dbn", out)
+    out.close()
+    assert (out.rows, out.queries, out.truncated, out.lines) == (2, 2, False, 5)
